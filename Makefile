@@ -1,0 +1,63 @@
+# gpujoin: GPU join nodes for PostgreSQL (PGXS build)
+#
+# nvcc compiles src/kernels/*.cu when the CUDA Toolkit is found (CUDA_HOME,
+# default /usr/local/cuda); the CUDA runtime is linked statically, so the
+# library loads on a machine without a GPU or NVIDIA driver.  Without nvcc
+# the cuda backend is a stub that reports it is absent.
+
+MODULE_big = gpujoin
+EXTENSION = gpujoin
+DATA = sql/gpujoin--1.0.sql
+PGFILEDESC = "gpujoin - GPU join nodes for PostgreSQL"
+
+OBJS = \
+	src/planner_hook.o \
+	src/devices.o \
+	src/custom_scan/device_compile.o \
+	src/custom_scan/gpujoin_path.o \
+	src/custom_scan/gpujoin_plan_info.o \
+	src/custom_scan/gpujoin_exec.o \
+	src/custom_scan/gpujoin_explain.o \
+	src/host_chunking/host_buffers.o \
+	src/host_chunking/tile_planner.o \
+	src/kernels/cpu_backend.o
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+ifeq ($(wildcard $(NVCC)),)
+WITH_CUDA = no
+endif
+ifeq ($(wildcard src/kernels/cuda_backend.cu),)
+WITH_CUDA = no
+endif
+WITH_CUDA ?= yes
+
+ifeq ($(WITH_CUDA),yes)
+OBJS += src/kernels/cuda_backend.o
+# Hopper (H100) and Ampere code, plus PTX for newer devices.
+NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90
+# --fmad=false: a*b+c must round twice, as PostgreSQL's float8 arithmetic does.
+NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-Wall,-Werror $(NVCC_ARCH) \
+	-I$(srcdir)/src
+SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -ldl -lpthread -lstdc++
+else
+OBJS += src/kernels/cuda_stub.o
+endif
+
+REGRESS = setup types nulls_floats tiles rescan explain errors
+REGRESS_OPTS = --load-extension=gpujoin
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Werror -ffp-contract=off
+
+# Debian's PGXS would emit LLVM bitcode with clang for JIT inlining; the
+# extension gains nothing from it and it needs a matching clang.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+src/kernels/%.o: src/kernels/%.cu src/kernels/*.h
+	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<

@@ -1,0 +1,30 @@
+--
+-- errors: a join condition that raises an error in PostgreSQL raises the same
+-- error under GpuJoin (the device sends such pairs back to the host, which
+-- evaluates them as PostgreSQL does), and the next query works.
+--
+SET client_min_messages = warning;
+
+SELECT q, gj_compare_error(q) AS result
+FROM (VALUES
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b + y.b > 0'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.a * y.a > 0'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.c + y.c > 0'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.c * y.c > 0'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b / y.b > 0'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.c % y.c > 0'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON -x.b < y.b'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.c) < y.c'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.c::int4 < y.b'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f8 * y.f8 > 0'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f8 / y.f8 > 0'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f4 * y.f4 > 0'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f8::float4 < y.f4'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.d - y.d > 0'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.d + 10000000 > y.d'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b < y.b AND x.c * y.c > 0')
+) AS v(q)
+ORDER BY q;
+
+-- the backend is fine afterwards
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b < y.b') AS result;

@@ -1,0 +1,68 @@
+--
+-- types: every device type with every comparison operator, the cross-type
+-- integer and float comparisons, and the arithmetic the device evaluates.
+-- Each line is one join run with GpuJoin and natively; "N rows, GpuJoin"
+-- means both gave the same N rows and GpuJoin was in the plan.
+--
+SET client_min_messages = warning;
+
+-- same-type comparisons over every device type
+SELECT tbl, col, op,
+       gj_compare(format('SELECT x.id AS xid, y.id AS yid FROM %I x JOIN %I y ON x.%I %s y.%I',
+                         tbl, tbl, col, op, col)) AS result
+FROM (VALUES ('t_int', 'a'), ('t_int', 'b'), ('t_int', 'c'), ('t_int', 'flag'),
+             ('t_flt', 'f4'), ('t_flt', 'f8'),
+             ('t_time', 'd'), ('t_time', 'ts'), ('t_time', 'tz')) AS c(tbl, col),
+     unnest(ARRAY['=', '<>', '<', '<=', '>', '>=']) AS op
+ORDER BY tbl, col, op;
+
+-- cross-type comparisons, as PostgreSQL's int24/int48/float48 operators do them
+SELECT l, r, op,
+       gj_compare(format('SELECT x.id AS xid, y.id AS yid FROM t_int x JOIN t_int y ON x.%I %s y.%I',
+                         l, op, r)) AS result
+FROM (VALUES ('a', 'b'), ('b', 'a'), ('a', 'c'), ('c', 'a'), ('b', 'c'), ('c', 'b')) AS c(l, r),
+     unnest(ARRAY['=', '<', '>=']) AS op
+ORDER BY l, r, op;
+
+SELECT l, r, op,
+       gj_compare(format('SELECT x.id AS xid, y.id AS yid FROM t_flt x JOIN t_flt y ON x.%I %s y.%I',
+                         l, op, r)) AS result
+FROM (VALUES ('f4', 'f8'), ('f8', 'f4')) AS c(l, r),
+     unnest(ARRAY['=', '<>', '<', '>=']) AS op
+ORDER BY l, r, op;
+
+-- arithmetic and functions inside join conditions (the extreme rows are
+-- left out here: overflow is the subject of errors.sql)
+SELECT q, gj_compare(q) AS result
+FROM (VALUES
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.a + y.a < 10 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b - y.b > 40 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b * 3 = y.b * 2 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.c / 1000000000 = y.b WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b % 7 = y.a % 7 AND x.id < y.id WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.b - y.b) <= 3 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON -x.a = y.a WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b BETWEEN x.b - 5 AND x.b + 5 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b::int8 * 2 > y.c / 1000000000 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON (x.c / 1000000000)::int4 = y.b WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b::int2 = y.a WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b::float8 / 2 < y.a::float8 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b::float4 = y.a::float4 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.flag AND x.b < y.b WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON (x.b < y.b OR x.a IS NULL) AND NOT x.flag WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.flag = y.flag AND x.a IS NOT NULL AND y.b IS NULL WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f8 + y.f8 > 10 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f4 * y.f4 < 1 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON abs(x.f8 - y.f8) <= 0.5 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f4 - y.f4 = 0 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f8 / 3 < y.f4 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f8::float4 = y.f4 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.d + 3 < y.d WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.d - y.d BETWEEN -2 AND 2 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.d - 1 = y.d WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON y.ts BETWEEN x.ts AND x.ts + interval ''2 hours'' WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.tz > y.tz AND x.d = y.d WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_flt y ON x.b::float8 < y.f8 WHERE x.id <= 200 AND y.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_time y ON x.id = y.id AND x.b < 0 WHERE x.id <= 200 AND y.id <= 200')
+) AS v(q)
+ORDER BY q;

@@ -1,0 +1,436 @@
+/*-------------------------------------------------------------------------
+ *
+ * device_compile.c
+ *	  Compiles join quals into the device program (kernels/device_program.h).
+ *
+ * A qual is device-evaluable when every node of it is one the device
+ * computes exactly as PostgreSQL does: Vars of one join side and Consts of
+ * the device types, the comparison, arithmetic, abs, negation and cast
+ * functions listed in device_functions[], AND/OR/NOT and IS [NOT] NULL.
+ * Everything else stays a host qual.  Functions are recognised by their OID
+ * (the built-in pg_proc entries behind the operators), never by name, so a
+ * user-defined operator that happens to be spelled "<" stays on the host.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/date.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "gpujoin.h"
+
+typedef enum DeviceFuncKind
+{
+	DF_COMPARE,					/* op = GJOP_EQ..GE */
+	DF_ARITH,					/* op = GJOP_ADD..MOD */
+	DF_UNARY,					/* op = GJOP_NEG, GJOP_ABS */
+	DF_DATE,					/* op = GJOP_DATE_* */
+	DF_WIDEN,					/* integer widening: no instruction */
+	DF_NARROW,					/* GJOP_INT_NARROW */
+	DF_TO_FLOAT,				/* GJOP_INT_TO_FLOAT */
+	DF_FLOAT_WIDEN,				/* float4 -> float8: no instruction */
+	DF_FLOAT_NARROW				/* GJOP_FLOAT_TO_FLOAT4 */
+} DeviceFuncKind;
+
+typedef struct DeviceFunc
+{
+	Oid			funcid;
+	DeviceFuncKind kind;
+	int			op;
+	int			result;			/* GjType of the result */
+	int			arg1;			/* GjType of each argument */
+	int			arg2;			/* -1 for unary functions */
+} DeviceFunc;
+
+#define CMP6(P, T1, T2) \
+	{F_##P##EQ, DF_COMPARE, GJOP_EQ, GJT_BOOL, T1, T2}, \
+	{F_##P##NE, DF_COMPARE, GJOP_NE, GJT_BOOL, T1, T2}, \
+	{F_##P##LT, DF_COMPARE, GJOP_LT, GJT_BOOL, T1, T2}, \
+	{F_##P##LE, DF_COMPARE, GJOP_LE, GJT_BOOL, T1, T2}, \
+	{F_##P##GT, DF_COMPARE, GJOP_GT, GJT_BOOL, T1, T2}, \
+	{F_##P##GE, DF_COMPARE, GJOP_GE, GJT_BOOL, T1, T2}
+#define ARITH4(P, R, T1, T2) \
+	{F_##P##PL, DF_ARITH, GJOP_ADD, R, T1, T2}, \
+	{F_##P##MI, DF_ARITH, GJOP_SUB, R, T1, T2}, \
+	{F_##P##MUL, DF_ARITH, GJOP_MUL, R, T1, T2}, \
+	{F_##P##DIV, DF_ARITH, GJOP_DIV, R, T1, T2}
+
+static const DeviceFunc device_functions[] = {
+	CMP6(BOOL, GJT_BOOL, GJT_BOOL),
+	CMP6(INT2, GJT_INT2, GJT_INT2),
+	CMP6(INT4, GJT_INT4, GJT_INT4),
+	CMP6(INT8, GJT_INT8, GJT_INT8),
+	CMP6(INT24, GJT_INT2, GJT_INT4),
+	CMP6(INT42, GJT_INT4, GJT_INT2),
+	CMP6(INT28, GJT_INT2, GJT_INT8),
+	CMP6(INT82, GJT_INT8, GJT_INT2),
+	CMP6(INT48, GJT_INT4, GJT_INT8),
+	CMP6(INT84, GJT_INT8, GJT_INT4),
+	CMP6(FLOAT4, GJT_FLOAT4, GJT_FLOAT4),
+	CMP6(FLOAT8, GJT_FLOAT8, GJT_FLOAT8),
+	CMP6(FLOAT48, GJT_FLOAT4, GJT_FLOAT8),
+	CMP6(FLOAT84, GJT_FLOAT8, GJT_FLOAT4),
+	CMP6(DATE_, GJT_DATE, GJT_DATE),
+	CMP6(TIMESTAMP_, GJT_TIMESTAMP, GJT_TIMESTAMP),
+	CMP6(TIMESTAMPTZ_, GJT_TIMESTAMPTZ, GJT_TIMESTAMPTZ),
+
+	ARITH4(INT2, GJT_INT2, GJT_INT2, GJT_INT2),
+	ARITH4(INT4, GJT_INT4, GJT_INT4, GJT_INT4),
+	ARITH4(INT8, GJT_INT8, GJT_INT8, GJT_INT8),
+	ARITH4(INT24, GJT_INT4, GJT_INT2, GJT_INT4),
+	ARITH4(INT42, GJT_INT4, GJT_INT4, GJT_INT2),
+	ARITH4(INT28, GJT_INT8, GJT_INT2, GJT_INT8),
+	ARITH4(INT82, GJT_INT8, GJT_INT8, GJT_INT2),
+	ARITH4(INT48, GJT_INT8, GJT_INT4, GJT_INT8),
+	ARITH4(INT84, GJT_INT8, GJT_INT8, GJT_INT4),
+	ARITH4(FLOAT4, GJT_FLOAT4, GJT_FLOAT4, GJT_FLOAT4),
+	ARITH4(FLOAT8, GJT_FLOAT8, GJT_FLOAT8, GJT_FLOAT8),
+	ARITH4(FLOAT48, GJT_FLOAT8, GJT_FLOAT4, GJT_FLOAT8),
+	ARITH4(FLOAT84, GJT_FLOAT8, GJT_FLOAT8, GJT_FLOAT4),
+	{F_INT2MOD, DF_ARITH, GJOP_MOD, GJT_INT2, GJT_INT2, GJT_INT2},
+	{F_INT4MOD, DF_ARITH, GJOP_MOD, GJT_INT4, GJT_INT4, GJT_INT4},
+	{F_INT8MOD, DF_ARITH, GJOP_MOD, GJT_INT8, GJT_INT8, GJT_INT8},
+
+	{F_INT2UM, DF_UNARY, GJOP_NEG, GJT_INT2, GJT_INT2, -1},
+	{F_INT4UM, DF_UNARY, GJOP_NEG, GJT_INT4, GJT_INT4, -1},
+	{F_INT8UM, DF_UNARY, GJOP_NEG, GJT_INT8, GJT_INT8, -1},
+	{F_FLOAT4UM, DF_UNARY, GJOP_NEG, GJT_FLOAT4, GJT_FLOAT4, -1},
+	{F_FLOAT8UM, DF_UNARY, GJOP_NEG, GJT_FLOAT8, GJT_FLOAT8, -1},
+	{F_INT2ABS, DF_UNARY, GJOP_ABS, GJT_INT2, GJT_INT2, -1},
+	{F_INT4ABS, DF_UNARY, GJOP_ABS, GJT_INT4, GJT_INT4, -1},
+	{F_INT8ABS, DF_UNARY, GJOP_ABS, GJT_INT8, GJT_INT8, -1},
+	{F_FLOAT4ABS, DF_UNARY, GJOP_ABS, GJT_FLOAT4, GJT_FLOAT4, -1},
+	{F_FLOAT8ABS, DF_UNARY, GJOP_ABS, GJT_FLOAT8, GJT_FLOAT8, -1},
+	{F_ABS_INT2, DF_UNARY, GJOP_ABS, GJT_INT2, GJT_INT2, -1},
+	{F_ABS_INT4, DF_UNARY, GJOP_ABS, GJT_INT4, GJT_INT4, -1},
+	{F_ABS_INT8, DF_UNARY, GJOP_ABS, GJT_INT8, GJT_INT8, -1},
+	{F_ABS_FLOAT4, DF_UNARY, GJOP_ABS, GJT_FLOAT4, GJT_FLOAT4, -1},
+	{F_ABS_FLOAT8, DF_UNARY, GJOP_ABS, GJT_FLOAT8, GJT_FLOAT8, -1},
+
+	{F_DATE_PLI, DF_DATE, GJOP_DATE_PLI, GJT_DATE, GJT_DATE, GJT_INT4},
+	{F_DATE_MII, DF_DATE, GJOP_DATE_MII, GJT_DATE, GJT_DATE, GJT_INT4},
+	{F_DATE_MI, DF_DATE, GJOP_DATE_MI, GJT_INT4, GJT_DATE, GJT_DATE},
+
+	{F_INT4_INT2, DF_WIDEN, 0, GJT_INT4, GJT_INT2, -1},
+	{F_INT8_INT2, DF_WIDEN, 0, GJT_INT8, GJT_INT2, -1},
+	{F_INT8_INT4, DF_WIDEN, 0, GJT_INT8, GJT_INT4, -1},
+	{F_INT2_INT4, DF_NARROW, GJOP_INT_NARROW, GJT_INT2, GJT_INT4, -1},
+	{F_INT2_INT8, DF_NARROW, GJOP_INT_NARROW, GJT_INT2, GJT_INT8, -1},
+	{F_INT4_INT8, DF_NARROW, GJOP_INT_NARROW, GJT_INT4, GJT_INT8, -1},
+	{F_FLOAT4_INT2, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT4, GJT_INT2, -1},
+	{F_FLOAT4_INT4, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT4, GJT_INT4, -1},
+	{F_FLOAT4_INT8, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT4, GJT_INT8, -1},
+	{F_FLOAT8_INT2, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT8, GJT_INT2, -1},
+	{F_FLOAT8_INT4, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT8, GJT_INT4, -1},
+	{F_FLOAT8_INT8, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT8, GJT_INT8, -1},
+	{F_FLOAT8_FLOAT4, DF_FLOAT_WIDEN, 0, GJT_FLOAT8, GJT_FLOAT4, -1},
+	{F_FLOAT4_FLOAT8, DF_FLOAT_NARROW, GJOP_FLOAT_TO_FLOAT4, GJT_FLOAT4, GJT_FLOAT8, -1},
+};
+
+static const DeviceFunc *
+lookup_device_func(Oid funcid)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(device_functions); i++)
+	{
+		if (device_functions[i].funcid == funcid)
+			return &device_functions[i];
+	}
+	return NULL;
+}
+
+/* GjType of a PostgreSQL type, or -1 if the device cannot hold it. */
+int
+device_type_of(Oid typid)
+{
+	switch (typid)
+	{
+		case BOOLOID:
+			return GJT_BOOL;
+		case INT2OID:
+			return GJT_INT2;
+		case INT4OID:
+			return GJT_INT4;
+		case INT8OID:
+			return GJT_INT8;
+		case FLOAT4OID:
+			return GJT_FLOAT4;
+		case FLOAT8OID:
+			return GJT_FLOAT8;
+		case DATEOID:
+			return GJT_DATE;
+		case TIMESTAMPOID:
+			return GJT_TIMESTAMP;
+		case TIMESTAMPTZOID:
+			return GJT_TIMESTAMPTZ;
+		default:
+			return -1;
+	}
+}
+
+const char *
+gpujoin_algorithm_name(int algorithm)
+{
+	switch (algorithm)
+	{
+		case GJ_ALGO_NESTLOOP:
+			return "nestloop";
+		case GJ_ALGO_SORTMERGE:
+			return "sortmerge";
+		case GJ_ALGO_HASH:
+			return "hash";
+		default:
+			return "auto";
+	}
+}
+
+void
+device_compile_init(DeviceCompileContext *cxt, Relids outer_relids, Relids inner_relids)
+{
+	memset(cxt, 0, sizeof(DeviceCompileContext));
+	cxt->outer_relids = outer_relids;
+	cxt->inner_relids = inner_relids;
+}
+
+static bool
+emit(DeviceCompileContext *cxt, int op, int type, int arg, int64 imm, int stack_delta)
+{
+	GjInstr    *in;
+
+	if (cxt->program.ninstrs >= GJ_MAX_INSTRS)
+		return false;
+	cxt->depth += stack_delta;
+	if (cxt->depth > GJ_MAX_STACK)
+		return false;
+	if (cxt->depth > cxt->max_depth)
+		cxt->max_depth = cxt->depth;
+	in = &cxt->program.instrs[cxt->program.ninstrs++];
+	in->op = op;
+	in->type = type;
+	in->arg = arg;
+	in->imm = imm;
+	return true;
+}
+
+/* Column number of a Var on its side, adding it to the side's key columns. */
+static int
+key_column(List **vars, Var *var)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, *vars)
+	{
+		if (equal(lfirst(lc), var))
+			return i;
+		i++;
+	}
+	if (i >= GJ_MAX_KEY_COLS)
+		return -1;
+	*vars = lappend(*vars, var);
+	return i;
+}
+
+static int64
+const_bits(Const *con, int type)
+{
+	switch (type)
+	{
+		case GJT_BOOL:
+			return DatumGetBool(con->constvalue) ? 1 : 0;
+		case GJT_INT2:
+			return DatumGetInt16(con->constvalue);
+		case GJT_INT4:
+			return DatumGetInt32(con->constvalue);
+		case GJT_DATE:
+			return DatumGetDateADT(con->constvalue);
+		case GJT_FLOAT4:
+			return gj_double_to_bits((double) DatumGetFloat4(con->constvalue));
+		case GJT_FLOAT8:
+			return gj_double_to_bits(DatumGetFloat8(con->constvalue));
+		default:				/* int8, timestamp, timestamptz */
+			return DatumGetInt64(con->constvalue);
+	}
+}
+
+/*
+ * Compile one expression, leaving its value on the stack.  Returns its
+ * GjType, or -1 when the expression is not device-evaluable (the caller then
+ * discards the whole qual).
+ */
+static int
+compile_expr(DeviceCompileContext *cxt, Node *node)
+{
+	if (node == NULL)
+		return -1;
+
+	switch (nodeTag(node))
+	{
+		case T_Var:
+			{
+				Var		   *var = (Var *) node;
+				int			type = device_type_of(var->vartype);
+				int			col;
+
+				if (type < 0 || var->varlevelsup != 0 || var->varattno <= 0)
+					return -1;
+				if (bms_is_member(var->varno, cxt->outer_relids))
+				{
+					col = key_column(&cxt->outer_vars, var);
+					if (col < 0 || !emit(cxt, GJOP_LOAD_OUTER, type, col, 0, 1))
+						return -1;
+				}
+				else if (bms_is_member(var->varno, cxt->inner_relids))
+				{
+					col = key_column(&cxt->inner_vars, var);
+					if (col < 0 || !emit(cxt, GJOP_LOAD_INNER, type, col, 0, 1))
+						return -1;
+				}
+				else
+					return -1;
+				return type;
+			}
+		case T_Const:
+			{
+				Const	   *con = (Const *) node;
+				int			type = device_type_of(con->consttype);
+
+				if (type < 0)
+					return -1;
+				if (con->constisnull)
+					return emit(cxt, GJOP_CONST_NULL, type, 0, 0, 1) ? type : -1;
+				return emit(cxt, GJOP_CONST, type, 0, const_bits(con, type), 1) ? type : -1;
+			}
+		case T_OpExpr:
+		case T_FuncExpr:
+			{
+				Oid			funcid;
+				List	   *args;
+				const DeviceFunc *df;
+				int			t1,
+							t2;
+
+				if (IsA(node, OpExpr))
+				{
+					set_opfuncid((OpExpr *) node);
+					funcid = ((OpExpr *) node)->opfuncid;
+					args = ((OpExpr *) node)->args;
+				}
+				else
+				{
+					if (((FuncExpr *) node)->funcretset)
+						return -1;
+					funcid = ((FuncExpr *) node)->funcid;
+					args = ((FuncExpr *) node)->args;
+				}
+				df = lookup_device_func(funcid);
+				if (df == NULL || list_length(args) != (df->arg2 < 0 ? 1 : 2))
+					return -1;
+				t1 = compile_expr(cxt, linitial(args));
+				if (t1 != df->arg1)
+					return -1;
+				if (df->arg2 >= 0)
+				{
+					t2 = compile_expr(cxt, lsecond(args));
+					if (t2 != df->arg2)
+						return -1;
+				}
+				switch (df->kind)
+				{
+					case DF_COMPARE:
+						if (!emit(cxt, df->op, gj_type_class(t1), 0, 0, -1))
+							return -1;
+						break;
+					case DF_ARITH:
+					case DF_DATE:
+						if (!emit(cxt, df->op, df->result, 0, 0, -1))
+							return -1;
+						break;
+					case DF_UNARY:
+					case DF_NARROW:
+					case DF_TO_FLOAT:
+					case DF_FLOAT_NARROW:
+						if (!emit(cxt, df->op, df->result, 0, 0, 0))
+							return -1;
+						break;
+					case DF_WIDEN:
+					case DF_FLOAT_WIDEN:
+						break;
+				}
+				return df->result;
+			}
+		case T_BoolExpr:
+			{
+				BoolExpr   *b = (BoolExpr *) node;
+				ListCell   *lc;
+				bool		first = true;
+
+				foreach(lc, b->args)
+				{
+					if (compile_expr(cxt, lfirst(lc)) != GJT_BOOL)
+						return -1;
+					if (b->boolop == NOT_EXPR)
+					{
+						if (!emit(cxt, GJOP_NOT, GJT_BOOL, 0, 0, 0))
+							return -1;
+					}
+					else if (!first &&
+							 !emit(cxt, b->boolop == AND_EXPR ? GJOP_AND : GJOP_OR,
+								   GJT_BOOL, 0, 0, -1))
+						return -1;
+					first = false;
+				}
+				return GJT_BOOL;
+			}
+		case T_NullTest:
+			{
+				NullTest   *nt = (NullTest *) node;
+
+				if (nt->argisrow || compile_expr(cxt, (Node *) nt->arg) < 0)
+					return -1;
+				if (!emit(cxt, nt->nulltesttype == IS_NULL ? GJOP_IS_NULL : GJOP_IS_NOT_NULL,
+						  GJT_BOOL, 0, 0, 0))
+					return -1;
+				return GJT_BOOL;
+			}
+		case T_RelabelType:
+			{
+				RelabelType *r = (RelabelType *) node;
+				int			type = compile_expr(cxt, (Node *) r->arg);
+
+				/* only relabels that keep the device type, e.g. to a domain */
+				if (type < 0 || device_type_of(getBaseType(r->resulttype)) != type)
+					return -1;
+				return type;
+			}
+		default:
+			return -1;
+	}
+}
+
+/*
+ * Try to compile a qual and AND it into the program.  On failure the program
+ * and the key column lists are left exactly as they were.
+ */
+bool
+device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
+{
+	DeviceCompileContext saved = *cxt;
+	bool		first = (cxt->program.ninstrs == 0);
+
+	if (compile_expr(cxt, (Node *) qual) == GJT_BOOL &&
+		(first || emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
+		return true;
+
+	/* roll back: the lists only ever grew at their tails */
+	saved.outer_vars = list_truncate(cxt->outer_vars, list_length(saved.outer_vars));
+	saved.inner_vars = list_truncate(cxt->inner_vars, list_length(saved.inner_vars));
+	*cxt = saved;
+	return false;
+}

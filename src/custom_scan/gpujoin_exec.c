@@ -1,0 +1,401 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_exec.c
+ *	  Executor side of GpuJoin.
+ *
+ * The node is a state machine in the style of nodeHashjoin.c, returning one
+ * tuple per call:
+ *
+ *	DRAIN	  drain the inner input, then the outer one, into host buffers;
+ *			  plan the tiles of the join matrix; open the backend
+ *	RUN_STEP  run the next step of the current tile (or open the next tile)
+ *			  on the backend, which fills the match buffer
+ *	EMIT	  for each (outer row, inner row) in the match buffer: build the
+ *			  scan tuple from the stored tuples, evaluate the host quals
+ *			  (and, for pairs the device flagged, the device quals), project
+ *	DONE	  no more tiles
+ *
+ * Interrupts are checked between steps and between emitted pairs, and a
+ * backend step is bounded in work, so cancel and statement_timeout act
+ * promptly.  The backend's memory is released by a callback on the node's
+ * memory context, so it goes away on ERROR too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_exec.h"
+
+/* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
+#define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
+
+static void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *gpujoin_exec(CustomScanState *node);
+static void gpujoin_end(CustomScanState *node);
+static void gpujoin_rescan(CustomScanState *node);
+
+static const CustomExecMethods gpujoin_exec_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.BeginCustomScan = gpujoin_begin,
+	.ExecCustomScan = gpujoin_exec,
+	.EndCustomScan = gpujoin_end,
+	.ReScanCustomScan = gpujoin_rescan,
+	.ExplainCustomScan = gpujoin_explain,
+};
+
+Node *
+gpujoin_create_scan_state(CustomScan *cscan)
+{
+	GpuJoinState *gjs = palloc0(sizeof(GpuJoinState));
+
+	NodeSetTag(gjs, T_CustomScanState);
+	gjs->css.flags = cscan->flags;
+	gjs->css.methods = &gpujoin_exec_methods;
+	return (Node *) gjs;
+}
+
+/* Release the backend's memory; safe to call more than once. */
+static void
+gpujoin_release_backend(void *arg)
+{
+	GpuJoinState *gjs = arg;
+
+	if (gjs->backend_state != NULL)
+	{
+		void	   *state = gjs->backend_state;
+
+		gjs->backend_state = NULL;
+		gjs->backend->end_join(state);
+	}
+}
+
+static void
+gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			child_eflags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	ListCell   *ls,
+			   *la;
+	int			k = 0;
+
+	gpujoin_plan_info_deserialize(cscan->custom_private, &gjs->info);
+
+	gjs->outer_ps = ExecInitNode(linitial(cscan->custom_plans), estate, child_eflags);
+	gjs->inner_ps = ExecInitNode(lsecond(cscan->custom_plans), estate, child_eflags);
+	node->custom_ps = list_make2(gjs->outer_ps, gjs->inner_ps);
+
+	gjs->host_qual = ExecInitQual(linitial(cscan->custom_exprs), &node->ss.ps);
+	gjs->recheck_qual = ExecInitQual(lsecond(cscan->custom_exprs), &node->ss.ps);
+
+	gjs->outer_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(gjs->outer_ps),
+											 &TTSOpsMinimalTuple);
+	gjs->inner_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(gjs->inner_ps),
+											 &TTSOpsMinimalTuple);
+
+	gjs->nscan = list_length(gjs->info.scan_sides);
+	gjs->scan_sides = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	gjs->scan_attnos = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	forboth(ls, gjs->info.scan_sides, la, gjs->info.scan_attnos)
+	{
+		gjs->scan_sides[k] = lfirst_int(ls);
+		gjs->scan_attnos[k] = lfirst_int(la);
+		if (gjs->scan_sides[k] == GJ_SIDE_OUTER)
+			gjs->outer_natts = Max(gjs->outer_natts, gjs->scan_attnos[k]);
+		else
+			gjs->inner_natts = Max(gjs->inner_natts, gjs->scan_attnos[k]);
+		k++;
+	}
+
+	gjs->join_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuJoin",
+										  ALLOCSET_DEFAULT_SIZES);
+	host_buffer_init(&gjs->outer_buf, gjs->join_cxt, "GpuJoin outer rows",
+					 gjs->info.outer_key_attnos, gjs->info.outer_key_types);
+	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
+					 gjs->info.inner_key_attnos, gjs->info.inner_key_types);
+	gjs->cleanup.func = gpujoin_release_backend;
+	gjs->cleanup.arg = gjs;
+	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
+
+	gjs->outer_loaded = -1;
+	gjs->inner_loaded = -1;
+	gjs->phase = GJ_PHASE_DRAIN;
+}
+
+static void
+gpujoin_drain(PlanState *child, HostSideBuffer *buf)
+{
+	for (;;)
+	{
+		TupleTableSlot *slot;
+
+		CHECK_FOR_INTERRUPTS();
+		slot = ExecProcNode(child);
+		if (TupIsNull(slot))
+			break;
+		host_buffer_append(buf, slot);
+	}
+	buf->complete = true;
+}
+
+/* Turn a backend failure into an ERROR a DBA can act on. */
+static void
+gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
+{
+	gpujoin_release_backend(gjs);
+	if (err->code == GJ_ERR_OUT_OF_MEMORY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("GpuJoin ran out of memory on the %s backend", gjs->backend->name),
+				 errdetail("%s", err->message),
+				 errhint("Lower gpujoin.device_memory, or set gpujoin.enabled to off for this query.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+			 errmsg("GpuJoin failed on the %s backend", gjs->backend->name),
+			 errdetail("%s", err->message),
+			 errhint("Set gpujoin.device to \"cpu\" to run GpuJoin without the GPU.")));
+}
+
+/*
+ * Drain what has to be drained, plan the tiles and open the backend.
+ * Returns false when the join is known to be empty.
+ */
+static bool
+gpujoin_prepare(GpuJoinState *gjs)
+{
+	instr_time	start,
+				end;
+	GjJoinInput input;
+	GjError		err;
+	int64		budget;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (!gjs->inner_buf.complete)
+	{
+		gpujoin_drain(gjs->inner_ps, &gjs->inner_buf);
+		gjs->inner_drained += gjs->inner_buf.nrows;
+	}
+	/* an inner join with an empty inner side is empty: skip the outer side */
+	if (gjs->inner_buf.nrows == 0)
+		return false;
+	if (!gjs->outer_buf.complete)
+	{
+		gpujoin_drain(gjs->outer_ps, &gjs->outer_buf);
+		gjs->outer_drained += gjs->outer_buf.nrows;
+	}
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->drain_ms += INSTR_TIME_GET_MILLISEC(end);
+	if (gjs->outer_buf.nrows == 0)
+		return false;
+
+	if (gjs->backend == NULL)
+		gjs->backend = gpujoin_choose_backend(&gjs->cuda_info, &gjs->cuda_first_use);
+
+	if (gpujoin_device_memory_kb > 0)
+		budget = (int64) gpujoin_device_memory_kb * 1024;
+	else if (gjs->backend == &gj_cuda_backend)
+		budget = gjs->cuda_info.free_memory / 2;
+	else
+		budget = CPU_DEFAULT_BUDGET;
+	gjs->budget_bytes = budget;
+
+	tile_schedule_plan(&gjs->sched,
+					   gjs->outer_buf.nrows, host_buffer_key_row_bytes(&gjs->outer_buf),
+					   gjs->inner_buf.nrows, host_buffer_key_row_bytes(&gjs->inner_buf),
+					   budget);
+
+	memset(&input, 0, sizeof(input));
+	host_buffer_key_columns(&gjs->outer_buf, &input.outer);
+	host_buffer_key_columns(&gjs->inner_buf, &input.inner);
+	input.outer_nrows = gjs->outer_buf.nrows;
+	input.inner_nrows = gjs->inner_buf.nrows;
+	input.instrs = gjs->info.program.instrs;
+	input.ninstrs = gjs->info.program.ninstrs;
+	input.algorithm = gjs->info.algorithm;
+	input.match_capacity = gjs->sched.match_capacity;
+	input.budget_bytes = budget;
+
+	memset(&err, 0, sizeof(err));
+	gjs->backend_state = gjs->backend->begin_join(&input, &err);
+	if (gjs->backend_state == NULL)
+		gpujoin_backend_error(gjs, &err);
+	gjs->tile_open = false;
+	return true;
+}
+
+/* Run the next backend step; false when every tile is done. */
+static bool
+gpujoin_run_step(GpuJoinState *gjs)
+{
+	instr_time	start,
+				end;
+	GjError		err;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!gjs->tile_open)
+	{
+		if (!tile_schedule_next(&gjs->sched, &gjs->tile))
+			return false;
+		gjs->tile_open = true;
+		gjs->outer_next = gjs->tile.outer_begin;
+		gjs->tiles_run++;
+	}
+
+	memset(&err, 0, sizeof(err));
+	INSTR_TIME_SET_CURRENT(start);
+	if (!gjs->backend->run_step(gjs->backend_state, &gjs->tile, &gjs->outer_next,
+								&gjs->matches, &gjs->stats, &err))
+		gpujoin_backend_error(gjs, &err);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->backend_ms += INSTR_TIME_GET_MILLISEC(end);
+	gjs->steps++;
+
+	if (gjs->outer_next >= gjs->tile.outer_end)
+		gjs->tile_open = false;
+	gjs->match_pos = 0;
+	return true;
+}
+
+/* Fill the scan tuple from the stored tuples of one pair. */
+static void
+gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
+	int			k;
+
+	if (gjs->outer_loaded != outer_row)
+	{
+		ExecStoreMinimalTuple(gjs->outer_buf.tuples[outer_row], gjs->outer_slot, false);
+		slot_getsomeattrs(gjs->outer_slot, gjs->outer_natts);
+		gjs->outer_loaded = outer_row;
+	}
+	if (gjs->inner_loaded != inner_row)
+	{
+		ExecStoreMinimalTuple(gjs->inner_buf.tuples[inner_row], gjs->inner_slot, false);
+		slot_getsomeattrs(gjs->inner_slot, gjs->inner_natts);
+		gjs->inner_loaded = inner_row;
+	}
+
+	ExecClearTuple(scan);
+	for (k = 0; k < gjs->nscan; k++)
+	{
+		TupleTableSlot *src = gjs->scan_sides[k] == GJ_SIDE_OUTER ?
+		gjs->outer_slot : gjs->inner_slot;
+		int			a = gjs->scan_attnos[k] - 1;
+
+		scan->tts_values[k] = src->tts_values[a];
+		scan->tts_isnull[k] = src->tts_isnull[a];
+	}
+	ExecStoreVirtualTuple(scan);
+}
+
+static TupleTableSlot *
+gpujoin_exec(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	ProjectionInfo *proj = node->ss.ps.ps_ProjInfo;
+
+	for (;;)
+	{
+		switch (gjs->phase)
+		{
+			case GJ_PHASE_DRAIN:
+				gjs->phase = gpujoin_prepare(gjs) ? GJ_PHASE_RUN_STEP : GJ_PHASE_DONE;
+				break;
+
+			case GJ_PHASE_RUN_STEP:
+				gjs->phase = gpujoin_run_step(gjs) ? GJ_PHASE_EMIT : GJ_PHASE_DONE;
+				break;
+
+			case GJ_PHASE_EMIT:
+				while (gjs->match_pos < gjs->matches.count)
+				{
+					uint32		outer_row = gjs->matches.outer_rows[gjs->match_pos];
+					uint32		inner_row = gjs->matches.inner_rows[gjs->match_pos];
+
+					gjs->match_pos++;
+					CHECK_FOR_INTERRUPTS();
+					ResetExprContext(econtext);
+					gpujoin_form_scan_tuple(gjs, outer_row & GJ_PAIR_ROW_MASK, inner_row);
+					econtext->ecxt_scantuple = node->ss.ss_ScanTupleSlot;
+
+					if (outer_row & GJ_PAIR_RECHECK)
+					{
+						gjs->host_rechecks++;
+						if (!ExecQual(gjs->recheck_qual, econtext))
+							continue;
+					}
+					if (gjs->host_qual != NULL && !ExecQual(gjs->host_qual, econtext))
+					{
+						gjs->host_rejected++;
+						continue;
+					}
+					gjs->rows_returned++;
+					if (proj == NULL)
+						return node->ss.ss_ScanTupleSlot;
+					return ExecProject(proj);
+				}
+				gjs->phase = GJ_PHASE_RUN_STEP;
+				break;
+
+			case GJ_PHASE_DONE:
+				return NULL;
+		}
+	}
+}
+
+static void
+gpujoin_end(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	gpujoin_release_backend(gjs);
+	ExecEndNode(gjs->outer_ps);
+	ExecEndNode(gjs->inner_ps);
+}
+
+/*
+ * A side whose parameters did not change keeps its drained rows: only the
+ * tile schedule starts over.  A side whose parameters changed is drained
+ * again (its child rescans itself on the next ExecProcNode).
+ */
+static void
+gpujoin_reset_side(PlanState *child, HostSideBuffer *buf)
+{
+	if (child->chgParam == NULL && buf->complete)
+		return;
+	if (child->chgParam == NULL)
+		ExecReScan(child);
+	host_buffer_reset(buf);
+}
+
+static void
+gpujoin_rescan(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	if (node->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet(gjs->outer_ps, node->ss.ps.chgParam);
+		UpdateChangedParamSet(gjs->inner_ps, node->ss.ps.chgParam);
+	}
+	gpujoin_release_backend(gjs);
+	gpujoin_reset_side(gjs->inner_ps, &gjs->inner_buf);
+	gpujoin_reset_side(gjs->outer_ps, &gjs->outer_buf);
+	gjs->outer_loaded = -1;
+	gjs->inner_loaded = -1;
+	gjs->tile_open = false;
+	gjs->matches.count = 0;
+	gjs->match_pos = 0;
+	gjs->phase = GJ_PHASE_DRAIN;
+}

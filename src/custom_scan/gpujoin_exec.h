@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_exec.h
+ *	  The executor state of a GpuJoin node, shared by the executor and its
+ *	  EXPLAIN code.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_EXEC_H
+#define GPUJOIN_EXEC_H
+
+#include "gpujoin.h"
+#include "host_chunking/host_buffers.h"
+#include "host_chunking/tile_planner.h"
+
+typedef enum GpuJoinPhase
+{
+	GJ_PHASE_DRAIN,
+	GJ_PHASE_RUN_STEP,
+	GJ_PHASE_EMIT,
+	GJ_PHASE_DONE
+} GpuJoinPhase;
+
+typedef struct GpuJoinState
+{
+	CustomScanState css;
+	GpuJoinPlanInfo info;
+	PlanState  *outer_ps;
+	PlanState  *inner_ps;
+	ExprState  *host_qual;		/* quals the device cannot evaluate */
+	ExprState  *recheck_qual;	/* device quals, for pairs flagged RECHECK */
+
+	/* scan tuple column k = attribute scan_attnos[k] of side scan_sides[k] */
+	int			nscan;
+	int		   *scan_sides;
+	int		   *scan_attnos;
+	int			outer_natts;	/* attributes to deform on each side */
+	int			inner_natts;
+	TupleTableSlot *outer_slot;
+	TupleTableSlot *inner_slot;
+	int64		outer_loaded;	/* row currently stored in outer_slot, or -1 */
+	int64		inner_loaded;
+
+	MemoryContext join_cxt;
+	MemoryContextCallback cleanup;
+	HostSideBuffer outer_buf;
+	HostSideBuffer inner_buf;
+	TileSchedule sched;
+	int64		budget_bytes;
+
+	const GjBackend *backend;	/* chosen at the first execution */
+	void	   *backend_state;
+	GjDeviceInfo cuda_info;
+	bool		cuda_first_use; /* this join paid for opening CUDA */
+
+	GpuJoinPhase phase;
+	GjTile		tile;
+	bool		tile_open;
+	int64		outer_next;
+	GjMatches	matches;
+	int64		match_pos;
+
+	/* counters for EXPLAIN ANALYZE, summed over rescans */
+	GjStats		stats;
+	int64		outer_drained;
+	int64		inner_drained;
+	int64		tiles_run;
+	int64		steps;
+	int64		host_rechecks;
+	int64		host_rejected;
+	int64		rows_returned;
+	double		drain_ms;
+	double		backend_ms;
+} GpuJoinState;
+
+#endif							/* GPUJOIN_EXEC_H */

@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_explain.c
+ *	  EXPLAIN output of a GpuJoin node.
+ *
+ * Plain EXPLAIN shows the algorithm, the quals the device evaluates, the
+ * quals left to the host and the configured device; EXPLAIN ANALYZE adds
+ * what the join did: the backend that ran it, rows drained from each side,
+ * tiles and steps run, pairs the device evaluated, matches it returned,
+ * pairs the host rechecked or rejected, and where the time went.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/builtins.h"
+#include "utils/ruleutils.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_exec.h"
+
+static void
+explain_quals(const char *label, List *quals, CustomScanState *node,
+			  List *ancestors, ExplainState *es)
+{
+	List	   *context;
+	char	   *text;
+
+	if (quals == NIL)
+		return;
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	text = deparse_expression((Node *) make_ands_explicit(quals), context,
+							  list_length(es->rtable) > 1 || es->verbose, false);
+	ExplainPropertyText(label, text, es);
+}
+
+static const char *
+device_setting_name(void)
+{
+	switch (gpujoin_device)
+	{
+		case GPUJOIN_DEVICE_CUDA:
+			return "cuda";
+		case GPUJOIN_DEVICE_CPU:
+			return "cpu";
+		default:
+			return "auto";
+	}
+}
+
+void
+gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	ExplainPropertyText("Algorithm", gpujoin_algorithm_name(gjs->info.algorithm), es);
+	explain_quals("Device Quals", lsecond(cscan->custom_exprs), node, ancestors, es);
+	explain_quals("Host Quals", linitial(cscan->custom_exprs), node, ancestors, es);
+
+	if (!es->analyze || gjs->backend == NULL)
+	{
+		ExplainPropertyText("Device", device_setting_name(), es);
+		if (!es->analyze)
+			return;
+	}
+	else
+		ExplainPropertyText("Backend", gjs->backend->name, es);
+
+	ExplainPropertyInteger("Outer Rows Drained", NULL, gjs->outer_drained, es);
+	ExplainPropertyInteger("Inner Rows Drained", NULL, gjs->inner_drained, es);
+	ExplainPropertyInteger("Tiles Run", NULL, gjs->tiles_run, es);
+	ExplainPropertyInteger("Tiles Pruned", NULL, 0, es);
+	ExplainPropertyInteger("Steps", NULL, gjs->steps, es);
+	ExplainPropertyInteger("Pairs Evaluated", NULL, gjs->stats.pairs_evaluated, es);
+	ExplainPropertyInteger("Device Matches", NULL, gjs->stats.device_matches, es);
+	ExplainPropertyInteger("Host Rechecks", NULL, gjs->host_rechecks, es);
+	ExplainPropertyInteger("Rows Removed by Host Quals", NULL, gjs->host_rejected, es);
+	/* our own clock, not per-node instrumentation: shown unless both are off */
+	if (es->timing || es->summary)
+	{
+		ExplainPropertyFloat("Drain Time", "ms", gjs->drain_ms, 3, es);
+		ExplainPropertyFloat("Backend Time", "ms", gjs->backend_ms, 3, es);
+		if (gjs->stats.transfer_ms > 0)
+			ExplainPropertyFloat("Transfer Time", "ms", gjs->stats.transfer_ms, 3, es);
+		if (gjs->stats.kernel_ms > 0)
+			ExplainPropertyFloat("Kernel Time", "ms", gjs->stats.kernel_ms, 3, es);
+		if (gjs->cuda_first_use)
+			ExplainPropertyFloat("CUDA Init Time", "ms", gjs->cuda_info.init_ms, 3, es);
+	}
+	if (es->verbose)
+	{
+		ExplainPropertyInteger("Device Memory Budget", "kB", gjs->budget_bytes / 1024, es);
+		ExplainPropertyInteger("Outer Tile Rows", NULL, gjs->sched.outer_tile_rows, es);
+		ExplainPropertyInteger("Inner Tile Rows", NULL, gjs->sched.inner_tile_rows, es);
+	}
+}

@@ -1,0 +1,266 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_path.c
+ *	  Planner side of GpuJoin: decides whether a join can run as GpuJoin,
+ *	  costs it, and turns the chosen CustomPath into a CustomScan plan.
+ *
+ * The path is offered for a join of two unparameterized inputs when at least
+ * one qual that links both sides compiles into the device program.  Quals
+ * that do not compile stay host quals, evaluated by ExecQual on every pair
+ * the device returns.  Anything whose semantics GpuJoin does not reproduce
+ * exactly (other join types, placeholders, pseudoconstant quals, lateral
+ * references) gets no path at all: the native plan stays.
+ *
+ * The plan is a CustomScan with scanrelid 0 whose scan tuple
+ * (custom_scan_tlist) holds every Var the target list and quals need; the
+ * executor fills it from the stored outer and inner tuples of each pair.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+
+#include "gpujoin.h"
+
+static Plan *gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel,
+							   CustomPath *best_path, List *tlist,
+							   List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpujoin_path_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.PlanCustomPath = gpujoin_plan_path,
+};
+
+static const CustomScanMethods gpujoin_scan_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.CreateCustomScanState = gpujoin_create_scan_state,
+};
+
+void
+gpujoin_register_methods(void)
+{
+	RegisterCustomScanMethods(&gpujoin_scan_methods);
+}
+
+/* Are all Vars of the expression list produced by one of the two inputs? */
+static bool
+vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
+{
+	List	   *vars = pull_var_clause((Node *) exprs, PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Node	   *var = lfirst(lc);
+
+		if (!IsA(var, Var))
+			return false;
+		if (!list_member(outer_target->exprs, var) &&
+			!list_member(inner_target->exprs, var))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Cost of the GpuJoin path.  The inputs are drained completely before the
+ * first row comes out, so their whole cost is startup cost; the device work
+ * grows with the pairs the algorithm evaluates; each candidate the device
+ * returns pays the host quals, and each result row its projection.
+ */
+static void
+cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
+			 List *device_rinfos, List *host_rinfos, JoinPathExtraData *extra)
+{
+	double		outer_rows = outer_path->rows;
+	double		inner_rows = inner_path->rows;
+	double		pairs = outer_rows * inner_rows;
+	Selectivity device_sel;
+	QualCost	host_cost;
+	double		candidates;
+	Cost		startup;
+	Cost		run;
+
+	device_sel = clauselist_selectivity(root, extract_actual_clauses(device_rinfos, false),
+										0, JOIN_INNER, extra->sjinfo);
+	candidates = clamp_row_est(pairs * device_sel);
+	cost_qual_eval(&host_cost, host_rinfos, root);
+
+	startup = outer_path->total_cost + inner_path->total_cost +
+		gpujoin_startup_cost + (outer_rows + inner_rows) * gpujoin_row_cost;
+	run = pairs * gpujoin_pair_cost +
+		candidates * (host_cost.per_tuple + cpu_tuple_cost * 0.5) +
+		cpath->path.rows * (gpujoin_output_cost + cpath->path.pathtarget->cost.per_tuple);
+
+	cpath->path.startup_cost = startup + host_cost.startup;
+	cpath->path.total_cost = startup + host_cost.startup + run;
+}
+
+void
+gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
+					   RelOptInfo *outerrel, RelOptInfo *innerrel,
+					   JoinType jointype, JoinPathExtraData *extra)
+{
+	Path	   *outer_path = outerrel->cheapest_total_path;
+	Path	   *inner_path = innerrel->cheapest_total_path;
+	DeviceCompileContext cxt;
+	List	   *device_rinfos = NIL;
+	List	   *host_rinfos = NIL;
+	bool		links_sides = false;
+	CustomPath *cpath;
+	ListCell   *lc;
+
+	if (!gpujoin_enabled || jointype != JOIN_INNER)
+		return;
+	if (outer_path == NULL || inner_path == NULL ||
+		outer_path->param_info != NULL || inner_path->param_info != NULL ||
+		!bms_is_empty(joinrel->lateral_relids))
+		return;
+
+	device_compile_init(&cxt, outerrel->relids, innerrel->relids);
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant)
+			return;
+		if (device_compile_qual(&cxt, rinfo->clause))
+		{
+			device_rinfos = lappend(device_rinfos, rinfo);
+			if (bms_overlap(rinfo->clause_relids, outerrel->relids) &&
+				bms_overlap(rinfo->clause_relids, innerrel->relids))
+				links_sides = true;
+		}
+		else
+			host_rinfos = lappend(host_rinfos, rinfo);
+	}
+	if (!links_sides)
+		return;
+
+	/* every Var we must return or test has to come out of one input */
+	if (!vars_available(joinrel->reltarget->exprs, outer_path->pathtarget, inner_path->pathtarget) ||
+		!vars_available(extract_actual_clauses(extra->restrictlist, false),
+						outer_path->pathtarget, inner_path->pathtarget))
+		return;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = joinrel->rows;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make2(outer_path, inner_path);
+	cpath->custom_private = list_make2(device_rinfos, host_rinfos);
+	cpath->methods = &gpujoin_path_methods;
+	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos, extra);
+
+	add_path(joinrel, &cpath->path);
+}
+
+/* 1-based position of a Var in a child plan's target list, or 0. */
+static int
+child_attno(Plan *child, Var *var)
+{
+	TargetEntry *tle = tlist_member((Expr *) var, child->targetlist);
+
+	return tle ? tle->resno : 0;
+}
+
+static void
+key_columns(List *vars, Plan *child, List **attnos, List **types)
+{
+	ListCell   *lc;
+
+	*attnos = NIL;
+	*types = NIL;
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst(lc);
+		int			attno = child_attno(child, var);
+
+		if (attno == 0)
+			elog(ERROR, "GpuJoin key column is missing from the child plan's target list");
+		*attnos = lappend_int(*attnos, attno);
+		*types = lappend_int(*types, device_type_of(var->vartype));
+	}
+}
+
+static Plan *
+gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *outer_plan = linitial(custom_plans);
+	Plan	   *inner_plan = lsecond(custom_plans);
+	Path	   *outer_path = linitial(best_path->custom_paths);
+	Path	   *inner_path = lsecond(best_path->custom_paths);
+	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
+	List	   *host_clauses = extract_actual_clauses(lsecond(best_path->custom_private), false);
+	DeviceCompileContext cxt;
+	GpuJoinPlanInfo info;
+	List	   *scan_tlist = NIL;
+	List	   *vars;
+	ListCell   *lc;
+
+	memset(&info, 0, sizeof(info));
+	info.algorithm = GJ_ALGO_NESTLOOP;
+
+	/* compile again: the program refers to key columns of the child plans */
+	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
+	foreach(lc, device_clauses)
+	{
+		if (!device_compile_qual(&cxt, lfirst(lc)))
+			elog(ERROR, "GpuJoin device qual no longer compiles");
+	}
+	info.program = cxt.program;
+	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
+	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
+
+	/* the scan tuple: every Var of the target list and of all quals */
+	vars = pull_var_clause((Node *) tlist, 0);
+	vars = list_concat(vars, pull_var_clause((Node *) host_clauses, 0));
+	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst(lc);
+		int			attno;
+
+		if (tlist_member((Expr *) var, scan_tlist))
+			continue;
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(var),
+											 list_length(scan_tlist) + 1, NULL, false));
+		if ((attno = child_attno(outer_plan, var)) != 0)
+			info.scan_sides = lappend_int(info.scan_sides, GJ_SIDE_OUTER);
+		else if ((attno = child_attno(inner_plan, var)) != 0)
+			info.scan_sides = lappend_int(info.scan_sides, GJ_SIDE_INNER);
+		else
+			elog(ERROR, "GpuJoin output column is missing from both child plans");
+		info.scan_attnos = lappend_int(info.scan_attnos, attno);
+	}
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = list_make2(host_clauses, device_clauses);
+	cscan->custom_private = gpujoin_plan_info_serialize(&info);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &gpujoin_scan_methods;
+
+	return &cscan->scan.plan;
+}

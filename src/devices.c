@@ -1,0 +1,110 @@
+/*-------------------------------------------------------------------------
+ *
+ * devices.c
+ *	  Which backend runs a GpuJoin, and the gpujoin_devices() SQL function
+ *	  that shows what this backend process sees.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "gpujoin.h"
+
+PG_FUNCTION_INFO_V1(gpujoin_devices);
+
+/*
+ * Resolve gpujoin.device for one execution.  "cuda" without a usable device
+ * is an ERROR here, at execution, never when the library loads.
+ */
+const GjBackend *
+gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
+{
+	GjError		err;
+	bool		first;
+
+	*cuda_first_use = false;
+	if (gpujoin_device == GPUJOIN_DEVICE_CPU)
+		return &gj_cpu_backend;
+
+	memset(&err, 0, sizeof(err));
+	first = (cuda_info->name[0] == '\0');
+	if (gj_cuda_probe(cuda_info, &err))
+	{
+		*cuda_first_use = first && cuda_info->init_ms > 0;
+		return &gj_cuda_backend;
+	}
+	if (gpujoin_device == GPUJOIN_DEVICE_CUDA)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpujoin.device is \"cuda\" but no usable CUDA device is available"),
+				 errdetail("%s", err.message),
+				 errhint("Set gpujoin.device to \"auto\" or \"cpu\" to run GpuJoin on the cpu backend.")));
+	return &gj_cpu_backend;
+}
+
+/*
+ * gpujoin_devices(): one row per backend this process can use, and which one
+ * gpujoin.device selects now.  Probing CUDA here opens it in this backend
+ * process, as the first GpuJoin execution would.
+ */
+Datum
+gpujoin_devices(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GjDeviceInfo info;
+	GjError		err;
+	bool		have_cuda;
+	Datum		values[8];
+	bool		nulls[8];
+	char		cc[32];
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	have_cuda = gj_cuda_probe(&info, &err);
+
+	/* the cpu backend is always there */
+	memset(nulls, true, sizeof(nulls));
+	values[0] = CStringGetTextDatum("cpu");
+	nulls[0] = false;
+	values[1] = CStringGetTextDatum("host processor");
+	nulls[1] = false;
+	values[6] = BoolGetDatum(gpujoin_device == GPUJOIN_DEVICE_CPU ||
+							 (gpujoin_device == GPUJOIN_DEVICE_AUTO && !have_cuda));
+	nulls[6] = false;
+	values[7] = CStringGetTextDatum("available");
+	nulls[7] = false;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	memset(nulls, true, sizeof(nulls));
+	values[0] = CStringGetTextDatum("cuda");
+	nulls[0] = false;
+	if (have_cuda)
+	{
+		values[1] = CStringGetTextDatum(info.name);
+		nulls[1] = false;
+		values[2] = Int64GetDatum(info.total_memory);
+		nulls[2] = false;
+		values[3] = Int64GetDatum(info.free_memory);
+		nulls[3] = false;
+		values[4] = Int32GetDatum(info.sm_count);
+		nulls[4] = false;
+		snprintf(cc, sizeof(cc), "%d.%d", info.cc_major, info.cc_minor);
+		values[5] = CStringGetTextDatum(cc);
+		nulls[5] = false;
+		values[7] = CStringGetTextDatum("available");
+	}
+	else
+		values[7] = CStringGetTextDatum(err.message);
+	values[6] = BoolGetDatum(have_cuda && gpujoin_device != GPUJOIN_DEVICE_CPU);
+	nulls[6] = false;
+	nulls[7] = false;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	return (Datum) 0;
+}

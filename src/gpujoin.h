@@ -1,0 +1,104 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin.h
+ *	  Declarations shared by the planner and executor sides of GpuJoin:
+ *	  GUC variables, the plan's private data, and entry points of each file.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_H
+#define GPUJOIN_H
+
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/paths.h"
+
+#include "kernels/backend.h"
+
+#define GPUJOIN_NAME "GpuJoin"
+
+/* gpujoin.device */
+typedef enum GpuJoinDevice
+{
+	GPUJOIN_DEVICE_AUTO,
+	GPUJOIN_DEVICE_CUDA,
+	GPUJOIN_DEVICE_CPU
+} GpuJoinDevice;
+
+/* GUCs, defined in planner_hook.c */
+extern bool gpujoin_enabled;
+extern int	gpujoin_device;
+extern int	gpujoin_device_memory_kb;
+extern int	gpujoin_algorithm;
+extern double gpujoin_startup_cost;
+extern double gpujoin_row_cost;
+extern double gpujoin_pair_cost;
+extern double gpujoin_output_cost;
+
+/* Which side of the join a key column or scan column comes from. */
+#define GJ_SIDE_OUTER	0
+#define GJ_SIDE_INNER	1
+
+/*
+ * What the plan carries into the executor, stored in CustomScan.custom_private
+ * as plain integer lists so that the plan survives copyObject() and prints.
+ *
+ * Key columns are positions in the child plans' target lists: the device
+ * only sees those columns.  Scan columns describe custom_scan_tlist: entry k
+ * of the scan tuple is attribute scan_attnos[k] of side scan_sides[k].
+ */
+typedef struct GpuJoinPlanInfo
+{
+	int			algorithm;		/* GjAlgorithm chosen at plan time */
+	List	   *outer_key_attnos;
+	List	   *outer_key_types;	/* GjType of each */
+	List	   *inner_key_attnos;
+	List	   *inner_key_types;
+	List	   *scan_sides;
+	List	   *scan_attnos;
+	GjProgram	program;
+} GpuJoinPlanInfo;
+
+/* custom_scan/device_compile.c */
+typedef struct DeviceCompileContext
+{
+	Relids		outer_relids;
+	Relids		inner_relids;
+	List	   *outer_vars;		/* Vars loaded from the outer side, in column order */
+	List	   *inner_vars;
+	GjProgram	program;
+	int			depth;			/* current stack depth */
+	int			max_depth;
+} DeviceCompileContext;
+
+extern void device_compile_init(DeviceCompileContext *cxt,
+								Relids outer_relids, Relids inner_relids);
+extern bool device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
+extern int	device_type_of(Oid typid);
+extern const char *gpujoin_algorithm_name(int algorithm);
+
+/* custom_scan/gpujoin_path.c */
+extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
+								   RelOptInfo *outerrel, RelOptInfo *innerrel,
+								   JoinType jointype, JoinPathExtraData *extra);
+extern void gpujoin_register_methods(void);
+
+/* custom_scan/gpujoin_plan_info.c */
+extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
+extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
+
+/* custom_scan/gpujoin_exec.c */
+extern Node *gpujoin_create_scan_state(CustomScan *cscan);
+
+/* custom_scan/gpujoin_explain.c */
+extern void gpujoin_explain(CustomScanState *node, List *ancestors,
+							struct ExplainState *es);
+
+/* devices.c */
+extern const GjBackend *gpujoin_choose_backend(GjDeviceInfo *cuda_info,
+											   bool *cuda_first_use);
+
+#endif							/* GPUJOIN_H */

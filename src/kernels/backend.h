@@ -1,0 +1,154 @@
+/*-------------------------------------------------------------------------
+ *
+ * backend.h
+ *	  The contract between the GpuJoin executor and a compute backend.
+ *
+ * The executor (src/custom_scan/gpujoin_exec.c) owns the host buffers and the
+ * tile schedule; a backend runs one step of one tile at a time and hands back
+ * the matching (outer row, inner row) pairs.  Both backends implement the
+ * same algorithms over the same tiles, so the cpu backend is the reference
+ * the cuda backend is tested against.
+ *
+ * A step covers the outer rows [*outer_next, tile->outer_end) of a tile, or a
+ * prefix of them: the backend stops early (at an outer-row boundary) when the
+ * next outer row's matches might not fit the match buffer, or when it has
+ * done about pairs_per_step pairs of work, so that the executor can check for
+ * interrupts between steps.  It advances *outer_next past the rows it
+ * finished.  Every outer row is finished exactly once per tile, so pairs are
+ * never lost or duplicated when a tile is split.
+ *
+ * This header is plain C without PostgreSQL headers: nvcc compiles the cuda
+ * backend against it, and the kernel test programs link it without a server.
+ * Backends report errors through GjError instead of ereport(); the caller
+ * turns them into ERRORs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_BACKEND_H
+#define GPUJOIN_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "device_program.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* Algorithms, in the order of the gpujoin.algorithm GUC. */
+typedef enum GjAlgorithm
+{
+	GJ_ALGO_AUTO = 0,
+	GJ_ALGO_NESTLOOP,
+	GJ_ALGO_SORTMERGE,
+	GJ_ALGO_HASH
+} GjAlgorithm;
+
+/*
+ * The recheck flag rides in the top bit of a pair's outer row number: the
+ * device program asked the host to evaluate the quals itself (see
+ * device_program.h).  Row numbers are therefore limited to 31 bits.
+ */
+#define GJ_PAIR_RECHECK		0x80000000u
+#define GJ_PAIR_ROW_MASK	0x7fffffffu
+#define GJ_MAX_SIDE_ROWS	((int64_t) GJ_PAIR_ROW_MASK)
+
+/* Everything a backend needs to know about one join, in host memory. */
+typedef struct GjJoinInput
+{
+	GjKeyColumns outer;
+	int64_t		outer_nrows;
+	GjKeyColumns inner;
+	int64_t		inner_nrows;
+	const GjInstr *instrs;		/* device program: AND of all device quals */
+	int32_t		ninstrs;
+	int32_t		algorithm;		/* GjAlgorithm, never AUTO here */
+	int64_t		match_capacity; /* pairs the match buffer must hold */
+	int64_t		budget_bytes;	/* device memory budget of this join */
+} GjJoinInput;
+
+/* One tile of the join matrix: rows [begin, end) of each side. */
+typedef struct GjTile
+{
+	int64_t		outer_begin;
+	int64_t		outer_end;
+	int64_t		inner_begin;
+	int64_t		inner_end;
+} GjTile;
+
+/* Matches of one step, in host memory owned by the backend. */
+typedef struct GjMatches
+{
+	const uint32_t *outer_rows; /* GJ_PAIR_RECHECK | row */
+	const uint32_t *inner_rows;
+	int64_t		count;
+} GjMatches;
+
+/* Counters the backend adds to; the executor shows them in EXPLAIN ANALYZE. */
+typedef struct GjStats
+{
+	int64_t		pairs_evaluated;
+	int64_t		device_matches;
+	int64_t		bytes_to_device;
+	int64_t		bytes_from_device;
+	double		kernel_ms;
+	double		transfer_ms;
+} GjStats;
+
+typedef struct GjError
+{
+	int			code;			/* 0: no error */
+	char		message[256];
+} GjError;
+
+#define GJ_ERR_NONE			0
+#define GJ_ERR_OUT_OF_MEMORY	1
+#define GJ_ERR_DEVICE		2
+#define GJ_ERR_UNAVAILABLE	3
+
+typedef struct GjBackend
+{
+	const char *name;
+
+	/*
+	 * Prepare one join: allocate the match buffer and whatever device memory
+	 * the budget allows.  Returns the backend's state, or NULL with *err set.
+	 */
+	void	   *(*begin_join) (const GjJoinInput *input, GjError *err);
+
+	/* Run one step of a tile (see above).  Returns false with *err set. */
+	bool		(*run_step) (void *state, const GjTile *tile, int64_t *outer_next,
+							 GjMatches *matches, GjStats *stats, GjError *err);
+
+	/* Release everything begin_join took.  Safe to call on any state once. */
+	void		(*end_join) (void *state);
+} GjBackend;
+
+extern const GjBackend gj_cpu_backend;
+
+/*
+ * The cuda backend.  gj_cuda_probe() opens the CUDA runtime in the calling
+ * process (never call it in the postmaster) and says whether a usable device
+ * exists; it is cheap after the first call.
+ */
+typedef struct GjDeviceInfo
+{
+	char		name[128];
+	int64_t		total_memory;
+	int64_t		free_memory;
+	int			sm_count;
+	int			cc_major;
+	int			cc_minor;
+	double		init_ms;		/* time the first probe took */
+} GjDeviceInfo;
+
+extern bool gj_cuda_compiled;
+extern bool gj_cuda_probe(GjDeviceInfo *info, GjError *err);
+extern const GjBackend gj_cuda_backend;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUJOIN_BACKEND_H */

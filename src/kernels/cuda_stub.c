@@ -1,0 +1,51 @@
+/*-------------------------------------------------------------------------
+ *
+ * cuda_stub.c
+ *	  The cuda backend of a build without the CUDA Toolkit: it reports that
+ *	  it is absent, so gpujoin.device = auto runs on the cpu backend and
+ *	  gpujoin.device = cuda is a clear ERROR.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+
+bool		gj_cuda_compiled = false;
+
+bool
+gj_cuda_probe(GjDeviceInfo *info, GjError *err)
+{
+	err->code = GJ_ERR_UNAVAILABLE;
+	snprintf(err->message, sizeof(err->message),
+			 "gpujoin was built without the CUDA Toolkit");
+	return false;
+}
+
+static void *
+stub_begin_join(const GjJoinInput *input, GjError *err)
+{
+	gj_cuda_probe(NULL, err);
+	return NULL;
+}
+
+static bool
+stub_run_step(void *state, const GjTile *tile, int64_t *outer_next,
+			  GjMatches *matches, GjStats *stats, GjError *err)
+{
+	gj_cuda_probe(NULL, err);
+	return false;
+}
+
+static void
+stub_end_join(void *state)
+{
+}
+
+const GjBackend gj_cuda_backend = {
+	.name = "cuda",
+	.begin_join = stub_begin_join,
+	.run_step = stub_run_step,
+	.end_join = stub_end_join,
+};

@@ -1,0 +1,630 @@
+/*-------------------------------------------------------------------------
+ *
+ * device_program.h
+ *	  The device program: a small typed postfix language that the planner
+ *	  compiles device-evaluable join quals into, and the one interpreter for
+ *	  it that both backends run (plain C on the cpu backend, __device__ code
+ *	  on the cuda backend).
+ *
+ * The program is evaluated once per candidate (outer row, inner row) pair.
+ * Its result is three-valued plus one: GJ_RESULT_FALSE (false or NULL, the
+ * pair does not join), GJ_RESULT_TRUE, and GJ_RESULT_RECHECK: some step would
+ * have raised an ERROR in PostgreSQL (integer overflow, division by zero,
+ * float overflow, date out of range).  The device never guesses in that case;
+ * the pair goes back to the host, which evaluates the original quals with
+ * ExecQual and so raises exactly PostgreSQL's error, or not, if PostgreSQL's
+ * own short-circuit evaluation never reaches the failing step.
+ *
+ * Values live in 8-byte slots: integers, booleans, dates and timestamps as
+ * int64, float4 and float8 as double (float4 -> double is exact, so float4
+ * arithmetic converts back to float and rounds as float4, like float4pl()).
+ *
+ * This header must stay free of PostgreSQL headers: nvcc compiles it as C++.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_DEVICE_PROGRAM_H
+#define GPUJOIN_DEVICE_PROGRAM_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <math.h>
+
+#ifdef __CUDACC__
+#define GJ_HD __host__ __device__ __forceinline__
+#else
+#define GJ_HD static inline
+#endif
+
+/* Limits of one program; the compiler refuses anything larger. */
+#define GJ_MAX_STACK		16
+#define GJ_MAX_INSTRS		64
+#define GJ_MAX_KEY_COLS		8
+
+/* Storage class of a key column and of a stack slot. */
+typedef enum GjClass
+{
+	GJ_CLASS_INT = 0,			/* int64 */
+	GJ_CLASS_FLOAT = 1			/* double */
+} GjClass;
+
+/* SQL types the device understands; decides overflow ranges and rounding. */
+typedef enum GjType
+{
+	GJT_BOOL = 0,
+	GJT_INT2,
+	GJT_INT4,
+	GJT_INT8,
+	GJT_FLOAT4,
+	GJT_FLOAT8,
+	GJT_DATE,
+	GJT_TIMESTAMP,
+	GJT_TIMESTAMPTZ
+} GjType;
+
+GJ_HD GjClass
+gj_type_class(int type)
+{
+	return (type == GJT_FLOAT4 || type == GJT_FLOAT8) ? GJ_CLASS_FLOAT : GJ_CLASS_INT;
+}
+
+typedef enum GjOpcode
+{
+	GJOP_LOAD_OUTER = 1,		/* arg = outer key column */
+	GJOP_LOAD_INNER,			/* arg = inner key column */
+	GJOP_CONST,					/* imm = value bits */
+	GJOP_CONST_NULL,
+	/* comparisons: type = operand class (both operands already converted) */
+	GJOP_EQ,
+	GJOP_NE,
+	GJOP_LT,
+	GJOP_LE,
+	GJOP_GT,
+	GJOP_GE,
+	/* arithmetic: type = result type, operands already of matching class */
+	GJOP_ADD,
+	GJOP_SUB,
+	GJOP_MUL,
+	GJOP_DIV,
+	GJOP_MOD,
+	GJOP_NEG,
+	GJOP_ABS,
+	GJOP_DATE_PLI,				/* date + int4 */
+	GJOP_DATE_MII,				/* date - int4 */
+	GJOP_DATE_MI,				/* date - date -> int4 */
+	/* conversions: type = result type */
+	GJOP_INT_TO_FLOAT,			/* int2/4/8 -> float4/float8 */
+	GJOP_FLOAT_TO_FLOAT4,		/* float8 -> float4 (dtof) */
+	GJOP_INT_NARROW,			/* int8/int4 -> int4/int2 with range check */
+	/* SQL three-valued logic */
+	GJOP_AND,
+	GJOP_OR,
+	GJOP_NOT,
+	GJOP_IS_NULL,
+	GJOP_IS_NOT_NULL
+} GjOpcode;
+
+typedef struct GjInstr
+{
+	int16_t		op;				/* GjOpcode */
+	int16_t		type;			/* GjType or GjClass, see GjOpcode */
+	int32_t		arg;			/* column number */
+	int64_t		imm;			/* constant bits */
+} GjInstr;
+
+typedef struct GjProgram
+{
+	int32_t		ninstrs;
+	GjInstr		instrs[GJ_MAX_INSTRS];
+} GjProgram;
+
+/* One side's key columns, as the backend sees them (host or device memory). */
+typedef struct GjKeyColumns
+{
+	int32_t		ncols;
+	const int64_t *values[GJ_MAX_KEY_COLS]; /* double columns are stored as bits */
+	const uint8_t *isnull[GJ_MAX_KEY_COLS]; /* NULL when the column has no NULLs */
+} GjKeyColumns;
+
+typedef enum GjResult
+{
+	GJ_RESULT_FALSE = 0,
+	GJ_RESULT_TRUE = 1,
+	GJ_RESULT_RECHECK = 2
+} GjResult;
+
+typedef union GjSlot
+{
+	int64_t		i;
+	double		f;
+} GjSlot;
+
+GJ_HD double
+gj_bits_to_double(int64_t bits)
+{
+	GjSlot		s;
+
+	s.i = bits;
+	return s.f;
+}
+
+GJ_HD int64_t
+gj_double_to_bits(double d)
+{
+	GjSlot		s;
+
+	s.f = d;
+	return s.i;
+}
+
+/*
+ * float comparison with PostgreSQL's btree semantics (float8_cmp_internal):
+ * NaN equals NaN and sorts above every other value, -0.0 equals 0.0.
+ */
+GJ_HD int
+gj_float_cmp(double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return (a > b) - (a < b);
+}
+
+/*
+ * An int64 whose signed order is PostgreSQL's float order: NaN above
+ * +Infinity, -0.0 equal to 0.0.  Lets the specialised kernels and sorts
+ * treat float keys as integers.
+ */
+GJ_HD int64_t
+gj_float_order_key(double d)
+{
+	int64_t		bits;
+
+	if (isnan(d))
+		return INT64_MAX;
+	if (d == 0.0)
+		return 0;
+	bits = gj_double_to_bits(d);
+	return bits >= 0 ? bits : (int64_t) (bits ^ INT64_MAX);
+}
+
+GJ_HD int
+gj_int_cmp(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+GJ_HD bool
+gj_cmp_holds(int op, int cmp)
+{
+	switch (op)
+	{
+		case GJOP_EQ:
+			return cmp == 0;
+		case GJOP_NE:
+			return cmp != 0;
+		case GJOP_LT:
+			return cmp < 0;
+		case GJOP_LE:
+			return cmp <= 0;
+		case GJOP_GT:
+			return cmp > 0;
+		default:
+			return cmp >= 0;
+	}
+}
+
+/* Does an int64 fit the SQL integer type? */
+GJ_HD bool
+gj_int_in_range(int type, int64_t v)
+{
+	if (type == GJT_INT2)
+		return v >= -32768 && v <= 32767;
+	if (type == GJT_INT4 || type == GJT_DATE)
+		return v >= INT32_MIN && v <= INT32_MAX;
+	return true;
+}
+
+/*
+ * Integer arithmetic with PostgreSQL's errors.  Returns false where
+ * PostgreSQL would raise an ERROR (overflow, division by zero).  Operands of
+ * int2/int4 types are at most 32 bits wide, so their results cannot overflow
+ * int64 before the range check; int8 needs careful checks.
+ */
+GJ_HD bool
+gj_int_arith(int op, int type, int64_t a, int64_t b, int64_t *result)
+{
+	int64_t		r;
+
+	switch (op)
+	{
+		case GJOP_ADD:
+			if (type == GJT_INT8 &&
+				((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)))
+				return false;
+			r = (int64_t) ((uint64_t) a + (uint64_t) b);
+			break;
+		case GJOP_SUB:
+			if (type == GJT_INT8 &&
+				((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)))
+				return false;
+			r = (int64_t) ((uint64_t) a - (uint64_t) b);
+			break;
+		case GJOP_MUL:
+			if (type == GJT_INT8)
+			{
+				if (a != 0 && b != 0)
+				{
+					if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN))
+						return false;
+					if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+						: (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
+						return false;
+				}
+			}
+			r = (int64_t) ((uint64_t) a * (uint64_t) b);
+			break;
+		case GJOP_DIV:
+			if (b == 0)
+				return false;
+			if (b == -1)
+			{
+				/* -INT_MIN overflows; avoid the trap of INT64_MIN / -1 */
+				if (a == INT64_MIN)
+					return false;
+				r = -a;
+			}
+			else
+				r = a / b;
+			break;
+		case GJOP_MOD:
+			if (b == 0)
+				return false;
+			r = (b == -1) ? 0 : a % b;
+			break;
+		case GJOP_NEG:
+			if (a == INT64_MIN)
+				return false;
+			r = -a;
+			break;
+		default:				/* GJOP_ABS */
+			if (a == INT64_MIN)
+				return false;
+			r = a < 0 ? -a : a;
+			break;
+	}
+	if (!gj_int_in_range(type, r))
+		return false;
+	*result = r;
+	return true;
+}
+
+/*
+ * Float arithmetic.  Returns false whenever PostgreSQL might raise an error
+ * (overflow, underflow, division by zero); the host then decides.  Being more
+ * cautious than PostgreSQL costs a recheck, never a wrong answer.
+ */
+GJ_HD bool
+gj_float_arith(int op, int type, double a, double b, double *result)
+{
+	double		r;
+
+	if (type == GJT_FLOAT4)
+	{
+		float		fa = (float) a,
+					fb = (float) b,
+					fr;
+
+		switch (op)
+		{
+			case GJOP_ADD:
+				fr = fa + fb;
+				break;
+			case GJOP_SUB:
+				fr = fa - fb;
+				break;
+			case GJOP_MUL:
+				fr = fa * fb;
+				break;
+			case GJOP_DIV:
+				if (fb == 0.0f)
+					return false;
+				fr = fa / fb;
+				break;
+			case GJOP_NEG:
+				fr = -fa;
+				break;
+			default:
+				fr = fabsf(fa);
+				break;
+		}
+		if (isinf(fr) && !isinf(fa) && !isinf(fb))
+			return false;
+		if (fr == 0.0f && fa != 0.0f &&
+			((op == GJOP_MUL && fb != 0.0f) || (op == GJOP_DIV && !isinf(fb))))
+			return false;
+		*result = (double) fr;
+		return true;
+	}
+
+	switch (op)
+	{
+		case GJOP_ADD:
+			r = a + b;
+			break;
+		case GJOP_SUB:
+			r = a - b;
+			break;
+		case GJOP_MUL:
+			r = a * b;
+			break;
+		case GJOP_DIV:
+			if (b == 0.0)
+				return false;
+			r = a / b;
+			break;
+		case GJOP_NEG:
+			r = -a;
+			break;
+		default:
+			r = fabs(a);
+			break;
+	}
+	if (isinf(r) && !isinf(a) && !isinf(b))
+		return false;
+	if (r == 0.0 && a != 0.0 &&
+		((op == GJOP_MUL && b != 0.0) || (op == GJOP_DIV && !isinf(b))))
+		return false;
+	*result = r;
+	return true;
+}
+
+/* PostgreSQL's date range (IS_VALID_DATE), in days since 2000-01-01. */
+#define GJ_DATE_MIN			(-2451545)
+#define GJ_DATE_MAX_EXCL	(2147483494 - 2451545)
+#define GJ_DATE_NOBEGIN		INT32_MIN
+#define GJ_DATE_NOEND		INT32_MAX
+
+/*
+ * Evaluate the program for one pair.  Column numbers and the stack depth were
+ * checked by the compiler, so the interpreter trusts them.
+ */
+GJ_HD int
+gj_program_eval(const GjInstr *instrs, int ninstrs,
+				const GjKeyColumns *outer, int64_t outer_row,
+				const GjKeyColumns *inner, int64_t inner_row)
+{
+	GjSlot		stack[GJ_MAX_STACK];
+	bool		isnull[GJ_MAX_STACK];
+	int			sp = 0;
+	int			pc;
+
+	for (pc = 0; pc < ninstrs; pc++)
+	{
+		const GjInstr *in = &instrs[pc];
+
+		switch (in->op)
+		{
+			case GJOP_LOAD_OUTER:
+			case GJOP_LOAD_INNER:
+				{
+					const GjKeyColumns *side = (in->op == GJOP_LOAD_OUTER) ? outer : inner;
+					int64_t		row = (in->op == GJOP_LOAD_OUTER) ? outer_row : inner_row;
+
+					stack[sp].i = side->values[in->arg][row];
+					isnull[sp] = side->isnull[in->arg] != NULL && side->isnull[in->arg][row];
+					sp++;
+				}
+				break;
+			case GJOP_CONST:
+				stack[sp].i = in->imm;
+				isnull[sp++] = false;
+				break;
+			case GJOP_CONST_NULL:
+				stack[sp].i = 0;
+				isnull[sp++] = true;
+				break;
+			case GJOP_EQ:
+			case GJOP_NE:
+			case GJOP_LT:
+			case GJOP_LE:
+			case GJOP_GT:
+			case GJOP_GE:
+				sp--;
+				if (isnull[sp - 1] || isnull[sp])
+				{
+					isnull[sp - 1] = true;
+					break;
+				}
+				stack[sp - 1].i = gj_cmp_holds(in->op, in->type == GJ_CLASS_FLOAT ?
+											  gj_float_cmp(stack[sp - 1].f, stack[sp].f) :
+											  gj_int_cmp(stack[sp - 1].i, stack[sp].i));
+				break;
+			case GJOP_ADD:
+			case GJOP_SUB:
+			case GJOP_MUL:
+			case GJOP_DIV:
+			case GJOP_MOD:
+				sp--;
+				if (isnull[sp - 1] || isnull[sp])
+				{
+					isnull[sp - 1] = true;
+					break;
+				}
+				if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+				{
+					if (!gj_float_arith(in->op, in->type, stack[sp - 1].f, stack[sp].f,
+										&stack[sp - 1].f))
+						return GJ_RESULT_RECHECK;
+				}
+				else if (!gj_int_arith(in->op, in->type, stack[sp - 1].i, stack[sp].i,
+									   &stack[sp - 1].i))
+					return GJ_RESULT_RECHECK;
+				break;
+			case GJOP_NEG:
+			case GJOP_ABS:
+				if (isnull[sp - 1])
+					break;
+				if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+				{
+					if (!gj_float_arith(in->op, in->type, stack[sp - 1].f, 0.0,
+										&stack[sp - 1].f))
+						return GJ_RESULT_RECHECK;
+				}
+				else if (!gj_int_arith(in->op, in->type, stack[sp - 1].i, 0,
+									   &stack[sp - 1].i))
+					return GJ_RESULT_RECHECK;
+				break;
+			case GJOP_DATE_PLI:
+			case GJOP_DATE_MII:
+				sp--;
+				if (isnull[sp - 1] || isnull[sp])
+				{
+					isnull[sp - 1] = true;
+					break;
+				}
+				/* date_pli/date_mii: infinite dates stay infinite */
+				if (stack[sp - 1].i != GJ_DATE_NOBEGIN && stack[sp - 1].i != GJ_DATE_NOEND)
+				{
+					int64_t		r = (in->op == GJOP_DATE_PLI) ?
+					stack[sp - 1].i + stack[sp].i : stack[sp - 1].i - stack[sp].i;
+
+					if (r < GJ_DATE_MIN || r >= GJ_DATE_MAX_EXCL)
+						return GJ_RESULT_RECHECK;
+					stack[sp - 1].i = r;
+				}
+				break;
+			case GJOP_DATE_MI:
+				sp--;
+				if (isnull[sp - 1] || isnull[sp])
+				{
+					isnull[sp - 1] = true;
+					break;
+				}
+				/* date_mi raises an error on infinite dates */
+				if (stack[sp - 1].i == GJ_DATE_NOBEGIN || stack[sp - 1].i == GJ_DATE_NOEND ||
+					stack[sp].i == GJ_DATE_NOBEGIN || stack[sp].i == GJ_DATE_NOEND)
+					return GJ_RESULT_RECHECK;
+				stack[sp - 1].i = stack[sp - 1].i - stack[sp].i;
+				break;
+			case GJOP_INT_TO_FLOAT:
+				if (!isnull[sp - 1])
+					stack[sp - 1].f = (in->type == GJT_FLOAT4) ?
+						(double) (float) stack[sp - 1].i : (double) stack[sp - 1].i;
+				break;
+			case GJOP_FLOAT_TO_FLOAT4:
+				if (!isnull[sp - 1])
+				{
+					double		d = stack[sp - 1].f;
+					float		f = (float) d;
+
+					if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
+						return GJ_RESULT_RECHECK;
+					stack[sp - 1].f = (double) f;
+				}
+				break;
+			case GJOP_INT_NARROW:
+				if (!isnull[sp - 1] && !gj_int_in_range(in->type, stack[sp - 1].i))
+					return GJ_RESULT_RECHECK;
+				break;
+			case GJOP_AND:
+				sp--;
+				/* false wins over NULL; NULL wins over true */
+				if ((!isnull[sp - 1] && !stack[sp - 1].i) || (!isnull[sp] && !stack[sp].i))
+				{
+					stack[sp - 1].i = 0;
+					isnull[sp - 1] = false;
+				}
+				else
+				{
+					isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
+					stack[sp - 1].i = 1;
+				}
+				break;
+			case GJOP_OR:
+				sp--;
+				/* true wins over NULL; NULL wins over false */
+				if ((!isnull[sp - 1] && stack[sp - 1].i) || (!isnull[sp] && stack[sp].i))
+				{
+					stack[sp - 1].i = 1;
+					isnull[sp - 1] = false;
+				}
+				else
+				{
+					isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
+					stack[sp - 1].i = 0;
+				}
+				break;
+			case GJOP_NOT:
+				if (!isnull[sp - 1])
+					stack[sp - 1].i = !stack[sp - 1].i;
+				break;
+			case GJOP_IS_NULL:
+				stack[sp - 1].i = isnull[sp - 1];
+				isnull[sp - 1] = false;
+				break;
+			case GJOP_IS_NOT_NULL:
+				stack[sp - 1].i = !isnull[sp - 1];
+				isnull[sp - 1] = false;
+				break;
+		}
+	}
+	return (!isnull[0] && stack[0].i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+}
+
+/*
+ * The common shape "outer column OP inner column" (or reversed) runs through
+ * a specialised loop instead of the interpreter.  gj_program_simple_compare
+ * recognises it, normalised so that the outer column is on the left.
+ */
+typedef struct GjSimpleCompare
+{
+	int			op;				/* GJOP_EQ .. GJOP_GE, outer OP inner */
+	int			cls;			/* GjClass of both columns */
+	int			outer_col;
+	int			inner_col;
+} GjSimpleCompare;
+
+GJ_HD int
+gj_commute_cmp(int op)
+{
+	switch (op)
+	{
+		case GJOP_LT:
+			return GJOP_GT;
+		case GJOP_LE:
+			return GJOP_GE;
+		case GJOP_GT:
+			return GJOP_LT;
+		case GJOP_GE:
+			return GJOP_LE;
+		default:
+			return op;
+	}
+}
+
+GJ_HD bool
+gj_program_simple_compare(const GjInstr *instrs, int ninstrs, GjSimpleCompare *sc)
+{
+	if (ninstrs != 3 || instrs[2].op < GJOP_EQ || instrs[2].op > GJOP_GE)
+		return false;
+	if (instrs[0].op == GJOP_LOAD_OUTER && instrs[1].op == GJOP_LOAD_INNER)
+	{
+		sc->op = instrs[2].op;
+		sc->outer_col = instrs[0].arg;
+		sc->inner_col = instrs[1].arg;
+	}
+	else if (instrs[0].op == GJOP_LOAD_INNER && instrs[1].op == GJOP_LOAD_OUTER)
+	{
+		sc->op = gj_commute_cmp(instrs[2].op);
+		sc->outer_col = instrs[1].arg;
+		sc->inner_col = instrs[0].arg;
+	}
+	else
+		return false;
+	sc->cls = instrs[2].type;
+	return true;
+}
+
+#endif							/* GPUJOIN_DEVICE_PROGRAM_H */

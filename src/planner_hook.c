@@ -1,0 +1,133 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner_hook.c
+ *	  Entry point of the gpujoin library: its GUCs and the planner hook that
+ *	  offers GpuJoin paths.
+ *
+ * The hook runs for every pair of relations the planner considers joining,
+ * so it must stay cheap and must never touch the GPU: opening CUDA happens
+ * lazily in a backend, at the first execution of a GpuJoin node.  The library
+ * can therefore be preloaded (shared_preload_libraries) on a machine without
+ * a GPU or an NVIDIA driver.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+
+#include "fmgr.h"
+#include "optimizer/paths.h"
+#include "utils/guc.h"
+
+#include "gpujoin.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+bool		gpujoin_enabled = true;
+int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
+int			gpujoin_device_memory_kb = 0;
+int			gpujoin_algorithm = GJ_ALGO_AUTO;
+
+/*
+ * Cost constants, in the planner's units (seq_page_cost = 1).  The defaults
+ * are first estimates for the cpu backend; test/bench/calibrate measures
+ * them on a given machine.
+ */
+double		gpujoin_startup_cost = 100.0;
+double		gpujoin_row_cost = 0.005;
+double		gpujoin_pair_cost = 0.0002;
+double		gpujoin_output_cost = 0.005;
+
+static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", GPUJOIN_DEVICE_AUTO, false},
+	{"cuda", GPUJOIN_DEVICE_CUDA, false},
+	{"cpu", GPUJOIN_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry algorithm_options[] = {
+	{"auto", GJ_ALGO_AUTO, false},
+	{"nestloop", GJ_ALGO_NESTLOOP, false},
+	{"sortmerge", GJ_ALGO_SORTMERGE, false},
+	{"hash", GJ_ALGO_HASH, false},
+	{NULL, 0, false}
+};
+
+static void
+gpujoin_join_pathlist_hook(PlannerInfo *root, RelOptInfo *joinrel,
+						   RelOptInfo *outerrel, RelOptInfo *innerrel,
+						   JoinType jointype, JoinPathExtraData *extra)
+{
+	if (prev_join_pathlist_hook)
+		prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	gpujoin_add_join_paths(root, joinrel, outerrel, innerrel, jointype, extra);
+}
+
+static void
+define_gucs(void)
+{
+	DefineCustomBoolVariable("gpujoin.enabled",
+							 "Lets the planner consider GpuJoin for joins.",
+							 NULL,
+							 &gpujoin_enabled, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	/*
+	 * Device choice and the device memory budget decide how much of a shared
+	 * GPU one query may take, so only superusers (or roles the DBA grants
+	 * SET on them to) may change them.
+	 */
+	DefineCustomEnumVariable("gpujoin.device",
+							 "Backend that runs GpuJoin: auto (cuda when a usable GPU is present, else cpu), cuda or cpu.",
+							 NULL,
+							 &gpujoin_device, GPUJOIN_DEVICE_AUTO, device_options,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpujoin.device_memory",
+							"Device memory one GpuJoin may use for its tiles; 0 picks it from the device.",
+							"On the cpu backend this bounds the working set of one tile the same way.",
+							&gpujoin_device_memory_kb, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomEnumVariable("gpujoin.algorithm",
+							 "Join algorithm GpuJoin uses: auto, nestloop, sortmerge or hash.",
+							 NULL,
+							 &gpujoin_algorithm, GJ_ALGO_AUTO, algorithm_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.startup_cost",
+							 "Planner's estimate of the fixed cost of starting a GpuJoin.",
+							 NULL,
+							 &gpujoin_startup_cost, 100.0, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpujoin.row_cost",
+							 "Planner's estimate of the cost of draining one input row into host buffers.",
+							 NULL,
+							 &gpujoin_row_cost, 0.005, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpujoin.pair_cost",
+							 "Planner's estimate of the cost of evaluating the device quals on one pair of rows.",
+							 NULL,
+							 &gpujoin_pair_cost, 0.0002, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("gpujoin.output_cost",
+							 "Planner's estimate of the cost of returning one joined row.",
+							 NULL,
+							 &gpujoin_output_cost, 0.005, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gpujoin");
+}
+
+void
+_PG_init(void)
+{
+	define_gucs();
+	gpujoin_register_methods();
+
+	prev_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = gpujoin_join_pathlist_hook;
+}

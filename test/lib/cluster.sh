@@ -1,0 +1,73 @@
+# test/lib/cluster.sh: start and stop a throwaway PostgreSQL cluster.
+#
+# Sourced by the test runner and the demo.  The cluster lives in a temporary
+# directory, listens only on a unix socket there and on its own port, and has
+# gpujoin preloaded.  PostgreSQL refuses to run as root, so when called as
+# root the cluster belongs to an unprivileged user (created if missing).
+# PG_CONFIG from the environment selects the PostgreSQL installation.
+#
+# After cluster_start: PGHOST, PGPORT, PGUSER are exported for psql & co.
+# Extra postgresql.conf lines can be passed in GPUJOIN_CLUSTER_CONF, e.g.
+# GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda".
+
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PG_BINDIR=$("$PG_CONFIG" --bindir)
+CLUSTER_OWNER=${CLUSTER_OWNER:-gpujoin}
+
+as_owner() {
+	if [ "$(id -u)" = 0 ]; then
+		su "$CLUSTER_OWNER" -s /bin/bash -c "$*"
+	else
+		bash -c "$*"
+	fi
+}
+
+cluster_start() {
+	CLUSTER_DIR=$(mktemp -d /tmp/gpujoin_cluster.XXXXXX)
+	if [ "$(id -u)" = 0 ]; then
+		id "$CLUSTER_OWNER" >/dev/null 2>&1 || useradd -M -s /bin/bash "$CLUSTER_OWNER"
+		chown "$CLUSTER_OWNER" "$CLUSTER_DIR"
+	fi
+	chmod 755 "$CLUSTER_DIR"
+	as_owner "'$PG_BINDIR/initdb' -D '$CLUSTER_DIR/data' -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >'$CLUSTER_DIR/initdb.log' 2>&1" || {
+		cat "$CLUSTER_DIR/initdb.log"
+		return 1
+	}
+	cat >>"$CLUSTER_DIR/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$CLUSTER_DIR'
+shared_preload_libraries = 'gpujoin'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 40
+shared_buffers = 256MB
+work_mem = 64MB
+max_parallel_workers_per_gather = 2
+lc_messages = 'C'
+${GPUJOIN_CLUSTER_CONF:-}
+CONF
+	# a free port of our own
+	local port
+	for port in $(seq $((50000 + $$ % 5000)) $((50000 + $$ % 5000 + 50))); do
+		sed -i "/^port = /d" "$CLUSTER_DIR/data/postgresql.conf"
+		echo "port = $port" >>"$CLUSTER_DIR/data/postgresql.conf"
+		if as_owner "'$PG_BINDIR/pg_ctl' -D '$CLUSTER_DIR/data' -l '$CLUSTER_DIR/server.log' -w -t 60 start >/dev/null 2>&1"; then
+			export PGHOST=$CLUSTER_DIR PGPORT=$port PGUSER=postgres
+			return 0
+		fi
+	done
+	cat "$CLUSTER_DIR/server.log"
+	return 1
+}
+
+cluster_stop() {
+	[ -n "${CLUSTER_DIR:-}" ] || return 0
+	as_owner "'$PG_BINDIR/pg_ctl' -D '$CLUSTER_DIR/data' -m fast -w stop >/dev/null 2>&1" || true
+	if [ -n "${KEEP_CLUSTER:-}" ]; then
+		echo "cluster kept in $CLUSTER_DIR"
+	else
+		rm -rf "$CLUSTER_DIR"
+	fi
+	CLUSTER_DIR=
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# test/run_tests.sh: the whole test suite of gpujoin.
+#
+# Builds and installs the extension (into the PostgreSQL that PG_CONFIG names),
+# starts a throwaway cluster with gpujoin preloaded, runs the pg_regress suite
+# (sql/, expected/) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
+# with one line: "N passed, N failed".  Exit status 0 only if nothing failed.
+#
+# Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
+# server settings, e.g. GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda" to run
+# the same suite on the cuda backend; SKIP_BUILD=1 to test what is installed;
+# SKIP_DEPS=1 not to look for missing Debian packages.
+set -u
+cd "$(dirname "$0")/.."
+[ -n "${SKIP_DEPS:-}" ] || scripts/install_deps.sh || {
+	echo "could not install the dependencies"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+export PG_CONFIG=${PG_CONFIG:-pg_config}
+. test/lib/cluster.sh
+
+if [ -z "${SKIP_BUILD:-}" ]; then
+	make -s PG_CONFIG="$PG_CONFIG" >build.log 2>&1 && make -s PG_CONFIG="$PG_CONFIG" install >>build.log 2>&1 || {
+		cat build.log
+		echo "0 passed, 1 failed"
+		exit 1
+	}
+fi
+
+trap cluster_stop EXIT
+cluster_start || {
+	echo "could not start a test cluster"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+passed=0
+failed=0
+
+# pg_regress: one test per file in sql/ named in the Makefile's REGRESS
+echo "== pg_regress =="
+make -s PG_CONFIG="$PG_CONFIG" installcheck >regress.log 2>&1
+regress_status=$?
+cat regress.log
+n_ok=$(grep -cE '^(ok|test) .* \.\.\. ok|^ok [0-9]+ ' regress.log)
+n_bad=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' regress.log)
+if [ "$regress_status" != 0 ] && [ "$n_bad" = 0 ]; then
+	n_bad=1
+fi
+[ -f regression.diffs ] && [ "$n_bad" != 0 ] && head -200 regression.diffs
+passed=$((passed + n_ok))
+failed=$((failed + n_bad))
+
+# pgTAP: each file in test/pgtap is a transaction that rolls back
+echo "== pg_prove =="
+"$PG_BINDIR/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS gpujoin_tap" -c "CREATE DATABASE gpujoin_tap" &&
+	"$PG_BINDIR/psql" -X -q -d gpujoin_tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION gpujoin" || {
+	echo "could not prepare the pgTAP database"
+	failed=$((failed + 1))
+}
+pg_prove --verbose -d gpujoin_tap test/pgtap/*.sql >prove.log 2>&1
+prove_status=$?
+cat prove.log
+t_ok=$(grep -cE '^ok [0-9]+' prove.log)
+t_bad=$(grep -cE '^not ok [0-9]+' prove.log)
+if [ "$prove_status" != 0 ] && [ "$t_bad" = 0 ]; then
+	t_bad=1
+fi
+passed=$((passed + t_ok))
+failed=$((failed + t_bad))
+
+echo
+echo "pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed, $t_bad failed"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
