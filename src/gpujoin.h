@@ -60,6 +60,9 @@ typedef struct GpuJoinPlanInfo
 	List	   *scan_sides;
 	List	   *scan_attnos;
 	GjProgram	program;
+	GjRangeSpec range;			/* GJ_ALGO_SORTMERGE */
+	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
+	bool		filter_needed;	/* candidates must pass the whole program */
 } GpuJoinPlanInfo;
 
 /* custom_scan/device_compile.c */
@@ -78,6 +81,8 @@ extern void device_compile_init(DeviceCompileContext *cxt,
 								Relids outer_relids, Relids inner_relids);
 extern bool device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
 extern int	device_type_of(Oid typid);
+extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
+									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
 
 /* custom_scan/gpujoin_path.c */

@@ -434,3 +434,210 @@ device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
 	*cxt = saved;
 	return false;
 }
+
+/* A Var of one side, seen through binary-compatible relabelling. */
+static Var *
+plain_var(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return (node && IsA(node, Var)) ? (Var *) node : NULL;
+}
+
+/* Does the expression read only outer Vars (and constants)? */
+static bool
+outer_only_walker(Node *node, DeviceCompileContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+		return !bms_is_member(((Var *) node)->varno, cxt->outer_relids) ||
+			((Var *) node)->varlevelsup != 0;
+	return expression_tree_walker(node, outer_only_walker, (void *) cxt);
+}
+
+/* Column number of a Var already among a side's key columns, or -1. */
+static int
+existing_column(List *vars, Var *var)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, vars)
+	{
+		if (equal(lfirst(lc), var))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/*
+ * Compile an outer-only expression into a bound program, reusing the outer
+ * key columns of the main program.  Returns false if it does not compile or
+ * would need a column the main program does not load.
+ */
+static bool
+compile_bound(DeviceCompileContext *cxt, Node *expr, int cls,
+			  GjInstr *instrs, int32_t *ninstrs)
+{
+	DeviceCompileContext sub;
+	int			type;
+
+	device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
+	sub.outer_vars = list_copy(cxt->outer_vars);
+	sub.inner_vars = list_copy(cxt->inner_vars);
+	type = compile_expr(&sub, expr);
+	if (type < 0 || gj_type_class(type) != cls ||
+		list_length(sub.outer_vars) != list_length(cxt->outer_vars) ||
+		list_length(sub.inner_vars) != list_length(cxt->inner_vars))
+		return false;
+	memcpy(instrs, sub.program.instrs, sizeof(GjInstr) * sub.program.ninstrs);
+	*ninstrs = sub.program.ninstrs;
+	return true;
+}
+
+/*
+ * Choose the algorithm for a join whose device quals are device_clauses
+ * (already compiled into cxt), and fill in what it needs.
+ *
+ * hash: every "outer Var = inner Var" of one storage class is a hash key.
+ * sortmerge: comparisons "inner Var OP outer expression" (or commuted) on
+ * one inner column become the lower and upper bounds of the range of inner
+ * rows each outer row searches.  Either way the full device program still
+ * filters the candidates, unless the bounds are the whole condition.
+ * gpujoin.algorithm forces a choice when the condition allows it; otherwise
+ * the next applicable algorithm is used (hash -> sortmerge -> nestloop),
+ * never one that cannot evaluate the condition.
+ */
+void
+device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
+						int requested, GpuJoinPlanInfo *info)
+{
+	GjEquiSpec	equi;
+	GjRangeSpec best_range;
+	int			best_score = 0;
+	int			best_clauses = 0;
+	ListCell   *lc;
+
+	memset(&equi, 0, sizeof(equi));
+	memset(&best_range, 0, sizeof(best_range));
+	info->algorithm = GJ_ALGO_NESTLOOP;
+	info->filter_needed = true;
+	if (requested == GJ_ALGO_NESTLOOP)
+		return;
+
+	/* hash keys */
+	foreach(lc, device_clauses)
+	{
+		OpExpr	   *op = (OpExpr *) lfirst(lc);
+		const DeviceFunc *df;
+		Var		   *a,
+				   *b;
+		int			oc,
+					ic;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		df = lookup_device_func(op->opfuncid);
+		if (df == NULL || df->kind != DF_COMPARE || df->op != GJOP_EQ ||
+			gj_type_class(df->arg1) != gj_type_class(df->arg2))
+			continue;
+		a = plain_var(linitial(op->args));
+		b = plain_var(lsecond(op->args));
+		if (a == NULL || b == NULL || equi.nkeys >= GJ_MAX_KEY_COLS)
+			continue;
+		if (bms_is_member(b->varno, cxt->outer_relids))
+		{
+			Var		   *t = a;
+
+			a = b;
+			b = t;
+		}
+		oc = existing_column(cxt->outer_vars, a);
+		ic = existing_column(cxt->inner_vars, b);
+		if (oc < 0 || ic < 0 || !bms_is_member(a->varno, cxt->outer_relids) ||
+			!bms_is_member(b->varno, cxt->inner_relids))
+			continue;
+		equi.outer_cols[equi.nkeys] = oc;
+		equi.inner_cols[equi.nkeys] = ic;
+		equi.cls[equi.nkeys] = gj_type_class(df->arg1);
+		equi.nkeys++;
+	}
+	if (equi.nkeys > 0 && (requested == GJ_ALGO_HASH || requested == GJ_ALGO_AUTO))
+	{
+		info->algorithm = GJ_ALGO_HASH;
+		info->equi = equi;
+		return;
+	}
+
+	/* range bounds: try each inner column, keep the one with most bounds */
+	foreach(lc, cxt->inner_vars)
+	{
+		Var		   *inner_var = lfirst(lc);
+		int			ic = foreach_current_index(lc);
+		GjRangeSpec range;
+		int			nclauses = 0;
+		ListCell   *lq;
+
+		memset(&range, 0, sizeof(range));
+		range.inner_col = ic;
+		/* comparisons are within one storage class: the inner column's */
+		range.cls = gj_type_class(device_type_of(inner_var->vartype));
+		foreach(lq, device_clauses)
+		{
+			OpExpr	   *op = (OpExpr *) lfirst(lq);
+			const DeviceFunc *df;
+			Node	   *expr;
+			int			cmp;
+			bool		used = false;
+
+			if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+				continue;
+			df = lookup_device_func(op->opfuncid);
+			if (df == NULL || df->kind != DF_COMPARE || df->op == GJOP_NE)
+				continue;
+			if (equal(plain_var(linitial(op->args)), inner_var))
+			{
+				expr = lsecond(op->args);
+				cmp = df->op;
+			}
+			else if (equal(plain_var(lsecond(op->args)), inner_var))
+			{
+				expr = linitial(op->args);
+				cmp = gj_commute_cmp(df->op);
+			}
+			else
+				continue;
+			if (outer_only_walker(expr, cxt))
+				continue;
+			/* inner OP expr */
+			if ((cmp == GJOP_GT || cmp == GJOP_GE || cmp == GJOP_EQ) && range.lo_ninstrs == 0 &&
+				compile_bound(cxt, expr, range.cls, range.lo_instrs, &range.lo_ninstrs))
+			{
+				range.lo_inclusive = (cmp != GJOP_GT);
+				used = true;
+			}
+			if ((cmp == GJOP_LT || cmp == GJOP_LE || cmp == GJOP_EQ) && range.hi_ninstrs == 0 &&
+				compile_bound(cxt, expr, range.cls, range.hi_instrs, &range.hi_ninstrs))
+			{
+				range.hi_inclusive = (cmp != GJOP_LT);
+				used = true;
+			}
+			nclauses += used;
+		}
+		if ((range.lo_ninstrs > 0) + (range.hi_ninstrs > 0) > best_score)
+		{
+			best_score = (range.lo_ninstrs > 0) + (range.hi_ninstrs > 0);
+			best_range = range;
+			best_clauses = nclauses;
+		}
+	}
+	if (best_score > 0 && requested != GJ_ALGO_NESTLOOP)
+	{
+		info->algorithm = GJ_ALGO_SORTMERGE;
+		info->range = best_range;
+		/* the bounds are the whole condition: no filtering needed */
+		info->filter_needed = (best_clauses != list_length(device_clauses));
+	}
+}

@@ -197,7 +197,17 @@ gpujoin_prepare(GpuJoinState *gjs)
 		return false;
 
 	if (gjs->backend == NULL)
+	{
 		gjs->backend = gpujoin_choose_backend(&gjs->cuda_info, &gjs->cuda_first_use);
+		if (!(gjs->backend->algorithms & (1u << gjs->info.algorithm)))
+		{
+			/* same algorithm, same answer: on the backend that has it */
+			elog(DEBUG1, "GpuJoin: the %s backend has no %s algorithm; using the cpu backend",
+				 gjs->backend->name, gpujoin_algorithm_name(gjs->info.algorithm));
+			gjs->fallback_from = gjs->backend;
+			gjs->backend = &gj_cpu_backend;
+		}
+	}
 
 	if (gpujoin_device_memory_kb > 0)
 		budget = (int64) gpujoin_device_memory_kb * 1024;
@@ -222,6 +232,9 @@ gpujoin_prepare(GpuJoinState *gjs)
 	input.algorithm = gjs->info.algorithm;
 	input.match_capacity = gjs->sched.match_capacity;
 	input.budget_bytes = budget;
+	input.range = gjs->info.range;
+	input.equi = gjs->info.equi;
+	input.filter_needed = gjs->info.filter_needed;
 
 	memset(&err, 0, sizeof(err));
 	gjs->backend_state = gjs->backend->begin_join(&input, &err);
@@ -240,10 +253,16 @@ gpujoin_run_step(GpuJoinState *gjs)
 	GjError		err;
 
 	CHECK_FOR_INTERRUPTS();
-	if (!gjs->tile_open)
+	while (!gjs->tile_open)
 	{
 		if (!tile_schedule_next(&gjs->sched, &gjs->tile))
 			return false;
+		if (gjs->backend->tile_can_match != NULL &&
+			!gjs->backend->tile_can_match(gjs->backend_state, &gjs->tile))
+		{
+			gjs->tiles_pruned++;
+			continue;
+		}
 		gjs->tile_open = true;
 		gjs->outer_next = gjs->tile.outer_begin;
 		gjs->tiles_run++;

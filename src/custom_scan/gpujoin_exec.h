@@ -49,6 +49,7 @@ typedef struct GpuJoinState
 	int64		budget_bytes;
 
 	const GjBackend *backend;	/* chosen at the first execution */
+	const GjBackend *fallback_from; /* chosen backend lacked the algorithm */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */
@@ -65,6 +66,7 @@ typedef struct GpuJoinState
 	int64		outer_drained;
 	int64		inner_drained;
 	int64		tiles_run;
+	int64		tiles_pruned;
 	int64		steps;
 	int64		host_rechecks;
 	int64		host_rejected;

@@ -67,13 +67,18 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!es->analyze)
 			return;
 	}
+	else if (gjs->fallback_from != NULL)
+		ExplainPropertyText("Backend",
+							psprintf("%s (%s has no %s kernel)", gjs->backend->name,
+									 gjs->fallback_from->name,
+									 gpujoin_algorithm_name(gjs->info.algorithm)), es);
 	else
 		ExplainPropertyText("Backend", gjs->backend->name, es);
 
 	ExplainPropertyInteger("Outer Rows Drained", NULL, gjs->outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, gjs->inner_drained, es);
 	ExplainPropertyInteger("Tiles Run", NULL, gjs->tiles_run, es);
-	ExplainPropertyInteger("Tiles Pruned", NULL, 0, es);
+	ExplainPropertyInteger("Tiles Pruned", NULL, gjs->tiles_pruned, es);
 	ExplainPropertyInteger("Steps", NULL, gjs->steps, es);
 	ExplainPropertyInteger("Pairs Evaluated", NULL, gjs->stats.pairs_evaluated, es);
 	ExplainPropertyInteger("Device Matches", NULL, gjs->stats.device_matches, es);

@@ -77,11 +77,12 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  */
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
-			 List *device_rinfos, List *host_rinfos, JoinPathExtraData *extra)
+			 List *device_rinfos, List *host_rinfos, JoinPathExtraData *extra,
+			 int algorithm)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
-	double		pairs = outer_rows * inner_rows;
+	double		pairs;
 	Selectivity device_sel;
 	QualCost	host_cost;
 	double		candidates;
@@ -90,7 +91,19 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 
 	device_sel = clauselist_selectivity(root, extract_actual_clauses(device_rinfos, false),
 										0, JOIN_INNER, extra->sjinfo);
-	candidates = clamp_row_est(pairs * device_sel);
+	candidates = clamp_row_est(outer_rows * inner_rows * device_sel);
+
+	/*
+	 * Device work: every pair for the nested loop; for sort-merge and hash,
+	 * sorting both sides and a search per outer row (in pair_cost units:
+	 * one step of a sort or search costs about one pair evaluation), plus
+	 * the candidates they produce.
+	 */
+	if (algorithm == GJ_ALGO_NESTLOOP)
+		pairs = outer_rows * inner_rows;
+	else
+		pairs = (outer_rows + inner_rows) * 8 +
+			outer_rows * log2(Max(inner_rows, 2)) + candidates * 4;
 	cost_qual_eval(&host_cost, host_rinfos, root);
 
 	startup = outer_path->total_cost + inner_path->total_cost +
@@ -111,6 +124,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
 	DeviceCompileContext cxt;
+	GpuJoinPlanInfo info;
 	List	   *device_rinfos = NIL;
 	List	   *host_rinfos = NIL;
 	bool		links_sides = false;
@@ -143,6 +157,9 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	}
 	if (!links_sides)
 		return;
+	memset(&info, 0, sizeof(info));
+	device_choose_algorithm(&cxt, extract_actual_clauses(device_rinfos, false),
+							gpujoin_algorithm, &info);
 
 	/* every Var we must return or test has to come out of one input */
 	if (!vars_available(joinrel->reltarget->exprs, outer_path->pathtarget, inner_path->pathtarget) ||
@@ -164,7 +181,8 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	cpath->custom_paths = list_make2(outer_path, inner_path);
 	cpath->custom_private = list_make2(device_rinfos, host_rinfos);
 	cpath->methods = &gpujoin_path_methods;
-	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos, extra);
+	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos, extra,
+				 info.algorithm);
 
 	add_path(joinrel, &cpath->path);
 }
@@ -215,7 +233,6 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ListCell   *lc;
 
 	memset(&info, 0, sizeof(info));
-	info.algorithm = GJ_ALGO_NESTLOOP;
 
 	/* compile again: the program refers to key columns of the child plans */
 	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
@@ -225,6 +242,7 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			elog(ERROR, "GpuJoin device qual no longer compiles");
 	}
 	info.program = cxt.program;
+	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, &info);
 	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
 	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
 

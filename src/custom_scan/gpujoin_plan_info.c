@@ -17,50 +17,34 @@
 
 #include "gpujoin.h"
 
-List *
-gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
+static List *
+program_to_list(const GjInstr *instrs, int ninstrs)
 {
 	List	   *program = NIL;
 	int			i;
 
-	for (i = 0; i < info->program.ninstrs; i++)
+	for (i = 0; i < ninstrs; i++)
 	{
-		const GjInstr *in = &info->program.instrs[i];
+		const GjInstr *in = &instrs[i];
 		uint64		imm = (uint64) in->imm;
 
 		program = lappend(program,
 						  list_make5_int(in->op, in->type, in->arg,
 										 (int32) (imm >> 32), (int32) (imm & 0xffffffff)));
 	}
-
-	return list_make5(list_make1_int(info->algorithm),
-					  list_make4(info->outer_key_attnos, info->outer_key_types,
-								 info->inner_key_attnos, info->inner_key_types),
-					  info->scan_sides,
-					  info->scan_attnos,
-					  program);
+	return program;
 }
 
-void
-gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
+static int
+list_to_program(List *program, GjInstr *instrs)
 {
-	List	   *keys = lsecond(private);
 	ListCell   *lc;
 	int			n = 0;
 
-	memset(info, 0, sizeof(GpuJoinPlanInfo));
-	info->algorithm = linitial_int(linitial(private));
-	info->outer_key_attnos = linitial(keys);
-	info->outer_key_types = lsecond(keys);
-	info->inner_key_attnos = lthird(keys);
-	info->inner_key_types = lfourth(keys);
-	info->scan_sides = lthird(private);
-	info->scan_attnos = lfourth(private);
-
-	foreach(lc, (List *) list_nth(private, 4))
+	foreach(lc, program)
 	{
 		List	   *fields = lfirst(lc);
-		GjInstr    *in = &info->program.instrs[n++];
+		GjInstr    *in = &instrs[n++];
 
 		Assert(n <= GJ_MAX_INSTRS);
 		in->op = linitial_int(fields);
@@ -69,5 +53,83 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 		in->imm = (int64) (((uint64) (uint32) lfourth_int(fields) << 32) |
 						   (uint64) (uint32) list_nth_int(fields, 4));
 	}
-	info->program.ninstrs = n;
+	return n;
+}
+
+static List *
+cols_to_list(const int32 *cols, int n)
+{
+	List	   *l = NIL;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		l = lappend_int(l, cols[i]);
+	return l;
+}
+
+static void
+list_to_cols(List *l, int32 *cols)
+{
+	ListCell   *lc;
+
+	foreach(lc, l)
+		cols[foreach_current_index(lc)] = lfirst_int(lc);
+}
+
+List *
+gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
+{
+	const GjRangeSpec *r = &info->range;
+	const GjEquiSpec *e = &info->equi;
+	List	   *range;
+	List	   *equi;
+
+	range = list_make3(list_make4_int(r->inner_col, r->cls, r->lo_inclusive, r->hi_inclusive),
+					   program_to_list(r->lo_instrs, r->lo_ninstrs),
+					   program_to_list(r->hi_instrs, r->hi_ninstrs));
+	equi = list_make4(list_make1_int(e->nkeys),
+					  cols_to_list(e->outer_cols, e->nkeys),
+					  cols_to_list(e->inner_cols, e->nkeys),
+					  cols_to_list(e->cls, e->nkeys));
+
+	return list_make5(list_make2_int(info->algorithm, info->filter_needed),
+					  list_make4(info->outer_key_attnos, info->outer_key_types,
+								 info->inner_key_attnos, info->inner_key_types),
+					  list_make2(info->scan_sides, info->scan_attnos),
+					  program_to_list(info->program.instrs, info->program.ninstrs),
+					  list_make2(range, equi));
+}
+
+void
+gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
+{
+	List	   *keys = lsecond(private);
+	List	   *scan = lthird(private);
+	List	   *specs = list_nth(private, 4);
+	List	   *range = linitial(specs);
+	List	   *range_head = linitial(range);
+	List	   *equi = lsecond(specs);
+
+	memset(info, 0, sizeof(GpuJoinPlanInfo));
+	info->algorithm = linitial_int(linitial(private));
+	info->filter_needed = lsecond_int(linitial(private));
+	info->outer_key_attnos = linitial(keys);
+	info->outer_key_types = lsecond(keys);
+	info->inner_key_attnos = lthird(keys);
+	info->inner_key_types = lfourth(keys);
+	info->scan_sides = linitial(scan);
+	info->scan_attnos = lsecond(scan);
+	info->program.ninstrs = list_to_program(lfourth(private), info->program.instrs);
+
+	info->range.inner_col = linitial_int(range_head);
+	info->range.cls = lsecond_int(range_head);
+	info->range.lo_inclusive = lthird_int(range_head);
+	info->range.hi_inclusive = lfourth_int(range_head);
+	info->range.lo_ninstrs = list_to_program(lsecond(range), info->range.lo_instrs);
+	info->range.hi_ninstrs = list_to_program(lthird(range), info->range.hi_instrs);
+
+	info->equi.nkeys = linitial_int(linitial(equi));
+	list_to_cols(lsecond(equi), info->equi.outer_cols);
+	list_to_cols(lthird(equi), info->equi.inner_cols);
+	list_to_cols(lfourth(equi), info->equi.cls);
 }

@@ -54,6 +54,40 @@ typedef enum GjAlgorithm
 #define GJ_PAIR_ROW_MASK	0x7fffffffu
 #define GJ_MAX_SIDE_ROWS	((int64_t) GJ_PAIR_ROW_MASK)
 
+/*
+ * Sort-merge / range join: the inner rows are sorted on one key column, and
+ * each outer row's candidates are the inner rows whose key lies between the
+ * bounds its bound programs compute (programs over outer columns only; a
+ * missing bound is open).  Every candidate is then tested with the full
+ * device program unless the bounds are the whole join condition.
+ */
+typedef struct GjRangeSpec
+{
+	int32_t		inner_col;
+	int32_t		cls;			/* GjClass of the key and the bounds */
+	int32_t		lo_ninstrs;		/* 0: no lower bound */
+	int32_t		lo_inclusive;
+	int32_t		hi_ninstrs;		/* 0: no upper bound */
+	int32_t		hi_inclusive;
+	GjInstr		lo_instrs[GJ_MAX_INSTRS];
+	GjInstr		hi_instrs[GJ_MAX_INSTRS];
+} GjRangeSpec;
+
+/*
+ * Hash join: equality of outer_cols[k] and inner_cols[k] for every k.  Both
+ * sides are ordered by a hash of their keys, so that only tiles whose hash
+ * ranges overlap are run (the join matrix becomes block-diagonal); within a
+ * tile the candidates of an outer row are the inner rows of equal hash, and
+ * the full device program removes hash collisions.
+ */
+typedef struct GjEquiSpec
+{
+	int32_t		nkeys;
+	int32_t		outer_cols[GJ_MAX_KEY_COLS];
+	int32_t		inner_cols[GJ_MAX_KEY_COLS];
+	int32_t		cls[GJ_MAX_KEY_COLS];
+} GjEquiSpec;
+
 /* Everything a backend needs to know about one join, in host memory. */
 typedef struct GjJoinInput
 {
@@ -66,9 +100,17 @@ typedef struct GjJoinInput
 	int32_t		algorithm;		/* GjAlgorithm, never AUTO here */
 	int64_t		match_capacity; /* pairs the match buffer must hold */
 	int64_t		budget_bytes;	/* device memory budget of this join */
+	GjRangeSpec range;			/* GJ_ALGO_SORTMERGE */
+	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
+	int32_t		filter_needed;	/* candidates must pass the device program */
 } GjJoinInput;
 
-/* One tile of the join matrix: rows [begin, end) of each side. */
+/*
+ * One tile of the join matrix: rows [begin, end) of each side.  For the
+ * sort-merge and hash algorithms the rows are positions in the order the
+ * backend sorted each side into; the pairs it returns are always row numbers
+ * of the input.
+ */
 typedef struct GjTile
 {
 	int64_t		outer_begin;
@@ -123,6 +165,15 @@ typedef struct GjBackend
 
 	/* Release everything begin_join took.  Safe to call on any state once. */
 	void		(*end_join) (void *state);
+
+	/* Bit (1 << GjAlgorithm) for each algorithm the backend implements. */
+	uint32_t	algorithms;
+
+	/*
+	 * Can any pair of the tile match?  Tiles that cannot are never run (tile
+	 * pruning).  NULL: every tile may match.
+	 */
+	bool		(*tile_can_match) (void *state, const GjTile *tile);
 } GjBackend;
 
 extern const GjBackend gj_cpu_backend;

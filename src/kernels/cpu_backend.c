@@ -10,6 +10,16 @@
  * matches branch-free, and the common "outer column OP inner column" shape
  * runs as integer compares without the interpreter.
  *
+ * The sort-merge/range and hash algorithms share one machinery here: each
+ * side is put in the order of a 64-bit key (the inner key column's order key
+ * for range joins, a hash of the equi-join keys for hash joins), each outer
+ * row gets an inclusive key interval [lo, hi], and its candidates in a tile
+ * are the inner positions whose key falls in it, found by binary search.
+ * Tiles whose key ranges cannot meet are pruned.  Outer rows whose bounds
+ * could not be computed exactly (a bound expression would raise an error)
+ * are compared with every inner row of the tile through the device program,
+ * so the host sees exactly the pairs PostgreSQL would evaluate.
+ *
  * Plain C without PostgreSQL headers (see backend.h): memory comes from
  * malloc and is released by end_join, which the executor calls from a memory
  * context callback, so it is also released on ERROR.
@@ -35,6 +45,14 @@
  */
 #define CPU_PAIRS_PER_STEP		((int64_t) 1 << 24)
 
+/* Outer rows of a step for the sorted algorithms (bounds binary searches). */
+#define CPU_OUTER_ROWS_PER_STEP	((int64_t) 1 << 20)
+
+/* How an outer row of a sorted join finds its candidates. */
+#define OUTER_BOUNDED	0			/* inner positions with key in [lo, hi] */
+#define OUTER_EMPTY		1			/* no candidates (NULL key or bound) */
+#define OUTER_ALL		2			/* every inner row: bounds need the host */
+
 typedef struct CpuJoinState
 {
 	GjJoinInput input;
@@ -44,7 +62,442 @@ typedef struct CpuJoinState
 	int64_t		capacity;
 	uint32_t   *outer_rows;
 	uint32_t   *inner_rows;
+
+	/* sort-merge and hash: both sides in key order */
+	uint32_t   *outer_perm;		/* position -> outer row */
+	int64_t    *outer_lo;
+	int64_t    *outer_hi;
+	uint8_t    *outer_status;
+	uint32_t   *inner_perm;		/* position -> inner row */
+	int64_t    *inner_keys;		/* sorted; rows without a key at the end */
+	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
 } CpuJoinState;
+
+/* splitmix64's finaliser: a cheap, well-mixed 64-bit hash. */
+static inline uint64_t
+cpu_hash64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+/*
+ * LSD radix sort of (key, row) by signed key, 8 bits a pass, skipping passes
+ * in which every key has the same digit.  O(n), stable.
+ */
+static bool
+cpu_radix_sort(int64_t *keys, uint32_t *rows, int64_t n)
+{
+	int64_t    *src_keys = keys,
+			   *dst_keys;
+	uint32_t   *src_rows = rows,
+			   *dst_rows;
+	int64_t    *keys_tmp;
+	uint32_t   *rows_tmp;
+	int			shift;
+
+	if (n < 2)
+		return true;
+	keys_tmp = malloc(sizeof(int64_t) * n);
+	rows_tmp = malloc(sizeof(uint32_t) * n);
+	if (keys_tmp == NULL || rows_tmp == NULL)
+	{
+		free(keys_tmp);
+		free(rows_tmp);
+		return false;
+	}
+	dst_keys = keys_tmp;
+	dst_rows = rows_tmp;
+	for (shift = 0; shift < 64; shift += 8)
+	{
+		int64_t		count[257] = {0};
+		int64_t		i;
+		int			d;
+		int64_t    *kt;
+		uint32_t   *rt;
+
+		/* the sign bit is flipped so that signed order is unsigned order */
+		for (i = 0; i < n; i++)
+			count[(((uint64_t) src_keys[i] ^ UINT64_C(0x8000000000000000)) >> shift & 0xff) + 1]++;
+		for (d = 0; d < 256; d++)
+		{
+			if (count[d + 1] == n)
+				break;
+		}
+		if (d < 256)
+			continue;			/* one digit value only: the pass changes nothing */
+		for (d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (i = 0; i < n; i++)
+		{
+			int			digit = ((uint64_t) src_keys[i] ^ UINT64_C(0x8000000000000000)) >> shift & 0xff;
+			int64_t		to = count[digit]++;
+
+			dst_keys[to] = src_keys[i];
+			dst_rows[to] = src_rows[i];
+		}
+		kt = src_keys;
+		src_keys = dst_keys;
+		dst_keys = kt;
+		rt = src_rows;
+		src_rows = dst_rows;
+		dst_rows = rt;
+	}
+	if (src_keys != keys)
+	{
+		memcpy(keys, src_keys, sizeof(int64_t) * n);
+		memcpy(rows, src_rows, sizeof(uint32_t) * n);
+	}
+	free(keys_tmp);
+	free(rows_tmp);
+	return true;
+}
+
+/* Order key of a key column value; false when it is NULL. */
+static inline bool
+cpu_column_key(const GjKeyColumns *cols, int col, int cls, int64_t row, int64_t *key)
+{
+	if (cols->isnull[col] != NULL && cols->isnull[col][row])
+		return false;
+	*key = cls == GJ_CLASS_FLOAT ?
+		gj_float_order_key(gj_bits_to_double(cols->values[col][row])) :
+		cols->values[col][row];
+	return true;
+}
+
+/* Hash of the equi-join keys of one row; false when one of them is NULL. */
+static inline bool
+cpu_equi_hash(const GjEquiSpec *equi, const GjKeyColumns *cols, const int32_t *key_cols,
+			  int64_t row, int64_t *hash)
+{
+	uint64_t	h = 0;
+	int			k;
+
+	for (k = 0; k < equi->nkeys; k++)
+	{
+		int64_t		key;
+
+		if (!cpu_column_key(cols, key_cols[k], equi->cls[k], row, &key))
+			return false;
+		h = cpu_hash64(h ^ cpu_hash64((uint64_t) key + (uint64_t) k));
+	}
+	*hash = (int64_t) h;
+	return true;
+}
+
+/*
+ * One bound of a range join for one outer row, as an inclusive order key.
+ * Returns OUTER_BOUNDED, OUTER_EMPTY (NULL bound, or an exclusive bound at
+ * the end of the key space) or OUTER_ALL (the bound would raise an error).
+ */
+static int
+cpu_range_bound(const GjRangeSpec *range, const GjKeyColumns *outer, int64_t row,
+				bool upper, int64_t *bound)
+{
+	const GjInstr *instrs = upper ? range->hi_instrs : range->lo_instrs;
+	int			ninstrs = upper ? range->hi_ninstrs : range->lo_ninstrs;
+	bool		inclusive = upper ? range->hi_inclusive : range->lo_inclusive;
+	GjSlot		value;
+	bool		isnull;
+	int64_t		key;
+
+	if (ninstrs == 0)
+	{
+		*bound = upper ? INT64_MAX : INT64_MIN;
+		return OUTER_BOUNDED;
+	}
+	if (gj_program_run(instrs, ninstrs, outer, row, NULL, 0, &value, &isnull) == GJ_RESULT_RECHECK)
+		return OUTER_ALL;
+	if (isnull)
+		return OUTER_EMPTY;
+	key = range->cls == GJ_CLASS_FLOAT ? gj_float_order_key(value.f) : value.i;
+	if (!inclusive)
+	{
+		if (key == (upper ? INT64_MIN : INT64_MAX))
+			return OUTER_EMPTY;
+		key += upper ? -1 : 1;
+	}
+	*bound = key;
+	return OUTER_BOUNDED;
+}
+
+/*
+ * Put both sides of a sort-merge or hash join in key order: inner rows by
+ * key (rows without one last), outer rows with OUTER_ALL first, then bounded
+ * ones by lower bound, then empty ones.
+ */
+static bool
+cpu_prepare_sorted(CpuJoinState *state)
+{
+	const GjJoinInput *in = &state->input;
+	int64_t		no = in->outer_nrows;
+	int64_t		ni = in->inner_nrows;
+	int64_t    *sort_keys;
+	uint32_t   *sort_rows;
+	int64_t		nvalid = 0;
+	int64_t		nall = 0;
+	int64_t		nbounded = 0;
+	int64_t		r;
+	uint32_t   *empty_rows;
+	int64_t		nempty = 0;
+
+	state->inner_perm = malloc(sizeof(uint32_t) * (ni > 0 ? ni : 1));
+	state->inner_keys = malloc(sizeof(int64_t) * (ni > 0 ? ni : 1));
+	state->outer_perm = malloc(sizeof(uint32_t) * (no > 0 ? no : 1));
+	state->outer_lo = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
+	state->outer_hi = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
+	state->outer_status = malloc(no > 0 ? no : 1);
+	sort_keys = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
+	sort_rows = malloc(sizeof(uint32_t) * (no > 0 ? no : 1));
+	empty_rows = malloc(sizeof(uint32_t) * (no > 0 ? no : 1));
+	if (!state->inner_perm || !state->inner_keys || !state->outer_perm ||
+		!state->outer_lo || !state->outer_hi || !state->outer_status ||
+		!sort_keys || !sort_rows || !empty_rows)
+		goto oom;
+
+	/* inner: keyed rows first, sorted */
+	for (r = 0; r < ni; r++)
+	{
+		int64_t		key;
+		bool		has_key = in->algorithm == GJ_ALGO_HASH ?
+		cpu_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
+		cpu_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
+
+		if (has_key)
+		{
+			state->inner_keys[nvalid] = key;
+			state->inner_perm[nvalid++] = (uint32_t) r;
+		}
+	}
+	state->inner_valid = nvalid;
+	if (!cpu_radix_sort(state->inner_keys, state->inner_perm, nvalid))
+		goto oom;
+	for (r = 0; r < ni; r++)
+	{
+		int64_t		key;
+		bool		has_key = in->algorithm == GJ_ALGO_HASH ?
+		cpu_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
+		cpu_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
+
+		if (!has_key)
+		{
+			state->inner_keys[nvalid] = INT64_MAX;
+			state->inner_perm[nvalid++] = (uint32_t) r;
+		}
+	}
+
+	/* outer: classify each row, then OUTER_ALL | bounded (sorted) | empty */
+	for (r = 0; r < no; r++)
+	{
+		int64_t		lo = 0,
+					hi = 0;
+		int			status;
+
+		if (in->algorithm == GJ_ALGO_HASH)
+			status = cpu_equi_hash(&in->equi, &in->outer, in->equi.outer_cols, r, &lo) ?
+				OUTER_BOUNDED : OUTER_EMPTY;
+		else
+		{
+			int			s_lo = cpu_range_bound(&in->range, &in->outer, r, false, &lo);
+			int			s_hi = cpu_range_bound(&in->range, &in->outer, r, true, &hi);
+
+			status = (s_lo == OUTER_ALL || s_hi == OUTER_ALL) ? OUTER_ALL :
+				(s_lo == OUTER_EMPTY || s_hi == OUTER_EMPTY) ? OUTER_EMPTY : OUTER_BOUNDED;
+		}
+		if (in->algorithm == GJ_ALGO_HASH)
+			hi = lo;
+		if (status == OUTER_BOUNDED && lo > hi)
+			status = OUTER_EMPTY;
+
+		if (status == OUTER_ALL)
+		{
+			state->outer_perm[nall] = (uint32_t) r;
+			state->outer_status[nall] = OUTER_ALL;
+			state->outer_lo[nall] = INT64_MIN;
+			state->outer_hi[nall++] = INT64_MAX;
+		}
+		else if (status == OUTER_BOUNDED)
+		{
+			sort_keys[nbounded] = lo;
+			sort_rows[nbounded++] = (uint32_t) r;
+			/* hi is looked up again after sorting: keep it by row */
+			state->outer_hi[r] = hi;
+		}
+		else
+			empty_rows[nempty++] = (uint32_t) r;
+	}
+	if (!cpu_radix_sort(sort_keys, sort_rows, nbounded))
+		goto oom;
+	/* outer_hi was indexed by row above; move it to positions */
+	{
+		int64_t    *hi_by_row = state->outer_hi;
+		int64_t    *hi_by_pos = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
+		int64_t		i;
+
+		if (hi_by_pos == NULL)
+			goto oom;
+		for (i = 0; i < nall; i++)
+			hi_by_pos[i] = INT64_MAX;
+		for (i = 0; i < nbounded; i++)
+		{
+			int64_t		pos = nall + i;
+
+			state->outer_perm[pos] = sort_rows[i];
+			state->outer_status[pos] = OUTER_BOUNDED;
+			state->outer_lo[pos] = sort_keys[i];
+			hi_by_pos[pos] = hi_by_row[sort_rows[i]];
+		}
+		for (i = 0; i < nempty; i++)
+		{
+			int64_t		pos = nall + nbounded + i;
+
+			state->outer_perm[pos] = empty_rows[i];
+			state->outer_status[pos] = OUTER_EMPTY;
+			state->outer_lo[pos] = INT64_MAX;
+			hi_by_pos[pos] = INT64_MIN;
+		}
+		free(hi_by_row);
+		state->outer_hi = hi_by_pos;
+	}
+	free(sort_keys);
+	free(sort_rows);
+	free(empty_rows);
+	return true;
+
+oom:
+	free(sort_keys);
+	free(sort_rows);
+	free(empty_rows);
+	return false;
+}
+
+/* First position in [begin, end) whose key is >= key. */
+static inline int64_t
+cpu_lower_bound(const int64_t *keys, int64_t begin, int64_t end, int64_t key)
+{
+	while (begin < end)
+	{
+		int64_t		mid = begin + (end - begin) / 2;
+
+		if (keys[mid] < key)
+			begin = mid + 1;
+		else
+			end = mid;
+	}
+	return begin;
+}
+
+/* First position in [begin, end) whose key is > key. */
+static inline int64_t
+cpu_upper_bound(const int64_t *keys, int64_t begin, int64_t end, int64_t key)
+{
+	while (begin < end)
+	{
+		int64_t		mid = begin + (end - begin) / 2;
+
+		if (keys[mid] <= key)
+			begin = mid + 1;
+		else
+			end = mid;
+	}
+	return begin;
+}
+
+static bool
+cpu_sorted_tile_can_match(void *arg, const GjTile *tile)
+{
+	CpuJoinState *state = arg;
+	int64_t		valid_end = tile->inner_end < state->inner_valid ? tile->inner_end : state->inner_valid;
+	int64_t		kmin,
+				kmax,
+				p;
+
+	if (tile->inner_end <= tile->inner_begin)
+		return false;
+	for (p = tile->outer_begin; p < tile->outer_end; p++)
+	{
+		if (state->outer_status[p] == OUTER_ALL)
+			return true;
+		if (state->outer_status[p] == OUTER_BOUNDED)
+			break;
+	}
+	if (valid_end <= tile->inner_begin)
+		return false;
+	kmin = state->inner_keys[tile->inner_begin];
+	kmax = state->inner_keys[valid_end - 1];
+	/* bounded outer rows are sorted by lo: stop once lo passes kmax */
+	for (; p < tile->outer_end && state->outer_status[p] == OUTER_BOUNDED; p++)
+	{
+		if (state->outer_lo[p] > kmax)
+			break;
+		if (state->outer_hi[p] >= kmin)
+			return true;
+	}
+	return false;
+}
+
+/* One step of a sort-merge or hash join tile. */
+static int64_t
+cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, int64_t *pairs)
+{
+	const GjJoinInput *in = &state->input;
+	int64_t		valid_end = tile->inner_end < state->inner_valid ? tile->inner_end : state->inner_valid;
+	int64_t		n = 0;
+	int64_t		work = 0;
+	int64_t		p;
+
+	for (p = *outer_next; p < tile->outer_end; p++)
+	{
+		int			status = state->outer_status[p];
+		uint32_t	orow = state->outer_perm[p];
+		int64_t		first,
+					last,
+					q;
+		bool		filter = in->filter_needed || status == OUTER_ALL;
+
+		if (status == OUTER_EMPTY)
+		{
+			/* empty rows are last: the rest of the tile has nothing */
+			p = tile->outer_end;
+			break;
+		}
+		if (status == OUTER_ALL)
+		{
+			first = tile->inner_begin;
+			last = tile->inner_end;
+		}
+		else
+		{
+			first = cpu_lower_bound(state->inner_keys, tile->inner_begin, valid_end, state->outer_lo[p]);
+			last = cpu_upper_bound(state->inner_keys, first, valid_end, state->outer_hi[p]);
+		}
+		if (n + (last - first) > state->capacity ||
+			(p > *outer_next && (work >= CPU_PAIRS_PER_STEP ||
+								 p - *outer_next >= CPU_OUTER_ROWS_PER_STEP)))
+			break;
+		for (q = first; q < last; q++)
+		{
+			uint32_t	irow = state->inner_perm[q];
+			int			r = GJ_RESULT_TRUE;
+
+			if (filter)
+				r = gj_program_eval(in->instrs, in->ninstrs, &in->outer, orow, &in->inner, irow);
+			state->outer_rows[n] = orow | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
+			state->inner_rows[n] = irow;
+			n += (r != GJ_RESULT_FALSE);
+		}
+		work += (last - first) + 1;
+		*pairs += last - first;
+	}
+	*outer_next = p;
+	return n;
+}
+
+static void cpu_end_join(void *arg);
 
 static void *
 cpu_begin_join(const GjJoinInput *input, GjError *err)
@@ -61,11 +514,10 @@ cpu_begin_join(const GjJoinInput *input, GjError *err)
 	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
 	state->outer_rows = malloc(sizeof(uint32_t) * state->capacity);
 	state->inner_rows = malloc(sizeof(uint32_t) * state->capacity);
-	if (state->outer_rows == NULL || state->inner_rows == NULL)
+	if (state->outer_rows == NULL || state->inner_rows == NULL ||
+		(input->algorithm != GJ_ALGO_NESTLOOP && !cpu_prepare_sorted(state)))
 	{
-		free(state->outer_rows);
-		free(state->inner_rows);
-		free(state);
+		cpu_end_join(state);
 		goto oom;
 	}
 	return state;
@@ -73,7 +525,8 @@ cpu_begin_join(const GjJoinInput *input, GjError *err)
 oom:
 	err->code = GJ_ERR_OUT_OF_MEMORY;
 	snprintf(err->message, sizeof(err->message),
-			 "could not allocate a match buffer of %lld pairs",
+			 "could not allocate host memory for a join of %lld x %lld rows (match buffer of %lld pairs)",
+			 (long long) input->outer_nrows, (long long) input->inner_nrows,
 			 (long long) input->match_capacity);
 	return NULL;
 }
@@ -87,6 +540,12 @@ cpu_end_join(void *arg)
 		return;
 	free(state->outer_rows);
 	free(state->inner_rows);
+	free(state->outer_perm);
+	free(state->outer_lo);
+	free(state->outer_hi);
+	free(state->outer_status);
+	free(state->inner_perm);
+	free(state->inner_keys);
 	free(state);
 }
 
@@ -231,6 +690,19 @@ cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 				 (long long) state->capacity, (long long) inner_rows);
 		return false;
 	}
+	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
+	{
+		int64_t		pairs = 0;
+
+		n = cpu_sorted_step(state, tile, outer_next, &pairs);
+		stats->pairs_evaluated += pairs;
+		stats->device_matches += n;
+		matches->outer_rows = state->outer_rows;
+		matches->inner_rows = state->inner_rows;
+		matches->count = n;
+		return true;
+	}
+
 	rows_fit = state->capacity / inner_rows;
 	rows_work = CPU_PAIRS_PER_STEP / inner_rows;
 	if (rows_work < 1)
@@ -253,9 +725,21 @@ cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	return true;
 }
 
+static bool
+cpu_tile_can_match(void *arg, const GjTile *tile)
+{
+	CpuJoinState *state = arg;
+
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP)
+		return true;
+	return cpu_sorted_tile_can_match(arg, tile);
+}
+
 const GjBackend gj_cpu_backend = {
 	.name = "cpu",
 	.begin_join = cpu_begin_join,
 	.run_step = cpu_run_step,
 	.end_join = cpu_end_join,
+	.algorithms = (1 << GJ_ALGO_NESTLOOP) | (1 << GJ_ALGO_SORTMERGE) | (1 << GJ_ALGO_HASH),
+	.tile_can_match = cpu_tile_can_match,
 };

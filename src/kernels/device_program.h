@@ -387,13 +387,17 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 #define GJ_DATE_NOEND		INT32_MAX
 
 /*
- * Evaluate the program for one pair.  Column numbers and the stack depth were
- * checked by the compiler, so the interpreter trusts them.
+ * Run a program for one pair, leaving its value in *value / *isnull.
+ * Returns GJ_RESULT_RECHECK when a step would raise an error in PostgreSQL,
+ * else GJ_RESULT_TRUE.  Programs that read only the outer side (the bounds
+ * of a range join) may be run with inner == NULL.  Column numbers and the
+ * stack depth were checked by the compiler, so the interpreter trusts them.
  */
 GJ_HD int
-gj_program_eval(const GjInstr *instrs, int ninstrs,
-				const GjKeyColumns *outer, int64_t outer_row,
-				const GjKeyColumns *inner, int64_t inner_row)
+gj_program_run(const GjInstr *instrs, int ninstrs,
+			   const GjKeyColumns *outer, int64_t outer_row,
+			   const GjKeyColumns *inner, int64_t inner_row,
+			   GjSlot *value, bool *value_isnull)
 {
 	GjSlot		stack[GJ_MAX_STACK];
 	bool		isnull[GJ_MAX_STACK];
@@ -570,7 +574,24 @@ gj_program_eval(const GjInstr *instrs, int ninstrs,
 				break;
 		}
 	}
-	return (!isnull[0] && stack[0].i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+	*value = stack[0];
+	*value_isnull = isnull[0];
+	return GJ_RESULT_TRUE;
+}
+
+/* Evaluate a boolean program (the AND of the device quals) for one pair. */
+GJ_HD int
+gj_program_eval(const GjInstr *instrs, int ninstrs,
+				const GjKeyColumns *outer, int64_t outer_row,
+				const GjKeyColumns *inner, int64_t inner_row)
+{
+	GjSlot		value;
+	bool		isnull;
+
+	if (gj_program_run(instrs, ninstrs, outer, outer_row, inner, inner_row,
+					   &value, &isnull) == GJ_RESULT_RECHECK)
+		return GJ_RESULT_RECHECK;
+	return (!isnull && value.i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
 }
 
 /*

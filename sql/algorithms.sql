@@ -1,0 +1,63 @@
+--
+-- algorithms: the same joins under each algorithm (nestloop, sortmerge,
+-- hash), with the device memory budget large (one tile) and tiny (many
+-- tiles, most of them pruned by sortmerge and hash), over skewed keys: one
+-- hot key with many rows on both sides, Zipf-like keys, NULLs and NaN.
+-- Whatever the algorithm, the rows are the native plan's.
+--
+SET client_min_messages = warning;
+
+CREATE TABLE t_skew AS
+SELECT g AS id,
+       CASE WHEN g % 3 = 0 THEN 7                      -- one hot key
+            WHEN g % 101 = 0 THEN NULL
+            ELSE (1000 / (1 + g % 97))::int END AS k,  -- Zipf-like tail
+       CASE WHEN g % 89 = 0 THEN 'NaN'::float8
+            WHEN g % 83 = 0 THEN NULL
+            ELSE (g % 211) / 3.0 END AS f,
+       (g * 37) % 500 AS t
+FROM generate_series(1, 900) g;
+ANALYZE t_skew;
+
+CREATE TABLE gj_queries (q text);
+INSERT INTO gj_queries VALUES
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.k = y.k'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.k = y.k AND x.t < y.t'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.k = y.k AND x.f = y.f'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.f = y.f'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_int y ON x.k = y.c / 1000000000'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.a = y.b'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON x.f4 = y.f8'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON x.d = y.d'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.t < y.t AND y.t < x.t + 4'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON y.t BETWEEN x.t - 2 AND x.t + 2'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.f > y.f AND x.k <> y.k'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON x.f >= y.f - 0.5 AND x.f <= y.f'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON y.f8 BETWEEN x.f8 - 1 AND x.f8 + 1'),
+    ('SELECT x.id, y.id FROM t_flt x JOIN t_flt y ON y.f4 > x.f8'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON y.d BETWEEN x.d AND x.d + 3 WHERE x.id <= 200'),
+    ('SELECT x.id, y.id FROM t_time x JOIN t_time y ON y.ts > x.ts AND y.ts <= x.ts + interval ''3 hours'' WHERE x.id <= 200'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b BETWEEN x.a AND x.b'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.c >= x.c * 2 AND y.c < x.c + 5000000000 WHERE x.id <= 240'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b AND x.id::text < y.id::text'),
+    ('SELECT x.*, y.* FROM t_empty x JOIN t_skew y ON x.b = y.k'),
+    ('SELECT x.*, y.* FROM t_one x JOIN t_skew y ON y.t BETWEEN x.b AND x.b + 50');
+
+-- errors in a bound expression: the host evaluates those rows as PostgreSQL does
+SELECT gj_compare_error('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b > x.b + 1') AS result;
+
+SELECT a.algorithm, m.budget, count(*) AS queries,
+       string_agg(DISTINCT regexp_replace(gj_compare(q), '^[0-9]+ rows, ', ''), ', ') AS plans,
+       count(*) FILTER (WHERE gj_compare(q) LIKE 'MISMATCH%') AS mismatches
+FROM gj_queries,
+     unnest(ARRAY['nestloop', 'sortmerge', 'hash', 'auto']) AS a(algorithm),
+     unnest(ARRAY['0', '2kB']) AS m(budget),
+     LATERAL (SELECT set_config('gpujoin.algorithm', a.algorithm, false),
+                     set_config('gpujoin.device_memory', m.budget, false)) s
+GROUP BY 1, 2
+ORDER BY 1, 2;
+RESET gpujoin.algorithm;
+RESET gpujoin.device_memory;
+
+-- every query, each result once (auto algorithm)
+SELECT q, gj_compare(q) AS result FROM gj_queries ORDER BY q;
