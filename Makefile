@@ -61,3 +61,6 @@ include $(PGXS)
 
 src/kernels/%.o: src/kernels/%.cu src/kernels/*.h
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
+
+# PGXS does not track header dependencies; every object depends on them all.
+$(OBJS): $(wildcard src/*.h src/*/*.h)

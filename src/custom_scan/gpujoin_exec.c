@@ -11,7 +11,7 @@
  *	RUN_STEP  run the next step of the current tile (or open the next tile)
  *			  on the backend, which fills the match buffer
  *	EMIT	  for each (outer row, inner row) in the match buffer: build the
- *			  scan tuple from the stored tuples, evaluate the host quals
+ *			  scan tuple from the stored columns, evaluate the host quals
  *			  (and, for pairs the device flagged, the device quals), project
  *	DONE	  no more tiles
  *
@@ -84,6 +84,8 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	int			child_eflags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
 	ListCell   *ls,
 			   *la;
+	List	   *outer_cols = NIL;
+	List	   *inner_cols = NIL;
 	int			k = 0;
 
 	gpujoin_plan_info_deserialize(cscan->custom_private, &gjs->info);
@@ -95,37 +97,43 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	gjs->host_qual = ExecInitQual(linitial(cscan->custom_exprs), &node->ss.ps);
 	gjs->recheck_qual = ExecInitQual(lsecond(cscan->custom_exprs), &node->ss.ps);
 
-	gjs->outer_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(gjs->outer_ps),
-											 &TTSOpsMinimalTuple);
-	gjs->inner_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(gjs->inner_ps),
-											 &TTSOpsMinimalTuple);
-
+	/* each side stores the distinct attributes the scan tuple needs */
 	gjs->nscan = list_length(gjs->info.scan_sides);
 	gjs->scan_sides = palloc(sizeof(int) * Max(gjs->nscan, 1));
-	gjs->scan_attnos = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	gjs->scan_cols = palloc(sizeof(int) * Max(gjs->nscan, 1));
 	forboth(ls, gjs->info.scan_sides, la, gjs->info.scan_attnos)
 	{
+		List	  **cols = lfirst_int(ls) == GJ_SIDE_OUTER ? &outer_cols : &inner_cols;
+		ListCell   *lc;
+		int			pos = -1;
+
+		foreach(lc, *cols)
+		{
+			if (lfirst_int(lc) == lfirst_int(la))
+				pos = foreach_current_index(lc);
+		}
+		if (pos < 0)
+		{
+			pos = list_length(*cols);
+			*cols = lappend_int(*cols, lfirst_int(la));
+		}
 		gjs->scan_sides[k] = lfirst_int(ls);
-		gjs->scan_attnos[k] = lfirst_int(la);
-		if (gjs->scan_sides[k] == GJ_SIDE_OUTER)
-			gjs->outer_natts = Max(gjs->outer_natts, gjs->scan_attnos[k]);
-		else
-			gjs->inner_natts = Max(gjs->inner_natts, gjs->scan_attnos[k]);
+		gjs->scan_cols[k] = pos;
 		k++;
 	}
 
 	gjs->join_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuJoin",
 										  ALLOCSET_DEFAULT_SIZES);
 	host_buffer_init(&gjs->outer_buf, gjs->join_cxt, "GpuJoin outer rows",
-					 gjs->info.outer_key_attnos, gjs->info.outer_key_types);
+					 gjs->info.outer_key_attnos, gjs->info.outer_key_types,
+					 outer_cols, ExecGetResultType(gjs->outer_ps));
 	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
-					 gjs->info.inner_key_attnos, gjs->info.inner_key_types);
+					 gjs->info.inner_key_attnos, gjs->info.inner_key_types,
+					 inner_cols, ExecGetResultType(gjs->inner_ps));
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
 	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
 
-	gjs->outer_loaded = -1;
-	gjs->inner_loaded = -1;
 	gjs->phase = GJ_PHASE_DRAIN;
 }
 
@@ -284,35 +292,22 @@ gpujoin_run_step(GpuJoinState *gjs)
 	return true;
 }
 
-/* Fill the scan tuple from the stored tuples of one pair. */
-static void
+/* Fill the scan tuple from the stored columns of one pair. */
+static inline void
 gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
 {
 	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
 	int			k;
 
-	if (gjs->outer_loaded != outer_row)
-	{
-		ExecStoreMinimalTuple(gjs->outer_buf.tuples[outer_row], gjs->outer_slot, false);
-		slot_getsomeattrs(gjs->outer_slot, gjs->outer_natts);
-		gjs->outer_loaded = outer_row;
-	}
-	if (gjs->inner_loaded != inner_row)
-	{
-		ExecStoreMinimalTuple(gjs->inner_buf.tuples[inner_row], gjs->inner_slot, false);
-		slot_getsomeattrs(gjs->inner_slot, gjs->inner_natts);
-		gjs->inner_loaded = inner_row;
-	}
-
 	ExecClearTuple(scan);
 	for (k = 0; k < gjs->nscan; k++)
 	{
-		TupleTableSlot *src = gjs->scan_sides[k] == GJ_SIDE_OUTER ?
-		gjs->outer_slot : gjs->inner_slot;
-		int			a = gjs->scan_attnos[k] - 1;
+		bool		outer = gjs->scan_sides[k] == GJ_SIDE_OUTER;
+		HostDatumColumn *col = (outer ? gjs->outer_buf.cols : gjs->inner_buf.cols) + gjs->scan_cols[k];
+		int64		row = outer ? outer_row : inner_row;
 
-		scan->tts_values[k] = src->tts_values[a];
-		scan->tts_isnull[k] = src->tts_isnull[a];
+		scan->tts_values[k] = col->values[row];
+		scan->tts_isnull[k] = col->isnull[row];
 	}
 	ExecStoreVirtualTuple(scan);
 }
@@ -411,8 +406,6 @@ gpujoin_rescan(CustomScanState *node)
 	gpujoin_release_backend(gjs);
 	gpujoin_reset_side(gjs->inner_ps, &gjs->inner_buf);
 	gpujoin_reset_side(gjs->outer_ps, &gjs->outer_buf);
-	gjs->outer_loaded = -1;
-	gjs->inner_loaded = -1;
 	gjs->tile_open = false;
 	gjs->matches.count = 0;
 	gjs->match_pos = 0;

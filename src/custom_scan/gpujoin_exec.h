@@ -30,16 +30,13 @@ typedef struct GpuJoinState
 	ExprState  *host_qual;		/* quals the device cannot evaluate */
 	ExprState  *recheck_qual;	/* device quals, for pairs flagged RECHECK */
 
-	/* scan tuple column k = attribute scan_attnos[k] of side scan_sides[k] */
+	/*
+	 * scan tuple column k = host column scan_cols[k] of the buffer of side
+	 * scan_sides[k]
+	 */
 	int			nscan;
 	int		   *scan_sides;
-	int		   *scan_attnos;
-	int			outer_natts;	/* attributes to deform on each side */
-	int			inner_natts;
-	TupleTableSlot *outer_slot;
-	TupleTableSlot *inner_slot;
-	int64		outer_loaded;	/* row currently stored in outer_slot, or -1 */
-	int64		inner_loaded;
+	int		   *scan_cols;
 
 	MemoryContext join_cxt;
 	MemoryContextCallback cleanup;

@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * host_buffers.c
- *	  Drains one join input into host memory: each tuple is copied once as a
- *	  MinimalTuple into large arena blocks (the executor forms result tuples
- *	  from them), and the key columns the device program reads are extracted
- *	  into typed arrays, structure-of-arrays, ready to copy to the device.
+ *	  Drains one join input into host memory, column by column: the columns
+ *	  the join returns or tests on the host are kept as Datum arrays (values
+ *	  passed by reference are copied into large arena blocks), so forming the
+ *	  scan tuple of a joined pair is a few array reads, with no tuple to
+ *	  deform; the key columns the device program reads are extracted into
+ *	  typed arrays, structure-of-arrays, ready to copy to the device.
  *
  * All memory belongs to the buffer's own context, so a rescan or the end of
  * the query frees it in one step, on success and on ERROR alike.
@@ -13,6 +15,7 @@
  */
 #include "postgres.h"
 
+#include "utils/datum.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -26,7 +29,7 @@
 
 void
 host_buffer_init(HostSideBuffer *buf, MemoryContext parent, const char *name,
-				 List *key_attnos, List *key_types)
+				 List *key_attnos, List *key_types, List *col_attnos, TupleDesc child_desc)
 {
 	ListCell   *la,
 			   *lt;
@@ -40,7 +43,18 @@ host_buffer_init(HostSideBuffer *buf, MemoryContext parent, const char *name,
 
 		key->attno = lfirst_int(la);
 		key->type = lfirst_int(lt);
-		buf->max_key_attno = Max(buf->max_key_attno, key->attno);
+		buf->max_attno = Max(buf->max_attno, key->attno);
+	}
+	buf->cols = MemoryContextAllocZero(parent, sizeof(HostDatumColumn) * Max(list_length(col_attnos), 1));
+	foreach(la, col_attnos)
+	{
+		HostDatumColumn *col = &buf->cols[buf->ncols++];
+		Form_pg_attribute attr = TupleDescAttr(child_desc, lfirst_int(la) - 1);
+
+		col->attno = lfirst_int(la);
+		col->byval = attr->attbyval;
+		col->typlen = attr->attlen;
+		buf->max_attno = Max(buf->max_attno, col->attno);
 	}
 }
 
@@ -52,15 +66,19 @@ host_buffer_reset(HostSideBuffer *buf)
 	MemoryContextReset(buf->cxt);
 	buf->nrows = 0;
 	buf->capacity = 0;
-	buf->tuples = NULL;
 	buf->arena_next = NULL;
 	buf->arena_left = 0;
-	buf->tuple_bytes = 0;
+	buf->bytes_stored = 0;
 	buf->complete = false;
 	for (i = 0; i < buf->nkeys; i++)
 	{
 		buf->keys[i].values = NULL;
 		buf->keys[i].isnull = NULL;
+	}
+	for (i = 0; i < buf->ncols; i++)
+	{
+		buf->cols[i].values = NULL;
+		buf->cols[i].isnull = NULL;
 	}
 }
 
@@ -78,10 +96,21 @@ host_buffer_grow(HostSideBuffer *buf)
 				 errhint("Set gpujoin.enabled to off for this query.")));
 	newcap = Min(newcap, GJ_MAX_SIDE_ROWS);
 
-	if (buf->tuples == NULL)
-		buf->tuples = MemoryContextAllocHuge(buf->cxt, sizeof(MinimalTuple) * newcap);
-	else
-		buf->tuples = repalloc_huge(buf->tuples, sizeof(MinimalTuple) * newcap);
+	for (i = 0; i < buf->ncols; i++)
+	{
+		HostDatumColumn *col = &buf->cols[i];
+
+		if (col->values == NULL)
+		{
+			col->values = MemoryContextAllocHuge(buf->cxt, sizeof(Datum) * newcap);
+			col->isnull = MemoryContextAllocHuge(buf->cxt, sizeof(bool) * newcap);
+		}
+		else
+		{
+			col->values = repalloc_huge(col->values, sizeof(Datum) * newcap);
+			col->isnull = repalloc_huge(col->isnull, sizeof(bool) * newcap);
+		}
+	}
 
 	for (i = 0; i < buf->nkeys; i++)
 	{
@@ -123,55 +152,80 @@ key_value(Datum d, int type)
 	}
 }
 
+/* A stable copy of a by-reference value, in the arena. */
+static Datum
+arena_copy(HostSideBuffer *buf, Datum value, int16 typlen)
+{
+	Size		len;
+	char	   *dst;
+
+	/* expanded objects (from a projection) are flattened by datumCopy */
+	if (typlen == -1 && VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(value)))
+	{
+		MemoryContext old = MemoryContextSwitchTo(buf->cxt);
+		Datum		copy = datumCopy(value, false, typlen);
+
+		MemoryContextSwitchTo(old);
+		buf->bytes_stored += VARSIZE_ANY(DatumGetPointer(copy));
+		return copy;
+	}
+	len = datumGetSize(value, false, typlen);
+	if (MAXALIGN(len) > buf->arena_left)
+	{
+		Size		block = Max(MAXALIGN(len), ARENA_BLOCK_SIZE);
+
+		buf->arena_next = MemoryContextAllocHuge(buf->cxt, block);
+		buf->arena_left = block;
+	}
+	dst = buf->arena_next;
+	memcpy(dst, DatumGetPointer(value), len);
+	buf->arena_next += MAXALIGN(len);
+	buf->arena_left -= MAXALIGN(len);
+	buf->bytes_stored += MAXALIGN(len);
+	return PointerGetDatum(dst);
+}
+
 void
 host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 {
-	bool		should_free;
-	MinimalTuple mtup;
-	Size		len;
 	int64		row = buf->nrows;
 	int			i;
 
 	if (buf->nrows >= buf->capacity)
 		host_buffer_grow(buf);
+	if (buf->max_attno > 0)
+		slot_getsomeattrs(slot, buf->max_attno);
 
-	/* copy the tuple into the arena */
-	mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
-	len = MAXALIGN(mtup->t_len);
-	if (len > buf->arena_left)
+	for (i = 0; i < buf->ncols; i++)
 	{
-		Size		block = Max(len, ARENA_BLOCK_SIZE);
+		HostDatumColumn *col = &buf->cols[i];
+		Datum		value = slot->tts_values[col->attno - 1];
+		bool		isnull = slot->tts_isnull[col->attno - 1];
 
-		buf->arena_next = MemoryContextAllocHuge(buf->cxt, block);
-		buf->arena_left = block;
+		col->isnull[row] = isnull;
+		if (isnull)
+			col->values[row] = (Datum) 0;
+		else if (col->byval)
+			col->values[row] = value;
+		else
+			col->values[row] = arena_copy(buf, value, col->typlen);
 	}
-	memcpy(buf->arena_next, mtup, mtup->t_len);
-	buf->tuples[row] = (MinimalTuple) buf->arena_next;
-	buf->arena_next += len;
-	buf->arena_left -= len;
-	buf->tuple_bytes += len;
-	if (should_free)
-		pfree(mtup);
 
-	/* extract the key columns */
-	if (buf->nkeys > 0)
+	for (i = 0; i < buf->nkeys; i++)
 	{
-		slot_getsomeattrs(slot, buf->max_key_attno);
-		for (i = 0; i < buf->nkeys; i++)
+		HostKeyColumn *key = &buf->keys[i];
+
+		if (slot->tts_isnull[key->attno - 1])
 		{
-			HostKeyColumn *key = &buf->keys[i];
-
-			if (slot->tts_isnull[key->attno - 1])
-			{
-				if (key->isnull == NULL)
-					key->isnull = MemoryContextAllocZero(buf->cxt, buf->capacity);
-				key->isnull[row] = 1;
-				key->values[row] = 0;
-			}
-			else
-				key->values[row] = key_value(slot->tts_values[key->attno - 1], key->type);
+			if (key->isnull == NULL)
+				key->isnull = MemoryContextAllocZero(buf->cxt, buf->capacity);
+			key->isnull[row] = 1;
+			key->values[row] = 0;
 		}
+		else
+			key->values[row] = key_value(slot->tts_values[key->attno - 1], key->type);
 	}
+	buf->bytes_stored += buf->ncols * (sizeof(Datum) + 1) + buf->nkeys * sizeof(int64);
 	buf->nrows++;
 }
 

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * host_buffers.h
- *	  Columnar host buffers of one join input: the stored tuples, and the key
- *	  columns the device reads, as typed arrays with null flags.
+ *	  Columnar host buffers of one join input: the columns the join returns
+ *	  or tests on the host (as Datums), and the key columns the device reads
+ *	  (as typed 8-byte arrays with null flags).
  *
  *-------------------------------------------------------------------------
  */
@@ -11,7 +12,7 @@
 
 #include "postgres.h"
 
-#include "access/htup_details.h"
+#include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "nodes/pg_list.h"
 
@@ -25,24 +26,36 @@ typedef struct HostKeyColumn
 	uint8	   *isnull;			/* allocated at the first NULL */
 } HostKeyColumn;
 
+/* A column the executor puts into the scan tuple of each joined pair. */
+typedef struct HostDatumColumn
+{
+	int			attno;			/* attribute of the child's tuple */
+	bool		byval;
+	int16		typlen;
+	Datum	   *values;			/* by-reference values point into the arena */
+	bool	   *isnull;
+} HostDatumColumn;
+
 typedef struct HostSideBuffer
 {
 	MemoryContext cxt;			/* everything below lives here */
 	int64		nrows;
 	int64		capacity;
-	MinimalTuple *tuples;
 	int			nkeys;
 	HostKeyColumn keys[GJ_MAX_KEY_COLS];
-	int			max_key_attno;
+	int			ncols;
+	HostDatumColumn *cols;
+	int			max_attno;		/* attributes to deform in each input tuple */
 	bool		complete;		/* the child has been drained to its end */
-	/* tuples are copied into large blocks rather than one palloc each */
+	/* by-reference values are copied into large blocks, not one palloc each */
 	char	   *arena_next;
 	Size		arena_left;
-	Size		tuple_bytes;
+	Size		bytes_stored;
 } HostSideBuffer;
 
 extern void host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
-							 const char *name, List *key_attnos, List *key_types);
+							 const char *name, List *key_attnos, List *key_types,
+							 List *col_attnos, TupleDesc child_desc);
 extern void host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
 extern void host_buffer_reset(HostSideBuffer *buf);
 extern void host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);

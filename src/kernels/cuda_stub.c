@@ -48,4 +48,5 @@ const GjBackend gj_cuda_backend = {
 	.begin_join = stub_begin_join,
 	.run_step = stub_run_step,
 	.end_join = stub_end_join,
+	.algorithms = (1 << GJ_ALGO_NESTLOOP),
 };

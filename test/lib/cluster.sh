@@ -45,6 +45,8 @@ shared_buffers = 256MB
 work_mem = 64MB
 max_parallel_workers_per_gather = 2
 lc_messages = 'C'
+# JIT depends on the installation (and needs its LLVM): keep it out of tests
+jit = off
 ${GPUJOIN_CLUSTER_CONF:-}
 CONF
 	# a free port of our own

@@ -1,0 +1,85 @@
+#!/bin/bash
+# test/bench/bench_joins.sh: GpuJoin against PostgreSQL's own plans, as a table.
+#
+# Starts a throwaway cluster (test/lib/cluster.sh; the extension must be
+# installed), loads the data, and times each query with psql's \timing (no
+# per-node instrumentation, which would inflate the native nested loop),
+# reporting the median of RUNS runs.  GPUJOIN_CLUSTER_CONF picks the backend,
+# e.g. "gpujoin.device = cuda".  SCALE multiplies the sizes (default 1).
+#
+#   band join    r x s, s.t BETWEEN r.t - 50 AND r.t + 50, ~1M matches, count(*)
+#   theta join   r.a > s.a, count(*)
+#   equi-join    fact x dim, sum(f.v * d.w)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUNS=${RUNS:-3}
+SCALE=${SCALE:-1}
+export PG_CONFIG=${PG_CONFIG:-pg_config}
+. test/lib/cluster.sh
+trap cluster_stop EXIT
+GPUJOIN_CLUSTER_CONF="${GPUJOIN_CLUSTER_CONF:-}
+max_parallel_workers_per_gather = ${PARALLEL:-2}
+jit = off" cluster_start
+
+BAND_N=$((200000 * SCALE))
+BAND_SMALL=${BAND_SMALL:-20000}
+THETA_N=${THETA_N:-30000}
+FACT_N=$((1000000 * SCALE))
+DIM_N=$((100000 * SCALE))
+
+psql() { "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
+
+psql <<SQL
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+SELECT setseed(0.42);
+CREATE TABLE r AS SELECT g AS id, (random() * 4 * $BAND_N * 5)::int AS t FROM generate_series(1, $BAND_N) g;
+CREATE TABLE s AS SELECT g AS id, (random() * 4 * $BAND_N * 5)::int AS t FROM generate_series(1, $BAND_N) g;
+CREATE TABLE s_idx AS TABLE s;
+CREATE INDEX ON s_idx (t);
+CREATE TABLE r_small AS SELECT * FROM r WHERE id <= $BAND_SMALL;
+CREATE TABLE s_small AS SELECT * FROM s WHERE id <= $BAND_SMALL;
+CREATE TABLE ta AS SELECT g AS id, (random() * 1000000)::int AS a FROM generate_series(1, $THETA_N) g;
+CREATE TABLE tb AS SELECT g AS id, (random() * 1000000)::int AS a FROM generate_series(1, $THETA_N) g;
+CREATE TABLE fact AS SELECT g AS id, (random() * ($DIM_N - 1))::int AS k, (g % 100)::float8 AS v
+  FROM generate_series(1, $FACT_N) g;
+CREATE TABLE dim AS SELECT g AS k, (g % 10)::float8 AS w FROM generate_series(0, $DIM_N - 1) g;
+VACUUM ANALYZE;
+SQL
+
+# time_query SETTINGS QUERY -> median milliseconds of RUNS runs
+time_query() {
+	local settings=$1 query=$2 i t times=()
+	for i in $(seq "$RUNS"); do
+		t=$(psql -c "$settings" -c '\timing on' -c "$query" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+		times+=("$t")
+	done
+	printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+plan_of() {
+	psql -At -c "$1" -c "EXPLAIN (COSTS OFF) $2" | grep -oE 'GpuJoin|Algorithm: [a-z]+|Hash Join|Merge Join|Nested Loop|Index Only Scan|Index Scan' | paste -sd' ' -
+}
+
+GPU="SET gpujoin.enabled = on; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off"
+NATIVE="SET gpujoin.enabled = off"
+BAND="SELECT count(*) FROM r JOIN s ON s.t BETWEEN r.t - 50 AND r.t + 50"
+BAND_IDX="SELECT count(*) FROM r JOIN s_idx s ON s.t BETWEEN r.t - 50 AND r.t + 50"
+BAND_S="SELECT count(*) FROM r_small r JOIN s_small s ON s.t BETWEEN r.t - 50 AND r.t + 50"
+THETA="SELECT count(*) FROM ta JOIN tb ON ta.a > tb.a"
+EQUI="SELECT sum(f.v * d.w) FROM fact f JOIN dim d ON f.k = d.k"
+
+echo "backend: $(psql -At -c "SELECT backend || ' ' || coalesce(name, '') FROM gpujoin_devices() WHERE selected")"
+echo "matches: band $(psql -At -c "$BAND_IDX") rows; band small $(psql -At -c "$BAND_S"); theta $(psql -At -c "$THETA")"
+echo
+echo "| query | size | GpuJoin plan | GpuJoin ms | native plan | native ms | speedup |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+row() {
+	local name=$1 size=$2 gq=$3 nq=$4 g n
+	g=$(time_query "$GPU" "$gq")
+	n=$(time_query "$NATIVE" "$nq")
+	echo "| $name | $size | $(plan_of "$GPU" "$gq") | $g | $(plan_of "$NATIVE" "$nq") | $n | $(awk -v g="$g" -v n="$n" 'BEGIN {printf "%.1fx", n / g}') |"
+}
+row "band join vs native with btree index" "${BAND_N} x ${BAND_N}" "$BAND" "$BAND_IDX"
+row "band join vs native without index" "${BAND_SMALL} x ${BAND_SMALL}" "$BAND_S" "$BAND_S"
+row "band join (GpuJoin at full size) vs native without index" "${BAND_N} vs ${BAND_SMALL}" "$BAND" "$BAND_S"
+row "theta join r.a > s.a, count(*)" "${THETA_N} x ${THETA_N}" "$THETA" "$THETA"
+row "equi-join sum(f.v * d.w)" "${FACT_N} x ${DIM_N}" "$EQUI" "$EQUI"

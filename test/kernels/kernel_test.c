@@ -1,0 +1,792 @@
+/*-------------------------------------------------------------------------
+ *
+ * kernel_test.c
+ *	  Standalone test of the cuda backend against the cpu backend, without a
+ *	  server: both run the same programs over the same tile schedules, and
+ *	  their (outer row, inner row) pairs, recheck flag included, must be
+ *	  identical as multisets.  Prints TAP; exits non-zero on any failure,
+ *	  and skips everything when no CUDA device is usable.
+ *
+ *	  kernel_test			the correctness tests
+ *	  kernel_test bench [N]	time the simple-compare kernel "o.a < i.a" on
+ *							N x N int4-valued rows (default 1M), counting
+ *							matches only, and a selective equi-join through
+ *							run_step end to end
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/backend.h"
+
+/* A test hook of cuda_backend.cu, not part of the backend contract. */
+extern bool gj_cuda_bench_count(void *state, const GjTile *tile, int64_t *nmatches,
+								double *kernel_ms, GjError *err);
+
+#define N_OUTER		3000
+#define N_INNER		2500
+#define NCOLS		3			/* 0: int, 1: float, 2: int near INT32_MAX */
+
+typedef struct Side
+{
+	int64_t		nrows;
+	int64_t    *values[NCOLS];
+	uint8_t    *isnull[NCOLS];
+	GjKeyColumns cols;
+} Side;
+
+typedef struct Program
+{
+	const char *name;
+	int			ninstrs;
+	GjInstr		instrs[GJ_MAX_INSTRS];
+} Program;
+
+typedef struct Schedule
+{
+	const char *name;
+	int64_t		outer_rows;		/* rows of each side the schedule covers */
+	int64_t		inner_rows;
+	int64_t		outer_tile;
+	int64_t		inner_tile;
+	int64_t		capacity;
+} Schedule;
+
+/* Pairs of one backend's run, and what its steps reported. */
+typedef struct PairSet
+{
+	uint64_t   *pairs;			/* (outer row | recheck) << 32 | inner row */
+	int64_t		n;
+	int64_t		cap;
+	GjStats		stats;
+	int64_t		steps;
+	char		problem[256];	/* a broken step contract, or "" */
+} PairSet;
+
+static int	test_number = 0;
+static int	failures = 0;
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+/* xorshift64*: deterministic, so that a failure can be reproduced */
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static void *
+xmalloc(size_t size)
+{
+	void	   *p = malloc(size > 0 ? size : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static int64_t
+dbits(double d)
+{
+	return gj_double_to_bits(d);
+}
+
+/* Small ints (many duplicates) and the edges of int4 and int8. */
+static int64_t
+random_int_key(void)
+{
+	uint64_t	r = rng() % 100;
+
+	if (r == 0)
+		return INT32_MIN;
+	if (r == 1)
+		return INT32_MAX;
+	if (r == 2)
+		return INT64_MIN;
+	if (r == 3)
+		return INT64_MAX;
+	return (int64_t) (rng() % 61) - 30;
+}
+
+/* Halves in [-20, 20], the special values, and values that overflow. */
+static int64_t
+random_float_key(void)
+{
+	static const double specials[] = {
+		-0.0, 0.0, INFINITY, -INFINITY, 1e200, -1e200, 4.9e-324, 1e-310, 1.5, -2.25
+	};
+	uint64_t	r = rng() % 100;
+
+	if (r < 10)
+		return dbits(specials[r]);
+	if (r < 13)
+		return dbits(NAN);
+	if (r < 15)
+		return (int64_t) 0xfff8000000000001ull;	/* a negative NaN, other bits */
+	return dbits(((int) (rng() % 81) - 40) * 0.5);
+}
+
+/* Mostly near INT32_MAX, so that an int4 sum of two overflows. */
+static int64_t
+random_big_key(void)
+{
+	if (rng() % 4 == 0)
+		return (int64_t) (rng() % 200) - 100;
+	return INT32_MAX - (int64_t) (rng() % 2000);
+}
+
+/* One side; a column listed in with_nulls gets about 5% NULLs. */
+static void
+make_side(Side *side, int64_t nrows, const bool with_nulls[NCOLS])
+{
+	int			c;
+	int64_t		i;
+
+	memset(side, 0, sizeof(Side));
+	side->nrows = nrows;
+	side->cols.ncols = NCOLS;
+	for (c = 0; c < NCOLS; c++)
+	{
+		side->values[c] = xmalloc(sizeof(int64_t) * nrows);
+		side->isnull[c] = with_nulls[c] ? xmalloc(nrows) : NULL;
+		for (i = 0; i < nrows; i++)
+		{
+			side->values[c][i] = c == 0 ? random_int_key() :
+				c == 1 ? random_float_key() : random_big_key();
+			if (side->isnull[c] != NULL)
+			{
+				side->isnull[c][i] = (rng() % 20 == 0);
+				/* a NULL's value is garbage; the backends must not look */
+				if (side->isnull[c][i])
+					side->values[c][i] = (int64_t) rng();
+			}
+		}
+		side->cols.values[c] = side->values[c];
+		side->cols.isnull[c] = side->isnull[c];
+	}
+}
+
+static void
+free_side(Side *side)
+{
+	int			c;
+
+	for (c = 0; c < NCOLS; c++)
+	{
+		free(side->values[c]);
+		free(side->isnull[c]);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Programs
+ * ---------------------------------------------------------------------
+ */
+
+static void
+emit(Program *p, int op, int type, int arg, int64_t imm)
+{
+	GjInstr    *in = &p->instrs[p->ninstrs++];
+
+	in->op = op;
+	in->type = type;
+	in->arg = arg;
+	in->imm = imm;
+}
+
+static const char *const op_names[] = {"=", "<>", "<", "<=", ">", ">="};
+
+static int
+build_programs(Program *progs)
+{
+	int			n = 0;
+	int			op;
+	Program    *p;
+
+	/* the simple-compare kernel, int and float, every operator */
+	for (op = GJOP_EQ; op <= GJOP_GE; op++)
+	{
+		static char names[12][64];
+		int			k = op - GJOP_EQ;
+
+		p = &progs[n++];
+		memset(p, 0, sizeof(Program));
+		snprintf(names[k], sizeof(names[k]), "int o.a %s i.a (simple)", op_names[k]);
+		p->name = names[k];
+		emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+		emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+		emit(p, op, GJ_CLASS_INT, 0, 0);
+
+		p = &progs[n++];
+		memset(p, 0, sizeof(Program));
+		snprintf(names[6 + k], sizeof(names[6 + k]), "float o.f %s i.f (simple)", op_names[k]);
+		p->name = names[6 + k];
+		emit(p, GJOP_LOAD_OUTER, 0, 1, 0);
+		emit(p, GJOP_LOAD_INNER, 0, 1, 0);
+		emit(p, op, GJ_CLASS_FLOAT, 0, 0);
+	}
+
+	/* written inner-first: the backends commute it */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "int i.a < o.a (simple, commuted)";
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+
+	/* o.a BETWEEN i.a - 5 AND i.a + 5, int4 arithmetic */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "band o.a BETWEEN i.a - 5 AND i.a + 5";
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_CONST, 0, 0, 5);
+	emit(p, GJOP_SUB, GJT_INT4, 0, 0);
+	emit(p, GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_CONST, 0, 0, 5);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_LE, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, 0, 0, 0);
+
+	/* o.b + i.b > 0 AND o.a < i.a: the int4 sum overflows -> RECHECK */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "int4 overflow o.b + i.b > 0 AND o.a < i.a (recheck)";
+	emit(p, GJOP_LOAD_OUTER, 0, 2, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 2, 0);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, 0, 0, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, 0, 0, 0);
+
+	/* float8 overflow and underflow -> RECHECK; NaN ordering */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "float8 o.f * i.f < 100 (recheck)";
+	emit(p, GJOP_LOAD_OUTER, 0, 1, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 1, 0);
+	emit(p, GJOP_MUL, GJT_FLOAT8, 0, 0);
+	emit(p, GJOP_CONST, 0, 0, dbits(100.0));
+	emit(p, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+
+	/* float4 rounding */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "float4 o.f + i.f >= 3";
+	emit(p, GJOP_LOAD_OUTER, 0, 1, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 1, 0);
+	emit(p, GJOP_ADD, GJT_FLOAT4, 0, 0);
+	emit(p, GJOP_CONST, 0, 0, dbits(3.0));
+	emit(p, GJOP_GE, GJ_CLASS_FLOAT, 0, 0);
+
+	/* mixed columns and conversion */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.a::float8 < i.f";
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_INT_TO_FLOAT, GJT_FLOAT8, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 1, 0);
+	emit(p, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+
+	/* three-valued logic */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.a = i.a OR o.a IS NULL";
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_EQ, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(p, GJOP_IS_NULL, 0, 0, 0);
+	emit(p, GJOP_OR, 0, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "NOT (o.f <> i.f) AND i.a IS NOT NULL";
+	emit(p, GJOP_LOAD_OUTER, 0, 1, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 1, 0);
+	emit(p, GJOP_NE, GJ_CLASS_FLOAT, 0, 0);
+	emit(p, GJOP_NOT, 0, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_IS_NOT_NULL, 0, 0, 0);
+	emit(p, GJOP_AND, 0, 0, 0);
+
+	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Running a schedule
+ * ---------------------------------------------------------------------
+ */
+
+static void
+add_pair(PairSet *set, uint32_t outer, uint32_t inner)
+{
+	if (set->n == set->cap)
+	{
+		set->cap = set->cap > 0 ? 2 * set->cap : 4096;
+		set->pairs = realloc(set->pairs, sizeof(uint64_t) * set->cap);
+		if (set->pairs == NULL)
+		{
+			fprintf(stderr, "out of memory\n");
+			exit(2);
+		}
+	}
+	set->pairs[set->n++] = ((uint64_t) outer << 32) | inner;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Walk the tiles inner-major, as tile_planner.c does, and collect every
+ * pair.  Checks the step contract on the way.  Returns false with
+ * err set when the backend failed.
+ */
+static bool
+run_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
+			 PairSet *set, GjError *err)
+{
+	void	   *state;
+	int64_t		ib,
+				ob;
+
+	memset(set, 0, sizeof(PairSet));
+	state = backend->begin_join(input, err);
+	if (state == NULL)
+		return false;
+	for (ib = 0; ib < s->inner_rows; ib += s->inner_tile)
+	{
+		for (ob = 0; ob < s->outer_rows; ob += s->outer_tile)
+		{
+			GjTile		tile;
+			int64_t		next;
+
+			tile.outer_begin = ob;
+			tile.outer_end = ob + s->outer_tile < s->outer_rows ? ob + s->outer_tile : s->outer_rows;
+			tile.inner_begin = ib;
+			tile.inner_end = ib + s->inner_tile < s->inner_rows ? ib + s->inner_tile : s->inner_rows;
+			next = tile.outer_begin;
+			while (next < tile.outer_end)
+			{
+				GjMatches	m;
+				int64_t		before = next;
+				int64_t		k;
+
+				memset(&m, 0, sizeof(m));
+				if (!backend->run_step(state, &tile, &next, &m, &set->stats, err))
+				{
+					backend->end_join(state);
+					return false;
+				}
+				set->steps++;
+				if (next <= before || next > tile.outer_end || m.count < 0 ||
+					m.count > s->capacity)
+					snprintf(set->problem, sizeof(set->problem),
+							 "step [%lld, ...) advanced to %lld with %lld matches",
+							 (long long) before, (long long) next, (long long) m.count);
+				if (next <= before)
+					break;
+				for (k = 0; k < m.count; k++)
+				{
+					int64_t		o = m.outer_rows[k] & GJ_PAIR_ROW_MASK;
+					int64_t		i = m.inner_rows[k];
+
+					if (o < before || o >= next || i < tile.inner_begin || i >= tile.inner_end)
+						snprintf(set->problem, sizeof(set->problem),
+								 "pair (%lld, %lld) outside step rows [%lld, %lld) x [%lld, %lld)",
+								 (long long) o, (long long) i, (long long) before,
+								 (long long) next, (long long) tile.inner_begin,
+								 (long long) tile.inner_end);
+					add_pair(set, m.outer_rows[k], m.inner_rows[k]);
+				}
+			}
+		}
+	}
+	backend->end_join(state);
+	qsort(set->pairs, set->n, sizeof(uint64_t), cmp_u64);
+	return true;
+}
+
+static void
+report(bool ok, const char *fmt, const char *a, const char *b)
+{
+	test_number++;
+	if (!ok)
+		failures++;
+	printf("%s %d - ", ok ? "ok" : "not ok", test_number);
+	printf(fmt, a, b);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void
+test_program(const Side *outer, const Side *inner, const Program *p, const Schedule *s)
+{
+	GjJoinInput input;
+	PairSet		cpu,
+				gpu;
+	GjError		err;
+	bool		ok = true;
+	int64_t		i,
+				rechecks = 0;
+
+	memset(&input, 0, sizeof(input));
+	input.outer = outer->cols;
+	input.outer_nrows = outer->nrows;
+	input.inner = inner->cols;
+	input.inner_nrows = inner->nrows;
+	input.instrs = p->instrs;
+	input.ninstrs = p->ninstrs;
+	input.algorithm = GJ_ALGO_NESTLOOP;
+	input.match_capacity = s->capacity;
+	input.budget_bytes = (int64_t) 1 << 30;
+
+	memset(&err, 0, sizeof(err));
+	if (!run_schedule(&gj_cpu_backend, &input, s, &cpu, &err))
+	{
+		printf("# cpu backend failed: %s\n", err.message);
+		ok = false;
+	}
+	memset(&err, 0, sizeof(err));
+	if (ok && !run_schedule(&gj_cuda_backend, &input, s, &gpu, &err))
+	{
+		printf("# cuda backend failed: %s\n", err.message);
+		ok = false;
+	}
+	if (ok)
+	{
+		for (i = 0; i < cpu.n; i++)
+			rechecks += (cpu.pairs[i] >> 32 & GJ_PAIR_RECHECK) != 0;
+		printf("# %lld pairs (%lld recheck), cpu %lld steps, cuda %lld steps\n",
+			   (long long) cpu.n, (long long) rechecks, (long long) cpu.steps,
+			   (long long) gpu.steps);
+		if (cpu.problem[0] || gpu.problem[0])
+		{
+			printf("# step contract: cpu: %s; cuda: %s\n", cpu.problem, gpu.problem);
+			ok = false;
+		}
+		if (cpu.n != gpu.n)
+		{
+			printf("# cpu has %lld pairs, cuda %lld\n", (long long) cpu.n, (long long) gpu.n);
+			ok = false;
+		}
+		for (i = 0; ok && i < cpu.n; i++)
+		{
+			if (cpu.pairs[i] != gpu.pairs[i])
+			{
+				printf("# first difference at %lld: cpu (%#x, %u), cuda (%#x, %u)\n",
+					   (long long) i, (unsigned) (cpu.pairs[i] >> 32), (unsigned) cpu.pairs[i],
+					   (unsigned) (gpu.pairs[i] >> 32), (unsigned) gpu.pairs[i]);
+				ok = false;
+			}
+		}
+		if (ok && (cpu.stats.pairs_evaluated != gpu.stats.pairs_evaluated ||
+				   gpu.stats.device_matches != gpu.n))
+		{
+			printf("# stats: cpu evaluated %lld, cuda evaluated %lld, cuda matches %lld\n",
+				   (long long) cpu.stats.pairs_evaluated,
+				   (long long) gpu.stats.pairs_evaluated,
+				   (long long) gpu.stats.device_matches);
+			ok = false;
+		}
+		free(gpu.pairs);
+	}
+	free(cpu.pairs);
+	report(ok, "%s, %s", p->name, s->name);
+}
+
+/* Error paths: they must fail cleanly and leave the backend usable. */
+static void
+test_errors(const Side *outer, const Side *inner, const Program *p)
+{
+	GjJoinInput input;
+	GjError		err;
+	void	   *state;
+	GjTile		tile = {0, 10, 0, 100};
+	int64_t		next = 0;
+	GjMatches	m;
+	GjStats		stats;
+
+	memset(&input, 0, sizeof(input));
+	input.outer = outer->cols;
+	input.outer_nrows = outer->nrows;
+	input.inner = inner->cols;
+	input.inner_nrows = inner->nrows;
+	input.instrs = p->instrs;
+	input.ninstrs = p->ninstrs;
+	input.algorithm = GJ_ALGO_NESTLOOP;
+	input.budget_bytes = (int64_t) 1 << 30;
+
+	/* a match buffer of 2^42 pairs (16 TB) cannot be allocated */
+	input.match_capacity = (int64_t) 1 << 42;
+	memset(&err, 0, sizeof(err));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	if (state != NULL)
+		gj_cuda_backend.end_join(state);
+	else
+		printf("# %s\n", err.message);
+	report(state == NULL && err.code == GJ_ERR_OUT_OF_MEMORY,
+		   "%s%s", "begin_join reports out of memory for a 16 TB match buffer", "");
+
+	/* an inner tile larger than the match buffer is refused */
+	input.match_capacity = 50;
+	memset(&err, 0, sizeof(err));
+	memset(&stats, 0, sizeof(stats));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	report(state != NULL && !gj_cuda_backend.run_step(state, &tile, &next, &m, &stats, &err) &&
+		   err.code == GJ_ERR_DEVICE,
+		   "%s%s", "run_step refuses an inner tile larger than the match buffer", "");
+	gj_cuda_backend.end_join(state);
+	gj_cuda_backend.end_join(NULL);
+}
+
+static int
+run_tests(void)
+{
+	static const bool outer_nulls[NCOLS] = {true, true, true};
+	static const bool inner_nulls[NCOLS] = {true, false, true};
+	static const Schedule schedules[] = {
+		{"4 tiles, capacity 3 inner tiles", N_OUTER, N_INNER, 2300, 1700, 3 * 1700},
+		{"1 tile, capacity all pairs", N_OUTER, N_INNER, N_OUTER, N_INNER,
+		(int64_t) N_OUTER * N_INNER},
+		{"7x5 tiles of 120x100 rows, capacity 5", 120, 100, 7, 5, 5},
+	};
+	int			nsched = sizeof(schedules) / sizeof(schedules[0]);
+	Program    *progs = xmalloc(sizeof(Program) * 32);
+	int			nprogs = build_programs(progs);
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+	int			i,
+				j;
+
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
+		free(progs);
+		return 0;
+	}
+	printf("1..%d\n", 2 + nprogs * nsched + 2);
+	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
+		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
+	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
+		   "%s%s", "first probe reports the device and its init time", "");
+	memset(&info, 0, sizeof(info));
+	report(gj_cuda_probe(&info, &err) && info.init_ms == 0 && info.free_memory > 0,
+		   "%s%s", "later probes report init_ms 0", "");
+
+	make_side(&outer, N_OUTER, outer_nulls);
+	make_side(&inner, N_INNER, inner_nulls);
+	for (j = 0; j < nsched; j++)
+		for (i = 0; i < nprogs; i++)
+			test_program(&outer, &inner, &progs[i], &schedules[j]);
+	test_errors(&outer, &inner, &progs[nprogs - 1]);
+
+	free_side(&outer);
+	free_side(&inner);
+	free(progs);
+	return failures > 0 ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Benchmark
+ * ---------------------------------------------------------------------
+ */
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+/* Number of x in sorted[0..n) with x > key: the exact count for "key < x". */
+static int64_t
+count_greater(const int64_t *sorted, int64_t n, int64_t key)
+{
+	int64_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return n - lo;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a;
+	int64_t		y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+run_bench(int64_t n)
+{
+	GjDeviceInfo info;
+	GjError		err;
+	GjJoinInput input;
+	Program		lt,
+				eq;
+	GjTile		tile = {0, n, 0, n};
+	int64_t    *ovals = xmalloc(sizeof(int64_t) * n);
+	int64_t    *ivals = xmalloc(sizeof(int64_t) * n);
+	int64_t    *sorted = xmalloc(sizeof(int64_t) * n);
+	int64_t		i,
+				expected = 0,
+				matches,
+				next;
+	double		kernel_ms,
+				t0,
+				wall_ms;
+	void	   *state;
+	GjStats		stats;
+	GjMatches	m;
+
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("no CUDA device: %s\n", err.message);
+		return 1;
+	}
+	printf("device: %s, %d SMs, cc %d.%d, init %.1f ms\n", info.name, info.sm_count,
+		   info.cc_major, info.cc_minor, info.init_ms);
+
+	for (i = 0; i < n; i++)
+	{
+		ovals[i] = (int32_t) (uint32_t) rng();
+		ivals[i] = (int32_t) (uint32_t) rng();
+	}
+	memcpy(sorted, ivals, sizeof(int64_t) * n);
+	qsort(sorted, n, sizeof(int64_t), cmp_i64);
+	for (i = 0; i < n; i++)
+		expected += count_greater(sorted, n, ovals[i]);
+
+	memset(&lt, 0, sizeof(lt));
+	emit(&lt, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(&lt, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(&lt, GJOP_LT, GJ_CLASS_INT, 0, 0);
+
+	memset(&input, 0, sizeof(input));
+	input.outer.ncols = 1;
+	input.outer.values[0] = ovals;
+	input.outer_nrows = n;
+	input.inner.ncols = 1;
+	input.inner.values[0] = ivals;
+	input.inner_nrows = n;
+	input.instrs = lt.instrs;
+	input.ninstrs = lt.ninstrs;
+	input.algorithm = GJ_ALGO_NESTLOOP;
+	input.match_capacity = n;
+	input.budget_bytes = (int64_t) 1 << 34;
+
+	state = gj_cuda_backend.begin_join(&input, &err);
+	if (state == NULL)
+	{
+		printf("begin_join failed: %s\n", err.message);
+		return 1;
+	}
+	/* the first pass uploads the columns and warms up */
+	if (!gj_cuda_bench_count(state, &tile, &matches, &kernel_ms, &err))
+	{
+		printf("count failed: %s\n", err.message);
+		return 1;
+	}
+	t0 = now_ms();
+	if (!gj_cuda_bench_count(state, &tile, &matches, &kernel_ms, &err))
+	{
+		printf("count failed: %s\n", err.message);
+		return 1;
+	}
+	wall_ms = now_ms() - t0;
+	gj_cuda_backend.end_join(state);
+	printf("count o.a < i.a, %lld x %lld int4 rows: %lld matches (%s), "
+		   "kernel %.2f ms = %.3g pairs/s, wall %.2f ms = %.3g pairs/s\n",
+		   (long long) n, (long long) n, (long long) matches,
+		   matches == expected ? "correct" : "WRONG",
+		   kernel_ms, (double) n * n / (kernel_ms / 1000.0),
+		   wall_ms, (double) n * n / (wall_ms / 1000.0));
+
+	/* a selective equi-join through run_step, matches copied back */
+	for (i = 0; i < n; i++)
+		ivals[i] = (int64_t) (rng() % (uint64_t) n);
+	memset(&eq, 0, sizeof(eq));
+	emit(&eq, GJOP_LOAD_OUTER, 0, 0, 0);
+	emit(&eq, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(&eq, GJOP_EQ, GJ_CLASS_INT, 0, 0);
+	for (i = 0; i < n; i++)
+		ovals[i] = (int64_t) (rng() % (uint64_t) n);
+	input.instrs = eq.instrs;
+	input.ninstrs = eq.ninstrs;
+	state = gj_cuda_backend.begin_join(&input, &err);
+	if (state == NULL)
+	{
+		printf("begin_join failed: %s\n", err.message);
+		return 1;
+	}
+	memset(&stats, 0, sizeof(stats));
+	matches = 0;
+	t0 = now_ms();
+	for (next = 0; next < n;)
+	{
+		if (!gj_cuda_backend.run_step(state, &tile, &next, &m, &stats, &err))
+		{
+			printf("run_step failed: %s\n", err.message);
+			return 1;
+		}
+		matches += m.count;
+	}
+	wall_ms = now_ms() - t0;
+	gj_cuda_backend.end_join(state);
+	printf("run_step o.a = i.a, %lld x %lld rows: %lld matches, wall %.2f ms = %.3g pairs/s "
+		   "(kernel %.2f ms, transfer %.2f ms)\n",
+		   (long long) n, (long long) n, (long long) matches, wall_ms,
+		   (double) n * n / (wall_ms / 1000.0), stats.kernel_ms, stats.transfer_ms);
+
+	free(ovals);
+	free(ivals);
+	free(sorted);
+	return matches > 0 ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "bench") == 0)
+		return run_bench(argc >= 3 ? atoll(argv[2]) : 1000000);
+	return run_tests();
+}
