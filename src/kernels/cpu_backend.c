@@ -259,36 +259,33 @@ cpu_prepare_sorted(CpuJoinState *state)
 		!sort_keys || !sort_rows || !empty_rows)
 		goto oom;
 
-	/* inner: keyed rows first, sorted */
-	for (r = 0; r < ni; r++)
+	/* inner: keyed rows from the front, rows without a key from the back */
 	{
-		int64_t		key;
-		bool		has_key = in->algorithm == GJ_ALGO_HASH ?
-		cpu_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
-		cpu_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
+		int64_t		nkeyless = 0;
 
-		if (has_key)
+		for (r = 0; r < ni; r++)
 		{
-			state->inner_keys[nvalid] = key;
-			state->inner_perm[nvalid++] = (uint32_t) r;
+			int64_t		key;
+			bool		has_key = in->algorithm == GJ_ALGO_HASH ?
+			cpu_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
+			cpu_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
+
+			if (has_key)
+			{
+				state->inner_keys[nvalid] = key;
+				state->inner_perm[nvalid++] = (uint32_t) r;
+			}
+			else
+			{
+				nkeyless++;
+				state->inner_keys[ni - nkeyless] = INT64_MAX;
+				state->inner_perm[ni - nkeyless] = (uint32_t) r;
+			}
 		}
 	}
 	state->inner_valid = nvalid;
 	if (!cpu_radix_sort(state->inner_keys, state->inner_perm, nvalid))
 		goto oom;
-	for (r = 0; r < ni; r++)
-	{
-		int64_t		key;
-		bool		has_key = in->algorithm == GJ_ALGO_HASH ?
-		cpu_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
-		cpu_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
-
-		if (!has_key)
-		{
-			state->inner_keys[nvalid] = INT64_MAX;
-			state->inner_perm[nvalid++] = (uint32_t) r;
-		}
-	}
 
 	/* outer: classify each row, then OUTER_ALL | bounded (sorted) | empty */
 	for (r = 0; r < no; r++)
