@@ -35,8 +35,8 @@ RESET gpujoin.enabled;
 
 \echo
 \echo '== equi-join: sum(f.v * d.w) FROM fact f JOIN dim d ON f.k = d.k (200k x 20k)'
-\echo '   GpuJoin forced (native join methods off): its nested-loop algorithm is'
-\echo '   not what an equi-join wants, so the planner itself keeps the hash join'
+\echo '   GpuJoin (hash) forced with the native join methods off: with default costs'
+\echo '   the planner keeps PostgreSQL''s parallel hash join, which is faster here'
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_nestloop = off;
