@@ -28,3 +28,19 @@ ORDER BY q;
 
 -- the backend is fine afterwards
 SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b < y.b') AS result;
+
+-- statement_timeout ends a long GpuJoin cleanly, and the next query works
+CREATE TABLE t_long AS SELECT g AS a FROM generate_series(1, 30000) g;
+ANALYZE t_long;
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL statement_timeout = '300ms';
+SELECT count(*) FROM t_long x JOIN t_long y ON x.a < y.a;
+ROLLBACK;
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL statement_timeout = '300ms';
+SET LOCAL gpujoin.algorithm = nestloop;
+SELECT count(*) FROM t_long x JOIN t_long y ON x.a + 1 < y.a;
+ROLLBACK;
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b < y.b') AS result;
