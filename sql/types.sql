@@ -66,3 +66,19 @@ FROM (VALUES
     ('SELECT x.id, y.id FROM t_int x JOIN t_time y ON x.id = y.id AND x.b < 0 WHERE x.id <= 200 AND y.id <= 200')
 ) AS v(q)
 ORDER BY q;
+
+-- the device only sees the keys: columns of any type (text, numeric, arrays,
+-- whole rows, long toastable values) come back exactly as stored
+CREATE TABLE t_wide AS
+SELECT g AS id, g % 50 AS k, repeat('x', (g * 37) % 3000) || g AS txt,
+       (g / 7.0)::numeric AS num, ARRAY[g, g + 1] AS arr,
+       CASE WHEN g % 9 = 0 THEN NULL ELSE md5(g::text) END AS h
+FROM generate_series(1, 600) g;
+ANALYZE t_wide;
+SELECT q, gj_compare(q) AS result
+FROM (VALUES
+    ('SELECT x, y.txt, y.num, y.arr FROM t_wide x JOIN t_wide y ON x.k = y.k AND x.h > y.h'),
+    ('SELECT x.txt, y.h, y FROM t_wide x JOIN t_wide y ON x.k < y.k AND y.id < 40'),
+    ('SELECT x.num + y.c, x.arr || y.b FROM t_wide x JOIN t_int y ON x.k = y.b')
+) AS v(q)
+ORDER BY q;
