@@ -95,7 +95,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	node->custom_ps = list_make2(gjs->outer_ps, gjs->inner_ps);
 
 	gjs->host_qual = ExecInitQual(linitial(cscan->custom_exprs), &node->ss.ps);
-	gjs->recheck_qual = ExecInitQual(lsecond(cscan->custom_exprs), &node->ss.ps);
+	gjs->recheck_qual = ExecInitQual(lthird(cscan->custom_exprs), &node->ss.ps);
 
 	/* each side stores the distinct attributes the scan tuple needs */
 	gjs->nscan = list_length(gjs->info.scan_sides);
@@ -343,13 +343,18 @@ gpujoin_exec(CustomScanState *node)
 					gpujoin_form_scan_tuple(gjs, outer_row & GJ_PAIR_ROW_MASK, inner_row);
 					econtext->ecxt_scantuple = node->ss.ss_ScanTupleSlot;
 
+					/*
+					 * A pair the device could not decide goes through every
+					 * qual, in PostgreSQL's order; the others through the
+					 * host quals only.
+					 */
 					if (outer_row & GJ_PAIR_RECHECK)
 					{
 						gjs->host_rechecks++;
 						if (!ExecQual(gjs->recheck_qual, econtext))
 							continue;
 					}
-					if (gjs->host_qual != NULL && !ExecQual(gjs->host_qual, econtext))
+					else if (gjs->host_qual != NULL && !ExecQual(gjs->host_qual, econtext))
 					{
 						gjs->host_rejected++;
 						continue;

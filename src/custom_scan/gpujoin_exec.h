@@ -28,7 +28,7 @@ typedef struct GpuJoinState
 	PlanState  *outer_ps;
 	PlanState  *inner_ps;
 	ExprState  *host_qual;		/* quals the device cannot evaluate */
-	ExprState  *recheck_qual;	/* device quals, for pairs flagged RECHECK */
+	ExprState  *recheck_qual;	/* all quals, for pairs flagged RECHECK */
 
 	/*
 	 * scan tuple column k = host column scan_cols[k] of the buffer of side

@@ -179,12 +179,61 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->custom_private = list_make2(device_rinfos, host_rinfos);
+	cpath->custom_private = list_make3(device_rinfos, host_rinfos, extra->restrictlist);
 	cpath->methods = &gpujoin_path_methods;
 	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos, extra,
 				 info.algorithm);
 
 	add_path(joinrel, &cpath->path);
+}
+
+/*
+ * The clauses of a list of RestrictInfos in the order PostgreSQL's own join
+ * nodes evaluate them (createplan.c's order_qual_clauses: by security level,
+ * then by per-tuple cost, stable), so that a pair the host evaluates fails
+ * on the same qual, with the same error, as in a native plan.
+ */
+static List *
+quals_in_native_order(PlannerInfo *root, List *rinfos)
+{
+	int			n = list_length(rinfos);
+	RestrictInfo **items;
+	Cost	   *costs;
+	List	   *result = NIL;
+	int			i,
+				j;
+
+	if (n == 0)
+		return NIL;
+	items = palloc(sizeof(RestrictInfo *) * n);
+	costs = palloc(sizeof(Cost) * n);
+	for (i = 0; i < n; i++)
+	{
+		QualCost	qcost;
+		RestrictInfo *rinfo = list_nth_node(RestrictInfo, rinfos, i);
+		RestrictInfo *cur;
+		Cost		cur_cost;
+
+		cost_qual_eval_node(&qcost, (Node *) rinfo->clause, root);
+		cur = rinfo;
+		cur_cost = qcost.per_tuple;
+		/* insertion sort: stable */
+		for (j = i; j > 0; j--)
+		{
+			RestrictInfo *prev = items[j - 1];
+
+			if (prev->security_level < cur->security_level ||
+				(prev->security_level == cur->security_level && costs[j - 1] <= cur_cost))
+				break;
+			items[j] = prev;
+			costs[j] = costs[j - 1];
+		}
+		items[j] = cur;
+		costs[j] = cur_cost;
+	}
+	for (i = 0; i < n; i++)
+		result = lappend(result, items[i]->clause);
+	return result;
 }
 
 /* 1-based position of a Var in a child plan's target list, or 0. */
@@ -225,7 +274,8 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Path	   *outer_path = linitial(best_path->custom_paths);
 	Path	   *inner_path = lsecond(best_path->custom_paths);
 	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
-	List	   *host_clauses = extract_actual_clauses(lsecond(best_path->custom_private), false);
+	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
+	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
 	DeviceCompileContext cxt;
 	GpuJoinPlanInfo info;
 	List	   *scan_tlist = NIL;
@@ -274,7 +324,8 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = list_make2(host_clauses, device_clauses);
+	/* host quals, device quals (for EXPLAIN), and all quals for rechecks */
+	cscan->custom_exprs = list_make3(host_clauses, device_clauses, all_clauses);
 	cscan->custom_private = gpujoin_plan_info_serialize(&info);
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
