@@ -41,10 +41,26 @@ INSERT INTO gj_queries VALUES
     ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.c >= x.c * 2 AND y.c < x.c + 5000000000 WHERE x.id <= 240'),
     ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b AND x.id::text < y.id::text'),
     ('SELECT x.*, y.* FROM t_empty x JOIN t_skew y ON x.b = y.k'),
-    ('SELECT x.*, y.* FROM t_one x JOIN t_skew y ON y.t BETWEEN x.b AND x.b + 50');
+    ('SELECT x.*, y.* FROM t_one x JOIN t_skew y ON y.t BETWEEN x.b AND x.b + 50'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON abs(x.t - y.t) <= 3'),
+    ('SELECT x.id, y.id FROM t_skew x JOIN t_skew y ON 2 > abs(y.k - x.k) AND x.f < y.f'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.b - y.b) <= x.a WHERE x.id <= 240 AND y.id <= 240'),
+    ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(y.c - x.c) < 2000000000 WHERE x.id <= 240 AND y.id <= 240');
 
 -- errors in a bound expression: the host evaluates those rows as PostgreSQL does
 SELECT gj_compare_error('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b > x.b + 1') AS result;
+-- an abs() band whose subtraction overflows on some pair: the native plan
+-- raises the overflow, so GpuJoin runs it as a nested loop and does too
+SELECT gj_compare_error('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.b - y.b) <= 5') AS result;
+SELECT gj_compare_error('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.a - y.a) < 2') AS result;
+SELECT gj_compare_error('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.c - y.c) <= 5 WHERE x.id = 241') AS result;
+-- where a cheaper qual keeps PostgreSQL from evaluating the overflowing
+-- pairs, the nested loop returns the same rows, and EXPLAIN says why it ran
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON greatest(x.id, y.id) < 241 AND abs(x.b - y.b) <= 5') AS result;
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_int x JOIN t_int y ON greatest(x.id, y.id) < 241 AND abs(x.b - y.b) <= 5', true) AS line
+WHERE line ~ 'Algorithm';
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.b - y.b) <= 5 WHERE x.id < 241 AND y.id < 241', true) AS line
+WHERE line ~ 'Algorithm';
 
 SELECT a.algorithm, m.budget, count(*) AS queries,
        string_agg(DISTINCT regexp_replace(gj_compare(q), '^[0-9]+ rows, ', ''), ', ') AS plans,

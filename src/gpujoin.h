@@ -43,6 +43,26 @@ extern double gpujoin_output_cost;
 #define GJ_SIDE_INNER	1
 
 /*
+ * "abs(o.x - i.y) <= c" run as the band i.y BETWEEN o.x - c AND o.x + c is
+ * exact only if the subtraction cannot raise an overflow ERROR on any pair
+ * (the native plan evaluates it on every pair).  The executor checks that
+ * from the key columns' ranges once both sides are drained, and runs a
+ * nested loop over the full device program when it cannot rule it out.
+ */
+typedef struct GpuJoinBandGuard
+{
+	bool		active;
+	int			outer_col;		/* key column of o.x */
+	int			inner_col;		/* key column of i.y */
+	bool		outer_minus_inner;	/* o.x - i.y, else i.y - o.x */
+	int			diff_type;		/* GjType of the subtraction */
+} GpuJoinBandGuard;
+
+extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
+									 const GjKeyColumns *outer, int64 outer_nrows,
+									 const GjKeyColumns *inner, int64 inner_nrows);
+
+/*
  * What the plan carries into the executor, stored in CustomScan.custom_private
  * as plain integer lists so that the plan survives copyObject() and prints.
  *
@@ -63,6 +83,7 @@ typedef struct GpuJoinPlanInfo
 	GjRangeSpec range;			/* GJ_ALGO_SORTMERGE */
 	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
 	bool		filter_needed;	/* candidates must pass the whole program */
+	GpuJoinBandGuard band_guard;	/* GJ_ALGO_SORTMERGE from an abs() band */
 } GpuJoinPlanInfo;
 
 /* custom_scan/device_compile.c */

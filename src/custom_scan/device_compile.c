@@ -498,6 +498,148 @@ compile_bound(DeviceCompileContext *cxt, Node *expr, int cls,
 }
 
 /*
+ * Integer subtraction "a - b" where one operand is the inner Var and the
+ * other a plain outer Var: the center of an abs() band.  Sets *outer_first
+ * when the outer Var is a.
+ */
+static bool
+match_band_difference(DeviceCompileContext *cxt, Node *node, Var *inner_var,
+					  Var **outer_var, bool *outer_first, int *diff_type)
+{
+	const DeviceFunc *df;
+	Var		   *a,
+			   *b;
+
+	if (!IsA(node, OpExpr) || list_length(((OpExpr *) node)->args) != 2)
+		return false;
+	set_opfuncid((OpExpr *) node);
+	df = lookup_device_func(((OpExpr *) node)->opfuncid);
+	if (df == NULL || df->kind != DF_ARITH || df->op != GJOP_SUB ||
+		gj_type_class(df->result) != GJ_CLASS_INT)
+		return false;
+	a = plain_var(linitial(((OpExpr *) node)->args));
+	b = plain_var(lsecond(((OpExpr *) node)->args));
+	if (a == NULL || b == NULL)
+		return false;
+	if (equal(b, inner_var) && bms_is_member(a->varno, cxt->outer_relids))
+	{
+		*outer_var = a;
+		*outer_first = true;
+	}
+	else if (equal(a, inner_var) && bms_is_member(b->varno, cxt->outer_relids))
+	{
+		*outer_var = b;
+		*outer_first = false;
+	}
+	else
+		return false;
+	*diff_type = df->result;
+	return (*outer_var)->varlevelsup == 0;
+}
+
+/*
+ * "abs(o.x - i.y) <= c" (or "< c", either operand order, or commuted as
+ * "c >= abs(...)") over integers, c an outer-only expression: the band
+ * i.y BETWEEN o.x - c AND o.x + c.  The bounds are computed in int64 (an
+ * overflow makes the row compare with every inner row, as for any bound).
+ * The band equals the qual only where o.x - i.y cannot overflow for any
+ * pair; the guard lets the executor check that from the columns' ranges
+ * before the join runs, and run a nested loop otherwise.
+ */
+static bool
+compile_abs_band(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var,
+				 GjRangeSpec *range, GpuJoinBandGuard *guard)
+{
+	const DeviceFunc *df = lookup_device_func(op->opfuncid);
+	Node	   *absexpr;
+	Node	   *radius;
+	Node	   *diff;
+	const DeviceFunc *absf;
+	Oid			absfunc;
+	Var		   *outer_var;
+	bool		outer_first;
+	int			diff_type;
+	int			cmp;
+	int			oc;
+	int			bound;
+
+	if (df == NULL || df->kind != DF_COMPARE)
+		return false;
+	cmp = df->op;
+	absexpr = linitial(op->args);
+	radius = lsecond(op->args);
+	if (!outer_only_walker(absexpr, cxt))
+	{
+		/* c >= abs(...): the abs() is on the right */
+		absexpr = lsecond(op->args);
+		radius = linitial(op->args);
+		cmp = gj_commute_cmp(cmp);
+	}
+	if (cmp != GJOP_LE && cmp != GJOP_LT)
+		return false;
+
+	if (IsA(absexpr, FuncExpr) && list_length(((FuncExpr *) absexpr)->args) == 1)
+	{
+		absfunc = ((FuncExpr *) absexpr)->funcid;
+		diff = linitial(((FuncExpr *) absexpr)->args);
+	}
+	else if (IsA(absexpr, OpExpr) && list_length(((OpExpr *) absexpr)->args) == 1)
+	{
+		set_opfuncid((OpExpr *) absexpr);
+		absfunc = ((OpExpr *) absexpr)->opfuncid;
+		diff = linitial(((OpExpr *) absexpr)->args);
+	}
+	else
+		return false;
+	absf = lookup_device_func(absfunc);
+	if (absf == NULL || absf->kind != DF_UNARY || absf->op != GJOP_ABS ||
+		!match_band_difference(cxt, diff, inner_var, &outer_var, &outer_first, &diff_type) ||
+		absf->arg1 != diff_type || outer_only_walker(radius, cxt) ||
+		range->cls != GJ_CLASS_INT)
+		return false;
+	oc = existing_column(cxt->outer_vars, outer_var);
+	if (oc < 0)
+		return false;
+
+	/* lo = x - c, hi = x + c, both in int64 */
+	for (bound = 0; bound < 2; bound++)
+	{
+		DeviceCompileContext sub;
+		int			t;
+
+		device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
+		sub.outer_vars = list_copy(cxt->outer_vars);
+		sub.inner_vars = list_copy(cxt->inner_vars);
+		if (compile_expr(&sub, (Node *) outer_var) < 0)
+			return false;
+		t = compile_expr(&sub, radius);
+		if (t < 0 || gj_type_class(t) != GJ_CLASS_INT ||
+			!emit(&sub, bound == 0 ? GJOP_SUB : GJOP_ADD, GJT_INT8, 0, 0, -1) ||
+			list_length(sub.outer_vars) != list_length(cxt->outer_vars) ||
+			list_length(sub.inner_vars) != list_length(cxt->inner_vars))
+			return false;
+		if (bound == 0)
+		{
+			memcpy(range->lo_instrs, sub.program.instrs, sizeof(GjInstr) * sub.program.ninstrs);
+			range->lo_ninstrs = sub.program.ninstrs;
+			range->lo_inclusive = (cmp == GJOP_LE);
+		}
+		else
+		{
+			memcpy(range->hi_instrs, sub.program.instrs, sizeof(GjInstr) * sub.program.ninstrs);
+			range->hi_ninstrs = sub.program.ninstrs;
+			range->hi_inclusive = (cmp == GJOP_LE);
+		}
+	}
+	guard->active = true;
+	guard->outer_col = oc;
+	guard->inner_col = range->inner_col;
+	guard->outer_minus_inner = outer_first;
+	guard->diff_type = diff_type;
+	return true;
+}
+
+/*
  * Choose the algorithm for a join whose device quals are device_clauses
  * (already compiled into cxt), and fill in what it needs.
  *
@@ -516,12 +658,15 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 {
 	GjEquiSpec	equi;
 	GjRangeSpec best_range;
+	GpuJoinBandGuard best_guard;
 	int			best_score = 0;
 	int			best_clauses = 0;
 	ListCell   *lc;
 
 	memset(&equi, 0, sizeof(equi));
 	memset(&best_range, 0, sizeof(best_range));
+	memset(&best_guard, 0, sizeof(best_guard));
+	memset(&info->band_guard, 0, sizeof(info->band_guard));
 	info->algorithm = GJ_ALGO_NESTLOOP;
 	info->filter_needed = true;
 	if (requested == GJ_ALGO_NESTLOOP)
@@ -577,10 +722,12 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		Var		   *inner_var = lfirst(lc);
 		int			ic = foreach_current_index(lc);
 		GjRangeSpec range;
+		GpuJoinBandGuard guard;
 		int			nclauses = 0;
 		ListCell   *lq;
 
 		memset(&range, 0, sizeof(range));
+		memset(&guard, 0, sizeof(guard));
 		range.inner_col = ic;
 		/* comparisons are within one storage class: the inner column's */
 		range.cls = gj_type_class(device_type_of(inner_var->vartype));
@@ -597,6 +744,12 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 			df = lookup_device_func(op->opfuncid);
 			if (df == NULL || df->kind != DF_COMPARE || df->op == GJOP_NE)
 				continue;
+			if (range.lo_ninstrs == 0 && range.hi_ninstrs == 0 && !guard.active &&
+				compile_abs_band(cxt, op, inner_var, &range, &guard))
+			{
+				nclauses++;
+				continue;
+			}
 			if (equal(plain_var(linitial(op->args)), inner_var))
 			{
 				expr = lsecond(op->args);
@@ -630,6 +783,7 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		{
 			best_score = (range.lo_ninstrs > 0) + (range.hi_ninstrs > 0);
 			best_range = range;
+			best_guard = guard;
 			best_clauses = nclauses;
 		}
 	}
@@ -637,7 +791,82 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 	{
 		info->algorithm = GJ_ALGO_SORTMERGE;
 		info->range = best_range;
+		info->band_guard = best_guard;
 		/* the bounds are the whole condition: no filtering needed */
 		info->filter_needed = (best_clauses != list_length(device_clauses));
 	}
+}
+
+/* min and max of the non-NULL values of a key column; false if none */
+static bool
+key_column_range(const GjKeyColumns *cols, int col, int64 nrows, int64 *min, int64 *max)
+{
+	const int64_t *values = cols->values[col];
+	const uint8_t *isnull = cols->isnull[col];
+	bool		found = false;
+	int64		i;
+
+	for (i = 0; i < nrows; i++)
+	{
+		if (isnull != NULL && isnull[i])
+			continue;
+		if (!found || values[i] < *min)
+			*min = values[i];
+		if (!found || values[i] > *max)
+			*max = values[i];
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * Can the subtraction of an abs() band raise no ERROR on any pair?  Its
+ * result must lie strictly above the type's minimum (abs() of the minimum
+ * overflows too) and at most its maximum for every pair of non-NULL keys.
+ */
+bool
+gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
+						 const GjKeyColumns *outer, int64 outer_nrows,
+						 const GjKeyColumns *inner, int64 inner_nrows)
+{
+	int64		omin = 0,
+				omax = 0,
+				imin = 0,
+				imax = 0;
+	int128		lowest,
+				highest,
+				type_min,
+				type_max;
+
+	if (!guard->active)
+		return true;
+	if (!key_column_range(outer, guard->outer_col, outer_nrows, &omin, &omax) ||
+		!key_column_range(inner, guard->inner_col, inner_nrows, &imin, &imax))
+		return true;			/* no pair has two non-NULL keys */
+	if (guard->outer_minus_inner)
+	{
+		lowest = (int128) omin - imax;
+		highest = (int128) omax - imin;
+	}
+	else
+	{
+		lowest = (int128) imin - omax;
+		highest = (int128) imax - omin;
+	}
+	switch (guard->diff_type)
+	{
+		case GJT_INT2:
+			type_min = PG_INT16_MIN;
+			type_max = PG_INT16_MAX;
+			break;
+		case GJT_INT4:
+			type_min = PG_INT32_MIN;
+			type_max = PG_INT32_MAX;
+			break;
+		default:
+			type_min = PG_INT64_MIN;
+			type_max = PG_INT64_MAX;
+			break;
+	}
+	return lowest > type_min && highest <= type_max;
 }

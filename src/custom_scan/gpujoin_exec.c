@@ -243,6 +243,17 @@ gpujoin_prepare(GpuJoinState *gjs)
 	input.range = gjs->info.range;
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
+	gjs->band_guard_failed = false;
+	if (input.algorithm == GJ_ALGO_SORTMERGE &&
+		!gpujoin_band_guard_holds(&gjs->info.band_guard,
+								  &input.outer, input.outer_nrows,
+								  &input.inner, input.inner_nrows))
+	{
+		/* the native plan would raise the overflow: let the pairs do so */
+		input.algorithm = GJ_ALGO_NESTLOOP;
+		input.filter_needed = true;
+		gjs->band_guard_failed = true;
+	}
 
 	memset(&err, 0, sizeof(err));
 	gjs->backend_state = gjs->backend->begin_join(&input, &err);

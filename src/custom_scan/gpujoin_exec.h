@@ -47,6 +47,7 @@ typedef struct GpuJoinState
 
 	const GjBackend *backend;	/* chosen at the first execution */
 	const GjBackend *fallback_from; /* chosen backend lacked the algorithm */
+	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */

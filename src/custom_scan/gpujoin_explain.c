@@ -57,7 +57,11 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	GpuJoinState *gjs = (GpuJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
-	ExplainPropertyText("Algorithm", gpujoin_algorithm_name(gjs->info.algorithm), es);
+	if (es->analyze && gjs->band_guard_failed)
+		ExplainPropertyText("Algorithm",
+							"nestloop (the abs() band's subtraction could overflow)", es);
+	else
+		ExplainPropertyText("Algorithm", gpujoin_algorithm_name(gjs->info.algorithm), es);
 	explain_quals("Device Quals", lsecond(cscan->custom_exprs), node, ancestors, es);
 	explain_quals("Host Quals", linitial(cscan->custom_exprs), node, ancestors, es);
 

@@ -81,6 +81,7 @@ gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
 {
 	const GjRangeSpec *r = &info->range;
 	const GjEquiSpec *e = &info->equi;
+	const GpuJoinBandGuard *g = &info->band_guard;
 	List	   *range;
 	List	   *equi;
 
@@ -92,12 +93,14 @@ gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
 					  cols_to_list(e->inner_cols, e->nkeys),
 					  cols_to_list(e->cls, e->nkeys));
 
-	return list_make5(list_make2_int(info->algorithm, info->filter_needed),
-					  list_make4(info->outer_key_attnos, info->outer_key_types,
-								 info->inner_key_attnos, info->inner_key_types),
-					  list_make2(info->scan_sides, info->scan_attnos),
-					  program_to_list(info->program.instrs, info->program.ninstrs),
-					  list_make2(range, equi));
+	return lappend(list_make5(list_make2_int(info->algorithm, info->filter_needed),
+							  list_make4(info->outer_key_attnos, info->outer_key_types,
+										 info->inner_key_attnos, info->inner_key_types),
+							  list_make2(info->scan_sides, info->scan_attnos),
+							  program_to_list(info->program.instrs, info->program.ninstrs),
+							  list_make2(range, equi)),
+				   list_make5_int(g->active, g->outer_col, g->inner_col,
+								  g->outer_minus_inner, g->diff_type));
 }
 
 void
@@ -109,6 +112,7 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	List	   *range = linitial(specs);
 	List	   *range_head = linitial(range);
 	List	   *equi = lsecond(specs);
+	List	   *guard = list_nth(private, 5);
 
 	memset(info, 0, sizeof(GpuJoinPlanInfo));
 	info->algorithm = linitial_int(linitial(private));
@@ -132,4 +136,10 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	list_to_cols(lsecond(equi), info->equi.outer_cols);
 	list_to_cols(lthird(equi), info->equi.inner_cols);
 	list_to_cols(lfourth(equi), info->equi.cls);
+
+	info->band_guard.active = linitial_int(guard);
+	info->band_guard.outer_col = lsecond_int(guard);
+	info->band_guard.inner_col = lthird_int(guard);
+	info->band_guard.outer_minus_inner = lfourth_int(guard);
+	info->band_guard.diff_type = list_nth_int(guard, 4);
 }

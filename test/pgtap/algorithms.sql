@@ -5,7 +5,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, (g % 37)::float8 AS f, g % 7 AS b
 FROM generate_series(1, 2000) g;
@@ -36,6 +36,9 @@ SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a < s.a'), 'sortmerg
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON s.a BETWEEN r.a - 5 AND r.a + 5'), 'sortmerge', 'band: sortmerge');
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a BETWEEN s.b AND s.a'), 'sortmerge', 'outer between two inner columns: sortmerge');
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.f >= s.f'), 'sortmerge', 'float inequality: sortmerge');
+SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON abs(r.a - s.a) <= 3'), 'sortmerge', 'abs() band: sortmerge');
+SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON 3 > abs(s.a - r.a)'), 'sortmerge', 'commuted abs() band: sortmerge');
+SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON abs(r.a - s.a) >= 3'), 'nestloop', 'outside an abs() band: nestloop');
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a <> s.a'), 'nestloop', 'not-equal: nestloop');
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a + s.a < 10'), 'nestloop', 'general expression: nestloop');
 
