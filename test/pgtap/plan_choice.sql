@@ -1,0 +1,66 @@
+-- plan_choice.sql: with the default costs, the planner leaves to PostgreSQL
+-- the joins its own plans answer faster (tiny inputs, LIMIT over an index
+-- nested loop, a few outer rows probing an index) and takes GpuJoin where
+-- it wins (large theta and band joins).  Measured on the cpu backend: a
+-- 300 x 300 theta join is already faster as GpuJoin (2.4 ms vs 7.5 ms), so
+-- "tiny" here means tens of rows.
+\set ON_ERROR_STOP 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+BEGIN;
+SELECT plan(8);
+
+CREATE TEMP TABLE tiny_a AS SELECT g AS id, g % 5 AS a FROM generate_series(1, 30) g;
+CREATE TEMP TABLE tiny_b AS SELECT g AS id, g % 4 AS a FROM generate_series(1, 30) g;
+CREATE TEMP TABLE small_a AS SELECT g AS id, g % 50 AS a FROM generate_series(1, 300) g;
+CREATE TEMP TABLE small_b AS SELECT g AS id, g % 40 AS a FROM generate_series(1, 300) g;
+CREATE TEMP TABLE big_a AS
+SELECT g AS id, g % 100000 AS a, (g * 7) % 100003 AS t FROM generate_series(1, 100000) g;
+CREATE TEMP TABLE big_b AS
+SELECT g AS id, g % 100000 AS a, (g * 11) % 100019 AS t FROM generate_series(1, 100000) g;
+CREATE INDEX ON big_b (t);
+CREATE INDEX ON big_b (a);
+ANALYZE tiny_a;
+ANALYZE tiny_b;
+ANALYZE small_a;
+ANALYZE small_b;
+ANALYZE big_a;
+ANALYZE big_b;
+
+CREATE FUNCTION pg_temp.uses_gpujoin(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        IF line LIKE '%Custom Scan (GpuJoin)%' THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END $$;
+
+SELECT ok(NOT pg_temp.uses_gpujoin('SELECT * FROM tiny_a x JOIN tiny_b y ON x.a < y.a'),
+          'a theta join of 30 x 30 rows stays native');
+SELECT ok(NOT pg_temp.uses_gpujoin('SELECT * FROM small_a x JOIN small_b y ON x.a = y.a'),
+          'an equi-join of 300 x 300 rows stays a native hash join');
+SELECT ok(NOT pg_temp.uses_gpujoin(
+          'SELECT * FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 1 AND x.t + 1 LIMIT 10'),
+          'a band join under LIMIT 10 stays an index nested loop');
+SELECT ok(NOT pg_temp.uses_gpujoin(
+          'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a WHERE x.id < 50'),
+          'a few outer rows probing an index on the inner key stay a parameterized nested loop');
+SELECT ok(NOT pg_temp.uses_gpujoin(
+          'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a'),
+          'a plain equi-join stays a native (parallel) hash join');
+
+SELECT ok(pg_temp.uses_gpujoin(
+          'SELECT count(*) FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 5 AND x.t + 5'),
+          'a band join over 100k x 100k rows is a GpuJoin');
+SELECT ok(pg_temp.uses_gpujoin(
+          'SELECT count(*) FROM big_a x JOIN big_b y ON x.a < y.a WHERE x.id < 5000 AND y.id < 5000'),
+          'a theta join over 5k x 5k rows is a GpuJoin');
+SELECT ok(pg_temp.uses_gpujoin('SELECT * FROM small_a x JOIN small_b y ON x.a < y.a'),
+          'a theta join of 300 x 300 rows is a GpuJoin (faster on the cpu backend already)');
+
+SELECT * FROM finish();
+ROLLBACK;
