@@ -13,6 +13,7 @@ PGFILEDESC = "gpujoin - GPU join nodes for PostgreSQL"
 OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
+	src/fault_injection.o \
 	src/custom_scan/device_compile.o \
 	src/custom_scan/gpujoin_path.o \
 	src/custom_scan/gpujoin_plan_info.o \

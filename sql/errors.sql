@@ -44,3 +44,33 @@ SET LOCAL gpujoin.algorithm = nestloop;
 SELECT count(*) FROM t_long x JOIN t_long y ON x.a + 1 < y.a;
 ROLLBACK;
 SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b < y.b') AS result;
+
+-- Injected device faults (gpujoin.debug_fault).  Out of memory when a join
+-- opens: the budget is halved and the join opened again, with the same rows.
+SET gpujoin.debug_fault = begin_oom;
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b BETWEEN x.b - 3 AND x.b + 3 WHERE x.id <= 240') AS result;
+BEGIN;
+SELECT gj_force(true);
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b', true) AS line
+WHERE line ~ 'Retries';
+ROLLBACK;
+
+-- a fault in the middle of a join ends the query with an ERROR that names
+-- the backend (masked here: the suite runs on both), and the next query works
+CREATE FUNCTION gj_fault(fault text, query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('gpujoin.debug_fault', fault, false);
+    PERFORM gj_force(true);
+    PERFORM set_config('gpujoin.device_memory', '2kB', true);
+    EXECUTE 'CREATE TEMP TABLE gj_err AS ' || query;
+    DROP TABLE gj_err;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'on the (cpu|cuda) backend', 'on the <backend> backend');
+END $$;
+SELECT fault, cond, gj_fault(fault, 'SELECT x.id AS xid, y.id AS yid FROM t_int x JOIN t_int y ON ' || cond) AS result
+FROM unnest(ARRAY['step_error', 'step_oom']) AS fault,
+     unnest(ARRAY['x.b < y.b', 'x.b = y.b', 'x.id + y.id < 200']) AS cond
+ORDER BY 1, 2;
+RESET gpujoin.debug_fault;
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b') AS result;

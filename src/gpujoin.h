@@ -38,6 +38,25 @@ extern double gpujoin_row_cost;
 extern double gpujoin_pair_cost;
 extern double gpujoin_output_cost;
 
+/* gpujoin.debug_fault */
+typedef enum GpuJoinFault
+{
+	GPUJOIN_FAULT_NONE,
+	GPUJOIN_FAULT_BEGIN_OOM,
+	GPUJOIN_FAULT_STEP_ERROR,
+	GPUJOIN_FAULT_STEP_OOM
+} GpuJoinFault;
+
+extern int	gpujoin_debug_fault;
+
+/* fault_injection.c: every call of a backend goes through these */
+extern void gpujoin_fault_join_start(void);
+extern void *gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input,
+								   GjError *err);
+extern bool gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
+								 int64_t *outer_next, GjMatches *matches, GjStats *stats,
+								 GjError *err);
+
 /* Which side of the join a key column or scan column comes from. */
 #define GJ_SIDE_OUTER	0
 #define GJ_SIDE_INNER	1

@@ -50,6 +50,14 @@ static const struct config_enum_entry device_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry fault_options[] = {
+	{"none", GPUJOIN_FAULT_NONE, false},
+	{"begin_oom", GPUJOIN_FAULT_BEGIN_OOM, false},
+	{"step_error", GPUJOIN_FAULT_STEP_ERROR, false},
+	{"step_oom", GPUJOIN_FAULT_STEP_OOM, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry algorithm_options[] = {
 	{"auto", GJ_ALGO_AUTO, false},
 	{"nestloop", GJ_ALGO_NESTLOOP, false},
@@ -118,6 +126,13 @@ define_gucs(void)
 							 NULL,
 							 &gpujoin_output_cost, 0.005, 0.0, DBL_MAX,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.debug_fault",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error or step_oom.",
+							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
+							 "step_error and step_oom fail the second step of a join.",
+							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,
+							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpujoin");
 }

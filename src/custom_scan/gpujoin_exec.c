@@ -35,6 +35,8 @@
 
 /* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
 #define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
+/* Smallest budget a join that ran out of device memory is retried with. */
+#define MIN_RETRY_BUDGET		((int64) 1024 * 1024)
 
 static void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_exec(CustomScanState *node);
@@ -213,6 +215,8 @@ gpujoin_prepare(GpuJoinState *gjs)
 			elog(DEBUG1, "GpuJoin: the %s backend has no %s algorithm; using the cpu backend",
 				 gjs->backend->name, gpujoin_algorithm_name(gjs->info.algorithm));
 			gjs->fallback_from = gjs->backend;
+			gjs->fallback_reason = psprintf("%s has no %s kernel", gjs->backend->name,
+											gpujoin_algorithm_name(gjs->info.algorithm));
 			gjs->backend = &gj_cpu_backend;
 		}
 	}
@@ -223,12 +227,6 @@ gpujoin_prepare(GpuJoinState *gjs)
 		budget = gjs->cuda_info.free_memory / 2;
 	else
 		budget = CPU_DEFAULT_BUDGET;
-	gjs->budget_bytes = budget;
-
-	tile_schedule_plan(&gjs->sched,
-					   gjs->outer_buf.nrows, host_buffer_key_row_bytes(&gjs->outer_buf),
-					   gjs->inner_buf.nrows, host_buffer_key_row_bytes(&gjs->inner_buf),
-					   budget);
 
 	memset(&input, 0, sizeof(input));
 	host_buffer_key_columns(&gjs->outer_buf, &input.outer);
@@ -238,8 +236,6 @@ gpujoin_prepare(GpuJoinState *gjs)
 	input.instrs = gjs->info.program.instrs;
 	input.ninstrs = gjs->info.program.ninstrs;
 	input.algorithm = gjs->info.algorithm;
-	input.match_capacity = gjs->sched.match_capacity;
-	input.budget_bytes = budget;
 	input.range = gjs->info.range;
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
@@ -255,10 +251,48 @@ gpujoin_prepare(GpuJoinState *gjs)
 		gjs->band_guard_failed = true;
 	}
 
-	memset(&err, 0, sizeof(err));
-	gjs->backend_state = gjs->backend->begin_join(&input, &err);
-	if (gjs->backend_state == NULL)
-		gpujoin_backend_error(gjs, &err);
+	/*
+	 * Open the join.  When the device has less free memory than the budget
+	 * promised (another process took it, or fragmentation), halve the budget
+	 * and so the tiles, and try again; below MIN_RETRY_BUDGET give up on the
+	 * device and run the join on the cpu backend, which gives the same rows.
+	 */
+	gpujoin_fault_join_start();
+	for (;;)
+	{
+		tile_schedule_plan(&gjs->sched,
+						   gjs->outer_buf.nrows, host_buffer_key_row_bytes(&gjs->outer_buf),
+						   gjs->inner_buf.nrows, host_buffer_key_row_bytes(&gjs->inner_buf),
+						   budget);
+		input.match_capacity = gjs->sched.match_capacity;
+		input.budget_bytes = budget;
+
+		memset(&err, 0, sizeof(err));
+		gjs->backend_state = gpujoin_backend_begin(gjs->backend, &input, &err);
+		if (gjs->backend_state != NULL)
+			break;
+		if (err.code != GJ_ERR_OUT_OF_MEMORY)
+			gpujoin_backend_error(gjs, &err);
+		if (budget / 2 >= MIN_RETRY_BUDGET)
+		{
+			budget /= 2;
+			gjs->oom_retries++;
+			elog(DEBUG1, "GpuJoin: %s; retrying with a budget of %lld kB",
+				 err.message, (long long) (budget / 1024));
+			continue;
+		}
+		if (gjs->backend == &gj_cpu_backend)
+			gpujoin_backend_error(gjs, &err);
+		ereport(NOTICE,
+				(errmsg("GpuJoin is running on the cpu backend: not enough memory on the %s backend",
+						gjs->backend->name),
+				 errdetail("%s", err.message)));
+		gjs->fallback_from = gjs->backend;
+		gjs->fallback_reason = "out of memory";
+		gjs->backend = &gj_cpu_backend;
+		budget = CPU_DEFAULT_BUDGET;
+	}
+	gjs->budget_bytes = budget;
 	gjs->tile_open = false;
 	return true;
 }
@@ -289,8 +323,8 @@ gpujoin_run_step(GpuJoinState *gjs)
 
 	memset(&err, 0, sizeof(err));
 	INSTR_TIME_SET_CURRENT(start);
-	if (!gjs->backend->run_step(gjs->backend_state, &gjs->tile, &gjs->outer_next,
-								&gjs->matches, &gjs->stats, &err))
+	if (!gpujoin_backend_step(gjs->backend, gjs->backend_state, &gjs->tile,
+							  &gjs->outer_next, &gjs->matches, &gjs->stats, &err))
 		gpujoin_backend_error(gjs, &err);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);

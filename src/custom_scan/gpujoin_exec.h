@@ -46,7 +46,9 @@ typedef struct GpuJoinState
 	int64		budget_bytes;
 
 	const GjBackend *backend;	/* chosen at the first execution */
-	const GjBackend *fallback_from; /* chosen backend lacked the algorithm */
+	const GjBackend *fallback_from; /* the join left this backend ... */
+	const char *fallback_reason;	/* ... for this reason */
+	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;

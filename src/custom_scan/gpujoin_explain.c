@@ -73,12 +73,12 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	else if (gjs->fallback_from != NULL)
 		ExplainPropertyText("Backend",
-							psprintf("%s (%s has no %s kernel)", gjs->backend->name,
-									 gjs->fallback_from->name,
-									 gpujoin_algorithm_name(gjs->info.algorithm)), es);
+							psprintf("%s (%s)", gjs->backend->name, gjs->fallback_reason), es);
 	else
 		ExplainPropertyText("Backend", gjs->backend->name, es);
 
+	if (gjs->oom_retries > 0)
+		ExplainPropertyInteger("Out-of-Memory Retries", NULL, gjs->oom_retries, es);
 	ExplainPropertyInteger("Outer Rows Drained", NULL, gjs->outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, gjs->inner_drained, es);
 	ExplainPropertyInteger("Tiles Run", NULL, gjs->tiles_run, es);

@@ -1,0 +1,79 @@
+/*-------------------------------------------------------------------------
+ *
+ * fault_injection.c
+ *	  Calls into a backend, with faults injected on demand for tests.
+ *
+ * gpujoin.debug_fault (superuser only) makes the backend calls of a GpuJoin
+ * fail the way a device does: out of memory when a join is opened (the
+ * executor shrinks the tiles and retries, then falls back to the cpu
+ * backend), or an error or out-of-memory in the middle of the join (the
+ * query ends with an ERROR, everything is released, the next query works).
+ * The regression tests use it to exercise those paths on the cpu backend,
+ * and on the GPU machine on the cuda one.  Unset, it costs one comparison
+ * per backend call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "gpujoin.h"
+
+int			gpujoin_debug_fault = GPUJOIN_FAULT_NONE;
+
+/* calls of the current join, counted from gpujoin_fault_join_start() */
+static int	begin_calls;
+static int	step_calls;
+
+/* times begin_oom fails a join's opening before letting it through */
+#define BEGIN_OOM_FAILURES	3
+/* the step that step_error and step_oom fail */
+#define FAULTY_STEP			2
+
+void
+gpujoin_fault_join_start(void)
+{
+	begin_calls = 0;
+	step_calls = 0;
+}
+
+static void
+inject(GjError *err, int code, const char *what)
+{
+	err->code = code;
+	snprintf(err->message, sizeof(err->message),
+			 "%s injected by gpujoin.debug_fault", what);
+}
+
+void *
+gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input, GjError *err)
+{
+	if (unlikely(gpujoin_debug_fault == GPUJOIN_FAULT_BEGIN_OOM) &&
+		++begin_calls <= BEGIN_OOM_FAILURES)
+	{
+		inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
+		return NULL;
+	}
+	return backend->begin_join(input, err);
+}
+
+bool
+gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
+					 int64_t *outer_next, GjMatches *matches, GjStats *stats,
+					 GjError *err)
+{
+	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) &&
+		++step_calls == FAULTY_STEP)
+	{
+		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_ERROR)
+		{
+			inject(err, GJ_ERR_DEVICE, "device error");
+			return false;
+		}
+		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_OOM)
+		{
+			inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
+			return false;
+		}
+	}
+	return backend->run_step(state, tile, outer_next, matches, stats, err);
+}
