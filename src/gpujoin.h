@@ -92,6 +92,7 @@ extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
 typedef struct GpuJoinPlanInfo
 {
 	int			algorithm;		/* GjAlgorithm chosen at plan time */
+	int			jointype;		/* JoinType: INNER, LEFT, RIGHT, FULL, SEMI, ANTI */
 	List	   *outer_key_attnos;
 	List	   *outer_key_types;	/* GjType of each */
 	List	   *inner_key_attnos;
@@ -130,6 +131,7 @@ extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   RelOptInfo *outerrel, RelOptInfo *innerrel,
 								   JoinType jointype, JoinPathExtraData *extra);
 extern void gpujoin_register_methods(void);
+extern const char *gpujoin_jointype_name(int jointype);
 
 /* custom_scan/gpujoin_plan_info.c */
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);

@@ -12,8 +12,23 @@
  *			  on the backend, which fills the match buffer
  *	EMIT	  for each (outer row, inner row) in the match buffer: build the
  *			  scan tuple from the stored columns, evaluate the host quals
- *			  (and, for pairs the device flagged, the device quals), project
- *	DONE	  no more tiles
+ *			  (and, for pairs the device flagged, the device quals); a pair
+ *			  that passes is a match: set the match flags of its rows, then
+ *			  apply the join's filter and project
+ *	EMIT_UNMATCHED  after the last tile, for outer joins: each row of a
+ *			  preserved side whose match flag is clear, with NULLs in the
+ *			  other side's columns, through the filter, projected
+ *	DONE	  nothing left
+ *
+ * Join types are handled here, not on the backends, which only return
+ * matching pairs.  A match means a pair passed every join qual (device,
+ * host, recheck), exactly as nodeNestloop.c sets nl_MatchedOuter before it
+ * tests the other quals: LEFT/FULL/ANTI keep a flag per outer row and emit
+ * the unflagged ones at the end (ANTI emits only those), RIGHT/FULL the same
+ * for inner rows, and SEMI emits an outer row at its first match and skips
+ * the later pairs of a flagged row (so does ANTI, which emits no pairs).
+ * Every pair comes from exactly one tile and one step, so a flag set in one
+ * tile holds for all the later ones.
  *
  * Interrupts are checked between steps and between emitted pairs, and a
  * backend step is bounded in work, so cancel and statement_timeout act
@@ -98,6 +113,14 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 
 	gjs->host_qual = ExecInitQual(linitial(cscan->custom_exprs), &node->ss.ps);
 	gjs->recheck_qual = ExecInitQual(lthird(cscan->custom_exprs), &node->ss.ps);
+	gjs->filter_qual = ExecInitQual(lfourth(cscan->custom_exprs), &node->ss.ps);
+
+	gjs->jointype = (JoinType) gjs->info.jointype;
+	gjs->fill_outer = (gjs->jointype == JOIN_LEFT || gjs->jointype == JOIN_FULL ||
+					   gjs->jointype == JOIN_ANTI);
+	gjs->fill_inner = (gjs->jointype == JOIN_RIGHT || gjs->jointype == JOIN_FULL);
+	gjs->emit_pairs = gjs->jointype != JOIN_ANTI;
+	gjs->once_per_outer = (gjs->jointype == JOIN_SEMI || gjs->jointype == JOIN_ANTI);
 
 	/* each side stores the distinct attributes the scan tuple needs */
 	gjs->nscan = list_length(gjs->info.scan_sides);
@@ -174,10 +197,50 @@ gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
 }
 
 /*
- * Drain what has to be drained, plan the tiles and open the backend.
- * Returns false when the join is known to be empty.
+ * A cleared bitmap of one match flag per row, reusing the previous one
+ * (kept in join_cxt across rescans) when it is big enough.
  */
-static bool
+static uint8 *
+match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated, int64 nrows)
+{
+	int64		bytes = Max((nrows + 7) / 8, 1);
+
+	if (flags == NULL || bytes > *allocated)
+	{
+		if (flags != NULL)
+			pfree(flags);
+		flags = MemoryContextAlloc(cxt, bytes);
+		*allocated = bytes;
+	}
+	memset(flags, 0, bytes);
+	return flags;
+}
+
+static inline bool
+match_flag_test(const uint8 *flags, int64 row)
+{
+	return (flags[row >> 3] >> (row & 7)) & 1;
+}
+
+static inline void
+match_flag_set(uint8 *flags, int64 row)
+{
+	flags[row >> 3] |= (uint8) (1 << (row & 7));
+}
+
+/* After the tiles: the unmatched rows of the preserved sides, or nothing. */
+static inline GpuJoinPhase
+gpujoin_phase_after_tiles(GpuJoinState *gjs)
+{
+	return gjs->fill_outer || gjs->fill_inner ? GJ_PHASE_EMIT_UNMATCHED : GJ_PHASE_DONE;
+}
+
+/*
+ * Drain what has to be drained, clear the match flags, plan the tiles and
+ * open the backend.  Returns the next phase: RUN_STEP, or, when a side is
+ * empty and no pair can match, EMIT_UNMATCHED or DONE.
+ */
+static GpuJoinPhase
 gpujoin_prepare(GpuJoinState *gjs)
 {
 	instr_time	start,
@@ -192,9 +255,14 @@ gpujoin_prepare(GpuJoinState *gjs)
 		gpujoin_drain(gjs->inner_ps, &gjs->inner_buf);
 		gjs->inner_drained += gjs->inner_buf.nrows;
 	}
-	/* an inner join with an empty inner side is empty: skip the outer side */
-	if (gjs->inner_buf.nrows == 0)
-		return false;
+
+	/*
+	 * With no inner rows nothing matches: an inner, semi or right join is
+	 * empty, and the outer side is never read (as in nodeHashjoin.c).  Left,
+	 * full and anti joins return every outer row.
+	 */
+	if (gjs->inner_buf.nrows == 0 && !gjs->fill_outer)
+		return GJ_PHASE_DONE;
 	if (!gjs->outer_buf.complete)
 	{
 		gpujoin_drain(gjs->outer_ps, &gjs->outer_buf);
@@ -203,8 +271,19 @@ gpujoin_prepare(GpuJoinState *gjs)
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->drain_ms += INSTR_TIME_GET_MILLISEC(end);
-	if (gjs->outer_buf.nrows == 0)
-		return false;
+
+	/* every rescan starts with no row matched */
+	if (gjs->fill_outer || gjs->once_per_outer)
+		gjs->outer_matched = match_flags_reset(gjs->join_cxt, gjs->outer_matched,
+											   &gjs->outer_matched_bytes,
+											   gjs->outer_buf.nrows);
+	if (gjs->fill_inner)
+		gjs->inner_matched = match_flags_reset(gjs->join_cxt, gjs->inner_matched,
+											   &gjs->inner_matched_bytes,
+											   gjs->inner_buf.nrows);
+	gjs->unmatched_pos = 0;
+	if (gjs->outer_buf.nrows == 0 || gjs->inner_buf.nrows == 0)
+		return gpujoin_phase_after_tiles(gjs);
 
 	if (gjs->backend == NULL)
 	{
@@ -294,7 +373,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 	}
 	gjs->budget_bytes = budget;
 	gjs->tile_open = false;
-	return true;
+	return GJ_PHASE_RUN_STEP;
 }
 
 /* Run the next backend step; false when every tile is done. */
@@ -357,6 +436,111 @@ gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
 	ExecStoreVirtualTuple(scan);
 }
 
+/*
+ * Fill the scan tuple from one unmatched row of the given side, with NULL in
+ * every column of the other side.
+ */
+static void
+gpujoin_form_null_extended(GpuJoinState *gjs, int side, int64 row)
+{
+	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
+	HostSideBuffer *buf = side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
+	int			k;
+
+	ExecClearTuple(scan);
+	for (k = 0; k < gjs->nscan; k++)
+	{
+		if (gjs->scan_sides[k] == side)
+		{
+			HostDatumColumn *col = buf->cols + gjs->scan_cols[k];
+
+			scan->tts_values[k] = col->values[row];
+			scan->tts_isnull[k] = col->isnull[row];
+		}
+		else
+		{
+			scan->tts_values[k] = (Datum) 0;
+			scan->tts_isnull[k] = true;
+		}
+	}
+	ExecStoreVirtualTuple(scan);
+}
+
+/*
+ * The next unmatched row of the preserved side(s), outer rows first, null-
+ * extended and passed through the join's filter, projected; NULL when none
+ * is left.
+ */
+static TupleTableSlot *
+gpujoin_emit_unmatched(GpuJoinState *gjs)
+{
+	PlanState  *ps = &gjs->css.ss.ps;
+	ExprContext *econtext = ps->ps_ExprContext;
+	int64		nouter = gjs->outer_buf.nrows;
+	int64		ninner = gjs->inner_buf.nrows;
+
+	for (;;)
+	{
+		int64		pos = gjs->unmatched_pos;
+		int			side;
+		int64		row;
+		const uint8 *flags;
+
+		if (pos < nouter)
+		{
+			if (!gjs->fill_outer)
+			{
+				gjs->unmatched_pos = nouter;
+				continue;
+			}
+			side = GJ_SIDE_OUTER;
+			row = pos;
+			flags = gjs->outer_matched;
+		}
+		else if (pos < nouter + ninner)
+		{
+			if (!gjs->fill_inner)
+			{
+				gjs->unmatched_pos = nouter + ninner;
+				continue;
+			}
+			side = GJ_SIDE_INNER;
+			row = pos - nouter;
+			flags = gjs->inner_matched;
+		}
+		else
+			return NULL;
+
+		/* eight matched rows at a time (bits past the last row stay clear) */
+		if ((row & 7) == 0 && flags[row >> 3] == 0xff)
+		{
+			gjs->unmatched_pos += 8;
+			continue;
+		}
+		gjs->unmatched_pos++;
+		if (match_flag_test(flags, row))
+			continue;
+
+		CHECK_FOR_INTERRUPTS();
+		ResetExprContext(econtext);
+		gpujoin_form_null_extended(gjs, side, row);
+		econtext->ecxt_scantuple = gjs->css.ss.ss_ScanTupleSlot;
+		if (side == GJ_SIDE_OUTER)
+			gjs->null_extended_outer++;
+		else
+			gjs->null_extended_inner++;
+		if (!ExecQual(gjs->filter_qual, econtext))
+		{
+			gjs->filter_rejected++;
+			continue;
+		}
+		gjs->rows_returned++;
+		if (ps->ps_ProjInfo == NULL)
+			return gjs->css.ss.ss_ScanTupleSlot;
+		return ExecProject(ps->ps_ProjInfo);
+	}
+}
+
 static TupleTableSlot *
 gpujoin_exec(CustomScanState *node)
 {
@@ -369,11 +553,12 @@ gpujoin_exec(CustomScanState *node)
 		switch (gjs->phase)
 		{
 			case GJ_PHASE_DRAIN:
-				gjs->phase = gpujoin_prepare(gjs) ? GJ_PHASE_RUN_STEP : GJ_PHASE_DONE;
+				gjs->phase = gpujoin_prepare(gjs);
 				break;
 
 			case GJ_PHASE_RUN_STEP:
-				gjs->phase = gpujoin_run_step(gjs) ? GJ_PHASE_EMIT : GJ_PHASE_DONE;
+				gjs->phase = gpujoin_run_step(gjs) ? GJ_PHASE_EMIT :
+					gpujoin_phase_after_tiles(gjs);
 				break;
 
 			case GJ_PHASE_EMIT:
@@ -381,11 +566,23 @@ gpujoin_exec(CustomScanState *node)
 				{
 					uint32		outer_row = gjs->matches.outer_rows[gjs->match_pos];
 					uint32		inner_row = gjs->matches.inner_rows[gjs->match_pos];
+					int64		outer_pos = outer_row & GJ_PAIR_ROW_MASK;
 
 					gjs->match_pos++;
 					CHECK_FOR_INTERRUPTS();
+
+					/*
+					 * Semi and anti joins are decided by an outer row's
+					 * first match: its later pairs need no evaluation.
+					 */
+					if (gjs->once_per_outer &&
+						match_flag_test(gjs->outer_matched, outer_pos))
+					{
+						gjs->pairs_skipped++;
+						continue;
+					}
 					ResetExprContext(econtext);
-					gpujoin_form_scan_tuple(gjs, outer_row & GJ_PAIR_ROW_MASK, inner_row);
+					gpujoin_form_scan_tuple(gjs, outer_pos, inner_row);
 					econtext->ecxt_scantuple = node->ss.ss_ScanTupleSlot;
 
 					/*
@@ -404,12 +601,35 @@ gpujoin_exec(CustomScanState *node)
 						gjs->host_rejected++;
 						continue;
 					}
+
+					/* a match, whether or not the filter keeps the row */
+					if (gjs->outer_matched != NULL)
+						match_flag_set(gjs->outer_matched, outer_pos);
+					if (gjs->inner_matched != NULL)
+						match_flag_set(gjs->inner_matched, inner_row);
+					if (!gjs->emit_pairs)
+						continue;
+					if (!ExecQual(gjs->filter_qual, econtext))
+					{
+						gjs->filter_rejected++;
+						continue;
+					}
 					gjs->rows_returned++;
 					if (proj == NULL)
 						return node->ss.ss_ScanTupleSlot;
 					return ExecProject(proj);
 				}
 				gjs->phase = GJ_PHASE_RUN_STEP;
+				break;
+
+			case GJ_PHASE_EMIT_UNMATCHED:
+				{
+					TupleTableSlot *slot = gpujoin_emit_unmatched(gjs);
+
+					if (slot != NULL)
+						return slot;
+					gjs->phase = GJ_PHASE_DONE;
+				}
 				break;
 
 			case GJ_PHASE_DONE:

@@ -18,6 +18,7 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_DRAIN,
 	GJ_PHASE_RUN_STEP,
 	GJ_PHASE_EMIT,
+	GJ_PHASE_EMIT_UNMATCHED,
 	GJ_PHASE_DONE
 } GpuJoinPhase;
 
@@ -28,7 +29,25 @@ typedef struct GpuJoinState
 	PlanState  *outer_ps;
 	PlanState  *inner_ps;
 	ExprState  *host_qual;		/* quals the device cannot evaluate */
-	ExprState  *recheck_qual;	/* all quals, for pairs flagged RECHECK */
+	ExprState  *recheck_qual;	/* all join quals, for pairs flagged RECHECK */
+	ExprState  *filter_qual;	/* outer joins: quals pushed down from WHERE */
+
+	/*
+	 * Join type.  The backends return matching pairs only; a bitmap per side
+	 * remembers which rows matched (passed every join qual) so that the
+	 * preserved side's unmatched rows can be emitted, null-extended, after
+	 * the last tile, and a semi join emits each outer row once.
+	 */
+	JoinType	jointype;
+	bool		fill_outer;		/* LEFT, FULL, ANTI: emit unmatched outer rows */
+	bool		fill_inner;		/* RIGHT, FULL: emit unmatched inner rows */
+	bool		emit_pairs;		/* all but ANTI: matched pairs come out */
+	bool		once_per_outer; /* SEMI, ANTI: an outer row's first match decides */
+	uint8	   *outer_matched;	/* bitmaps in join_cxt, or NULL if not tracked */
+	uint8	   *inner_matched;
+	int64		outer_matched_bytes;	/* allocated sizes, kept across rescans */
+	int64		inner_matched_bytes;
+	int64		unmatched_pos;	/* EMIT_UNMATCHED: outer rows, then inner rows */
 
 	/*
 	 * scan tuple column k = host column scan_cols[k] of the buffer of side
@@ -70,7 +89,11 @@ typedef struct GpuJoinState
 	int64		steps;
 	int64		host_rechecks;
 	int64		host_rejected;
+	int64		filter_rejected;
 	int64		rows_returned;
+	int64		null_extended_outer;	/* unmatched outer rows formed */
+	int64		null_extended_inner;
+	int64		pairs_skipped;	/* SEMI/ANTI pairs of already matched rows */
 	double		drain_ms;
 	double		backend_ms;
 } GpuJoinState;

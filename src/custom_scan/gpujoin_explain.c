@@ -3,11 +3,14 @@
  * gpujoin_explain.c
  *	  EXPLAIN output of a GpuJoin node.
  *
- * Plain EXPLAIN shows the algorithm, the quals the device evaluates, the
- * quals left to the host and the configured device; EXPLAIN ANALYZE adds
- * what the join did: the backend that ran it, rows drained from each side,
- * tiles and steps run, pairs the device evaluated, matches it returned,
- * pairs the host rechecked or rejected, and where the time went.
+ * Plain EXPLAIN shows the join type (unless inner, as native join nodes
+ * name theirs "Hash Left Join" etc.), the algorithm, the quals the device
+ * evaluates, the quals left to the host, an outer join's filter (quals
+ * pushed down from WHERE) and the configured device.  EXPLAIN
+ * ANALYZE adds what the join did: the backend that ran it, rows drained from
+ * each side, tiles and steps run, pairs the device evaluated, matches it
+ * returned, pairs the host rechecked or rejected, unmatched rows emitted
+ * null-extended, and where the time went.
  *
  *-------------------------------------------------------------------------
  */
@@ -57,6 +60,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	GpuJoinState *gjs = (GpuJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
+	if (gjs->jointype != JOIN_INNER)
+		ExplainPropertyText("Join Type", gpujoin_jointype_name(gjs->jointype), es);
 	if (es->analyze && gjs->band_guard_failed)
 		ExplainPropertyText("Algorithm",
 							"nestloop (the abs() band's subtraction could overflow)", es);
@@ -64,6 +69,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Algorithm", gpujoin_algorithm_name(gjs->info.algorithm), es);
 	explain_quals("Device Quals", lsecond(cscan->custom_exprs), node, ancestors, es);
 	explain_quals("Host Quals", linitial(cscan->custom_exprs), node, ancestors, es);
+	explain_quals("Filter", lfourth(cscan->custom_exprs), node, ancestors, es);
 
 	if (!es->analyze || gjs->backend == NULL)
 	{
@@ -88,6 +94,14 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Device Matches", NULL, gjs->stats.device_matches, es);
 	ExplainPropertyInteger("Host Rechecks", NULL, gjs->host_rechecks, es);
 	ExplainPropertyInteger("Rows Removed by Host Quals", NULL, gjs->host_rejected, es);
+	if (gjs->filter_qual != NULL)
+		ExplainPropertyInteger("Rows Removed by Filter", NULL, gjs->filter_rejected, es);
+	if (gjs->once_per_outer)
+		ExplainPropertyInteger("Pairs Skipped", NULL, gjs->pairs_skipped, es);
+	if (gjs->fill_outer)
+		ExplainPropertyInteger("Null-Extended Outer Rows", NULL, gjs->null_extended_outer, es);
+	if (gjs->fill_inner)
+		ExplainPropertyInteger("Null-Extended Inner Rows", NULL, gjs->null_extended_inner, es);
 	/* our own clock, not per-node instrumentation: shown unless both are off */
 	if (es->timing || es->summary)
 	{

@@ -5,11 +5,18 @@
  *	  costs it, and turns the chosen CustomPath into a CustomScan plan.
  *
  * The path is offered for a join of two unparameterized inputs when at least
- * one qual that links both sides compiles into the device program.  Quals
- * that do not compile stay host quals, evaluated by ExecQual on every pair
- * the device returns.  Anything whose semantics GpuJoin does not reproduce
- * exactly (other join types, placeholders, pseudoconstant quals, lateral
- * references) gets no path at all: the native plan stays.
+ * one join qual that links both sides compiles into the device program.
+ * Quals that do not compile stay host quals, evaluated by ExecQual on every
+ * pair the device returns.  Anything whose semantics GpuJoin does not
+ * reproduce exactly (unique-ified semi joins, placeholders, pseudoconstant
+ * quals, lateral references) gets no path at all: the native plan stays.
+ *
+ * Join types: INNER, LEFT, RIGHT, FULL, SEMI and ANTI.  The backends only
+ * return matching pairs; the executor keeps a match flag per input row and
+ * emits the unmatched rows of the preserved side(s) after the last tile.  As
+ * in createplan.c, the quals of an outer join are split: join quals (from ON)
+ * decide which pairs match, and quals pushed down from WHERE become the
+ * join's filter, applied to every row the join forms, null-extended or not.
  *
  * The plan is a CustomScan with scanrelid 0 whose scan tuple
  * (custom_scan_tlist) holds every Var the target list and quals need; the
@@ -73,19 +80,24 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  * Cost of the GpuJoin path.  The inputs are drained completely before the
  * first row comes out, so their whole cost is startup cost; the device work
  * grows with the pairs the algorithm evaluates; each candidate the device
- * returns pays the host quals, and each result row its projection.
+ * returns pays the host quals, and each result row its projection.  An
+ * outer join also walks the match flags of its preserved side(s) after the
+ * last tile, and its filter (quals pushed down from WHERE) is evaluated on
+ * every row it forms.
  */
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
-			 List *device_rinfos, List *host_rinfos, JoinPathExtraData *extra,
-			 int algorithm)
+			 List *device_rinfos, List *host_rinfos, List *other_rinfos,
+			 JoinType jointype, JoinPathExtraData *extra, int algorithm)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
 	double		pairs;
 	Selectivity device_sel;
 	QualCost	host_cost;
+	QualCost	other_cost;
 	double		candidates;
+	double		unmatched_scan = 0;
 	Cost		startup;
 	Cost		run;
 
@@ -105,15 +117,88 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		pairs = (outer_rows + inner_rows) * 8 +
 			outer_rows * log2(Max(inner_rows, 2)) + candidates * 4;
 	cost_qual_eval(&host_cost, host_rinfos, root);
+	cost_qual_eval(&other_cost, other_rinfos, root);
+
+	if (jointype == JOIN_LEFT || jointype == JOIN_FULL || jointype == JOIN_ANTI)
+		unmatched_scan += outer_rows;
+	if (jointype == JOIN_RIGHT || jointype == JOIN_FULL)
+		unmatched_scan += inner_rows;
 
 	startup = outer_path->total_cost + inner_path->total_cost +
 		gpujoin_startup_cost + (outer_rows + inner_rows) * gpujoin_row_cost;
 	run = pairs * gpujoin_pair_cost +
 		candidates * (host_cost.per_tuple + cpu_tuple_cost * 0.5) +
+		unmatched_scan * cpu_operator_cost +
+		(candidates + unmatched_scan) * other_cost.per_tuple +
 		cpath->path.rows * (gpujoin_output_cost + cpath->path.pathtarget->cost.per_tuple);
 
-	cpath->path.startup_cost = startup + host_cost.startup;
-	cpath->path.total_cost = startup + host_cost.startup + run;
+	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;
+	cpath->path.total_cost = cpath->path.startup_cost + run;
+}
+
+/* Name of a join type as EXPLAIN prints it ("Join Type: Left"). */
+const char *
+gpujoin_jointype_name(int jointype)
+{
+	switch ((JoinType) jointype)
+	{
+		case JOIN_INNER:
+			return "Inner";
+		case JOIN_LEFT:
+			return "Left";
+		case JOIN_RIGHT:
+			return "Right";
+		case JOIN_FULL:
+			return "Full";
+		case JOIN_SEMI:
+			return "Semi";
+		case JOIN_ANTI:
+			return "Anti";
+		default:
+			return "???";
+	}
+}
+
+/* Does a join clause have one operand from each input (either way round)? */
+static bool
+clause_sides_match(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel)
+{
+	if (!rinfo->can_join)
+		return false;
+	return (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+			bms_is_subset(rinfo->right_relids, innerrel->relids)) ||
+		(bms_is_subset(rinfo->left_relids, innerrel->relids) &&
+		 bms_is_subset(rinfo->right_relids, outerrel->relids));
+}
+
+/*
+ * PostgreSQL runs a FULL JOIN only as a hash join (at least one hash-joinable
+ * join clause) or a merge join (every join clause merge-joinable), and
+ * otherwise raises "FULL JOIN is only supported with merge-joinable or
+ * hash-joinable join conditions" because the join rel has no path at all.
+ * A GpuJoin path would make such a query succeed only while gpujoin is
+ * enabled, so GpuJoin offers a FULL JOIN only where PostgreSQL has a plan of
+ * its own (the tests of joinpath.c's hash_inner_and_outer and
+ * select_mergejoin_clauses, without their finer points: being stricter only
+ * costs a path).
+ */
+static bool
+native_full_join_exists(List *join_rinfos, RelOptInfo *outerrel, RelOptInfo *innerrel)
+{
+	bool		all_mergeable = true;
+	ListCell   *lc;
+
+	foreach(lc, join_rinfos)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		sides_match = clause_sides_match(rinfo, outerrel, innerrel);
+
+		if (sides_match && OidIsValid(rinfo->hashjoinoperator))
+			return true;
+		if (!sides_match || rinfo->mergeopfamilies == NIL)
+			all_mergeable = false;
+	}
+	return join_rinfos != NIL && all_mergeable;
 }
 
 void
@@ -127,17 +212,39 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	GpuJoinPlanInfo info;
 	List	   *device_rinfos = NIL;
 	List	   *host_rinfos = NIL;
+	List	   *join_rinfos = NIL;
+	List	   *other_rinfos = NIL;
 	bool		links_sides = false;
 	CustomPath *cpath;
 	ListCell   *lc;
 
-	if (!gpujoin_enabled || jointype != JOIN_INNER)
+	if (!gpujoin_enabled)
 		return;
+	switch (jointype)
+	{
+		case JOIN_INNER:
+		case JOIN_LEFT:
+		case JOIN_RIGHT:
+		case JOIN_FULL:
+		case JOIN_SEMI:
+		case JOIN_ANTI:
+			break;
+		default:
+			/* JOIN_UNIQUE_OUTER/INNER: the planner unique-ifies a side first */
+			elog(DEBUG1, "GpuJoin: join type %d is not offered", (int) jointype);
+			return;
+	}
 	if (outer_path == NULL || inner_path == NULL ||
 		outer_path->param_info != NULL || inner_path->param_info != NULL ||
 		!bms_is_empty(joinrel->lateral_relids))
 		return;
 
+	/*
+	 * For an outer join only the join quals decide what matches; quals
+	 * pushed down to this join from WHERE filter the joined rows, including
+	 * the null-extended ones (createplan.c does the same split).  Inner and
+	 * semi joins treat every qual as a join qual.
+	 */
 	device_compile_init(&cxt, outerrel->relids, innerrel->relids);
 	foreach(lc, extra->restrictlist)
 	{
@@ -145,6 +252,12 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 
 		if (rinfo->pseudoconstant)
 			return;
+		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
+		{
+			other_rinfos = lappend(other_rinfos, rinfo);
+			continue;
+		}
+		join_rinfos = lappend(join_rinfos, rinfo);
 		if (device_compile_qual(&cxt, rinfo->clause))
 		{
 			device_rinfos = lappend(device_rinfos, rinfo);
@@ -157,6 +270,11 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	}
 	if (!links_sides)
 		return;
+	if (jointype == JOIN_FULL && !native_full_join_exists(join_rinfos, outerrel, innerrel))
+	{
+		elog(DEBUG1, "GpuJoin: not offered for a FULL JOIN that PostgreSQL cannot plan itself");
+		return;
+	}
 	memset(&info, 0, sizeof(info));
 	device_choose_algorithm(&cxt, extract_actual_clauses(device_rinfos, false),
 							gpujoin_algorithm, &info);
@@ -179,10 +297,11 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->custom_private = list_make3(device_rinfos, host_rinfos, extra->restrictlist);
+	cpath->custom_private = list_make5(device_rinfos, host_rinfos, join_rinfos, other_rinfos,
+									   list_make1_int(jointype));
 	cpath->methods = &gpujoin_path_methods;
-	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos, extra,
-				 info.algorithm);
+	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
+				 other_rinfos, jointype, extra, info.algorithm);
 
 	add_path(joinrel, &cpath->path);
 }
@@ -276,6 +395,7 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
 	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
 	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
+	List	   *other_clauses = quals_in_native_order(root, lfourth(best_path->custom_private));
 	DeviceCompileContext cxt;
 	GpuJoinPlanInfo info;
 	List	   *scan_tlist = NIL;
@@ -283,6 +403,7 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ListCell   *lc;
 
 	memset(&info, 0, sizeof(info));
+	info.jointype = linitial_int(list_nth(best_path->custom_private, 4));
 
 	/* compile again: the program refers to key columns of the child plans */
 	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
@@ -300,6 +421,7 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	vars = pull_var_clause((Node *) tlist, 0);
 	vars = list_concat(vars, pull_var_clause((Node *) host_clauses, 0));
 	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
+	vars = list_concat(vars, pull_var_clause((Node *) other_clauses, 0));
 	foreach(lc, vars)
 	{
 		Var		   *var = lfirst(lc);
@@ -324,8 +446,14 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	/* host quals, device quals (for EXPLAIN), and all quals for rechecks */
-	cscan->custom_exprs = list_make3(host_clauses, device_clauses, all_clauses);
+	/*
+	 * host quals, device quals (for EXPLAIN), all join quals for rechecks,
+	 * and an outer join's filter, which the executor applies to every row
+	 * the join forms.  The filter is not plan.qual: EXPLAIN prints that as a
+	 * scan's filter, without the table names a join's columns need.
+	 */
+	cscan->custom_exprs = list_make4(host_clauses, device_clauses, all_clauses,
+									 other_clauses);
 	cscan->custom_private = gpujoin_plan_info_serialize(&info);
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;

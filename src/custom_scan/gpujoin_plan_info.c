@@ -93,7 +93,8 @@ gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
 					  cols_to_list(e->inner_cols, e->nkeys),
 					  cols_to_list(e->cls, e->nkeys));
 
-	return lappend(list_make5(list_make2_int(info->algorithm, info->filter_needed),
+	return lappend(list_make5(list_make3_int(info->algorithm, info->filter_needed,
+											 info->jointype),
 							  list_make4(info->outer_key_attnos, info->outer_key_types,
 										 info->inner_key_attnos, info->inner_key_types),
 							  list_make2(info->scan_sides, info->scan_attnos),
@@ -117,6 +118,7 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	memset(info, 0, sizeof(GpuJoinPlanInfo));
 	info->algorithm = linitial_int(linitial(private));
 	info->filter_needed = lsecond_int(linitial(private));
+	info->jointype = lthird_int(linitial(private));
 	info->outer_key_attnos = linitial(keys);
 	info->outer_key_types = lsecond(keys);
 	info->inner_key_attnos = lthird(keys);

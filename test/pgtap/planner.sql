@@ -30,8 +30,8 @@ SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON s.a BETWEEN r.a - 5 AN
                'Custom Scan \(GpuJoin\)', 'forced: a band join runs as GpuJoin');
 SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a = s.a'),
                'Custom Scan \(GpuJoin\)', 'forced: an equi-join runs as GpuJoin');
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r LEFT JOIN s ON r.a > s.a'),
-               'GpuJoin', 'outer joins are not offered yet');
+SELECT throws_ok('EXPLAIN SELECT * FROM r FULL JOIN s ON r.a > s.a', '0A000', NULL,
+               'a FULL JOIN without a hash- or merge-joinable qual is not offered');
 SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a::text > s.a::text'),
                'GpuJoin', 'no device-evaluable qual: no GpuJoin');
 SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a AND r.id::text < s.id::text'),
