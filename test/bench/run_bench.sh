@@ -264,7 +264,7 @@ fgt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 > b + 0) }'; }
 # measure MODE: runs Q_SQL in one session; sets M_STATUS (ok|timeout|error),
 # M_MS (median), M_PLAN, M_NOTE.
 measure() {
-	local mode=$1 settings out i stmt plan
+	local mode=$1 settings out stmt plan
 	settings=$NATIVE_SETTINGS
 	[ "$mode" = gpujoin ] && settings=$GPU_SETTINGS
 	if [ "$Q_COPY" = 1 ]; then
@@ -282,7 +282,7 @@ measure() {
 			fi
 			echo '\echo @@runs'
 			echo '\timing on'
-			for i in $(seq "$RUNS"); do echo "$stmt"; done
+			for _ in $(seq "$RUNS"); do echo "$stmt"; done
 		} | psql_run -v ON_ERROR_STOP=1 2>&1
 	) || true
 	{
