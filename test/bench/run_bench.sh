@@ -336,21 +336,19 @@ for N in $SIZES; do
 			M_PLAN="" M_NOTE="" M_MS="" M_STATUS=""
 			skip=""
 			work=""
+			M_PLAN=$({
+				printf '%s\n' "$PRELUDE"
+				[ "$mode" = gpujoin ] && printf '%s\n' "$GPU_SETTINGS" || printf '%s\n' "$NATIVE_SETTINGS"
+				echo "EXPLAIN (COSTS OFF) $Q_SQL;"
+			} | psql_run 2>&1 | plan_summary)
 			if [ -n "${timed_out[$Q_NAME:$mode]:-}" ]; then
 				skip="not run: timed out at N = ${timed_out[$Q_NAME:$mode]}"
 			elif fgt "$Q_ROWS" "$MAX_JOIN_ROWS"; then
 				skip="join forms ~$Q_ROWS rows > MAX_JOIN_ROWS"
 				work=rows
-			else
-				M_PLAN=$({
-					printf '%s\n' "$PRELUDE"
-					[ "$mode" = gpujoin ] && printf '%s\n' "$GPU_SETTINGS" || printf '%s\n' "$NATIVE_SETTINGS"
-					echo "EXPLAIN (COSTS OFF) $Q_SQL;"
-				} | psql_run 2>&1 | plan_summary)
-				if plan_is_pairwise "$M_PLAN" && fgt "$Q_PAIRS" "$NATIVE_MAX_PAIRS"; then
-					skip="nested loop over $Q_PAIRS pairs > NATIVE_MAX_PAIRS"
-					work=pairs
-				fi
+			elif plan_is_pairwise "$M_PLAN" && fgt "$Q_PAIRS" "$NATIVE_MAX_PAIRS"; then
+				skip="nested loop over $Q_PAIRS pairs > NATIVE_MAX_PAIRS"
+				work=pairs
 			fi
 			if [ -n "$skip" ]; then
 				M_STATUS=skipped
