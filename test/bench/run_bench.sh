@@ -380,7 +380,7 @@ done
 # The report: machine, versions, settings, then one table row per (query, size).
 PG_VERSION=$(psql_run -At -c "SELECT version()")
 DEVICES=$(psql_run -At -F' ' -c "SELECT backend, coalesce(name, ''), CASE WHEN selected THEN '(selected)' ELSE '' END FROM gpujoin_devices()" 2>/dev/null | sed 's/ *$//' | paste -sd';' - | sed 's/;/; /g' || true)
-SERVER_SETTINGS=$(psql_run -At -F' = ' -c "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN ('max_parallel_workers_per_gather', 'work_mem', 'shared_buffers', 'jit', 'gpujoin.device', 'gpujoin.device_memory') ORDER BY name" | paste -sd',' - | sed 's/,/, /g')
+SERVER_SETTINGS=$(psql_run -At -F' = ' -c "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ('max_parallel_workers_per_gather', 'work_mem', 'shared_buffers', 'jit', 'gpujoin.device', 'gpujoin.device_memory') ORDER BY name" | paste -sd',' - | sed 's/,/, /g')
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 GPU=$(nvidia-smi -L 2>/dev/null | head -1 || true)
 {
