@@ -4,8 +4,11 @@
 # skipping what is already there.  Needs root (or sudo) only when something is
 # missing.  The CUDA Toolkit is optional: with nvcc in CUDA_HOME
 # (/usr/local/cuda) the cuda backend is built, without it a stub.
+# BENCH_DEPS=1 adds gnuplot-nox, which test/bench/run_bench.sh uses for its
+# optional speedup plot (neither the tests nor CI need it).
 set -euo pipefail
 pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc"
+[ -n "${BENCH_DEPS:-}" ] && pkgs="$pkgs gnuplot-nox"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,362 @@
+#!/bin/bash
+# scripts/calibrate_costs.sh: measure the planner's GpuJoin cost constants on
+# this machine and print the SET lines that match them.
+#
+# gpujoin_path.c costs a GpuJoin as
+#
+#   startup_cost + R * row_cost + P * pair_cost + E * output_cost
+#   + the native parts: both input scans, E * (host quals + cpu_tuple_cost / 2)
+#
+# with R the rows drained from both inputs, E the rows the join returns and P
+# the pairs of the algorithm: outer x inner for nestloop, (outer + inner) * 8
+# + outer * log2(inner) + 4 E for sortmerge and hash.  This script times
+# count(*) over GpuJoins (forced, per algorithm) whose R, P and E vary
+# independently, removes the native parts (their planner cost converted to ms
+# with a native reference, see below), and fits the four constants by least
+# squares, per algorithm and over all of them.  There is one pair_cost for all
+# algorithms today: the per-algorithm fits say what each would want.
+#
+# Cost units: the planner's unit is seq_page_cost = 1.  The reference is
+# PostgreSQL's own plan for count(*) over a seq scan of REF_ROWS rows (pages
+# + rows * (cpu_tuple_cost + cpu_operator_cost)): its time / its cost gives
+# ms per cost unit on this machine.  Two other native plans (a hash join and a
+# nested loop) are timed the same way to show how far PostgreSQL's own units
+# disagree with each other here.
+#
+# Environment: RUNS (median of, default 3), DEVICES (default "cpu cuda";
+# cuda is skipped where a GpuJoin on it cannot run), SCALE (multiplies the
+# row counts, default 1), REF_ROWS (default 1000000), OUTDIR (default
+# bench_out/calibrate-<date>).  Like test/bench/run_bench.sh it uses the server
+# of PGHOST/PGPORT if set, else a throwaway cluster (GPUJOIN_CLUSTER_CONF).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+DEVICES=${DEVICES:-cpu cuda}
+SCALE=${SCALE:-1}
+REF_ROWS=${REF_ROWS:-1000000}
+OUTDIR=${OUTDIR:-bench_out/calibrate-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+LOG=$OUTDIR/calibrate.log
+: >"$LOG"
+
+if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
+	PSQL_BIN=psql
+	[ -n "${PG_CONFIG:-}" ] && PSQL_BIN=$("$PG_CONFIG" --bindir)/psql
+	DB=${PGDATABASE:-postgres}
+else
+	export PG_CONFIG=${PG_CONFIG:-pg_config}
+	. test/lib/cluster.sh
+	trap cluster_stop EXIT
+	cluster_start
+	PSQL_BIN=$PG_BINDIR/psql
+	DB=postgres
+fi
+psql_run() { "$PSQL_BIN" -X -q -d "$DB" "$@"; }
+psql_run -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
+PRELUDE="SET search_path = gpujoin_calib, public;"
+psql_run -At -c "SHOW gpujoin.enabled" >/dev/null 2>&1 || PRELUDE="LOAD 'gpujoin';
+$PRELUDE"
+FORCE="SET gpujoin.enabled = on; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off;"
+
+sc() { echo $(($1 * SCALE)); }
+
+# The grid: for each algorithm, outer sizes x inner sizes x matching inner
+# rows.  Inner rows that match (a = 2e9, k in 0..999) and rows that cannot
+# (a = -1, k < 0) set E without changing R or P: for the theta qual
+# o.a < i.a, E = outer x matching rows; for o.k = i.k (outer k uniform in
+# 0..999), E ~ outer x matching rows / 1000.
+NL_OUTER="$(sc 20000) $(sc 100000)"
+NL_INNER="200 2000"
+NL_MATCH="0 20"
+SM_OUTER="$(sc 50000) $(sc 200000)"
+SM_INNER="1000 $(sc 100000)"
+SM_MATCH="0 5 20"
+HJ_OUTER="$(sc 50000) $(sc 200000)"
+HJ_INNER="$(sc 10000) $(sc 100000)"
+HJ_MATCH="0 100 1000"
+
+outer_sizes=$(printf '%s\n' $NL_OUTER $SM_OUTER $HJ_OUTER | sort -nu)
+inner_specs=$(
+	for i in $NL_INNER; do for m in $NL_MATCH; do echo "${i}_$m"; done; done
+	for i in $SM_INNER; do for m in $SM_MATCH; do echo "${i}_$m"; done; done
+	for i in $HJ_INNER; do for m in $HJ_MATCH; do echo "${i}_$m"; done; done
+)
+inner_specs=$(echo "$inner_specs" | sort -u)
+
+echo "generating data in schema gpujoin_calib"
+{
+	echo "SET client_min_messages = warning;"
+	echo "DROP SCHEMA IF EXISTS gpujoin_calib CASCADE; CREATE SCHEMA gpujoin_calib; SET search_path = gpujoin_calib;"
+	echo "SELECT setseed(0.17);"
+	for o in $outer_sizes; do
+		echo "CREATE TABLE o_$o AS SELECT g AS id, (random() * 1000000)::int AS a, (random() * 999)::int AS k FROM generate_series(1, $o) g;"
+	done
+	for spec in $inner_specs; do
+		i=${spec%_*} m=${spec#*_}
+		echo "CREATE TABLE i_$spec AS SELECT g AS id, CASE WHEN g <= $m THEN 2000000000 ELSE -1 END AS a,"
+		echo "  CASE WHEN g <= $m THEN g % 1000 ELSE -g END AS k FROM generate_series(1, $i) g;"
+	done
+	echo "CREATE TABLE ref AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, $REF_ROWS) g;"
+	echo "CREATE TABLE ref_dim AS SELECT g AS k, g::float8 AS w FROM generate_series(0, 999) g;"
+	echo "CREATE TABLE ref_nl AS SELECT g AS id, (random() * 1000000)::int AS a FROM generate_series(1, 2000) g;"
+	echo "CREATE TABLE o_10 AS SELECT g AS id, g AS a, g % 3 AS k FROM generate_series(1, 10) g;"
+	echo "CREATE TABLE i_10_10 AS SELECT g AS id, g AS a, g % 3 AS k FROM generate_series(1, 10) g;"
+	echo "VACUUM ANALYZE;"
+} | psql_run -v ON_ERROR_STOP=1 >>"$LOG" 2>&1
+
+# time_sql SETTINGS SQL: one session, a warm-up EXPLAIN (ANALYZE, TIMING OFF)
+# whose text goes to $EXPLAIN_OUT, then RUNS runs; prints the median ms.
+EXPLAIN_OUT=$OUTDIR/.explain
+time_sql() {
+	local out
+	out=$({
+		printf '%s\n%s\n' "$PRELUDE" "$1"
+		echo "EXPLAIN (ANALYZE, TIMING OFF) $2;"
+		echo '\echo @@runs'
+		echo '\timing on'
+		seq "$RUNS" | sed "s|.*|$2;|"
+	} | psql_run -v ON_ERROR_STOP=1 2>&1) || {
+		echo "$out" >>"$LOG"
+		echo "failed: $2 (see $LOG)" >&2
+		return 1
+	}
+	echo "$out" >>"$LOG"
+	echo "$out" | sed '/^@@runs/,$d' >"$EXPLAIN_OUT"
+	echo "$out" | sed -n '/^@@runs/,$p' | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | sort -g |
+		awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+# the total cost of a statement's plan
+plan_cost() {
+	printf '%s\n%s\nEXPLAIN %s;\n' "$PRELUDE" "${2:-}" "$1" | psql_run -At |
+		sed -n '1s/.*cost=[0-9.]*\.\.\([0-9.]*\) .*/\1/p'
+}
+explain_field() { sed -n "s/^ *$1: *//p" "$EXPLAIN_OUT" | head -1; }
+
+CPU_TUPLE_COST=$(psql_run -At -c "SHOW cpu_tuple_cost")
+CPU_OPERATOR_COST=$(psql_run -At -c "SHOW cpu_operator_cost")
+
+# --- the native reference: ms per cost unit
+echo "timing the native references"
+TRIVIAL_MS=$(time_sql "" "SELECT 1")
+REF_Q="SELECT count(*) FROM ref"
+REF_MS=$(time_sql "SET max_parallel_workers_per_gather = 0;" "$REF_Q")
+REF_COST=$(plan_cost "$REF_Q" "SET max_parallel_workers_per_gather = 0;")
+MS_PER_UNIT=$(awk -v t="$REF_MS" -v z="$TRIVIAL_MS" -v c="$REF_COST" 'BEGIN { printf "%.6g", (t - z) / c }')
+REFS="| seq scan + count(*), $REF_ROWS rows (the reference) | $REF_MS | $REF_COST | $MS_PER_UNIT |"
+for spec in "hash join $REF_ROWS x 1000, sum|SELECT sum(d.w) FROM ref r JOIN ref_dim d ON r.k = d.k" \
+	"nested loop 2000 x 2000, r.a < s.a, count(*)|SELECT count(*) FROM ref_nl r JOIN ref_nl s ON r.a < s.a"; do
+	name=${spec%%|*} q=${spec#*|}
+	s="SET max_parallel_workers_per_gather = 0; SET gpujoin.enabled = off;"
+	t=$(time_sql "$s" "$q")
+	c=$(plan_cost "$q" "$s")
+	REFS="$REFS
+| $name | $t | $c | $(awk -v t="$t" -v z="$TRIVIAL_MS" -v c="$c" 'BEGIN { printf "%.6g", (t - z) / c }') |"
+done
+
+# --- the GpuJoin experiments
+TSV=$OUTDIR/calibrate.tsv
+printf 'device\talgorithm\tbackend\touter\tinner\tR\tP\tE\ttotal_ms\tnative_ms\tgpujoin_ms\tdrain_ms\tbackend_ms\n' >"$TSV"
+STARTUP_TSV=$OUTDIR/startup.tsv
+head -1 "$TSV" >"$STARTUP_TSV"
+run_point() {
+	local dev=$1 algo=$2 o=$3 spec=$4 qual=$5 tsv=${6:-$TSV} q settings total e backend drain bms r p nat
+	q="SELECT count(*) FROM o_$o o JOIN i_$spec i ON $qual"
+	settings="$FORCE SET gpujoin.algorithm = $algo; SET gpujoin.device = $dev;"
+	total=$(time_sql "$settings" "$q") || return 0
+	backend=$(explain_field Backend)
+	e=$(explain_field "Device Matches")
+	drain=$(explain_field "Drain Time" | sed 's/ ms//')
+	bms=$(explain_field "Backend Time" | sed 's/ ms//')
+	grep -q "Algorithm: $algo" "$EXPLAIN_OUT" || {
+		echo "  $algo not run for $q ($(explain_field Algorithm)): left out"
+		return 0
+	}
+	local i=${spec%_*}
+	r=$((o + i))
+	p=$(awk -v a="$algo" -v o="$o" -v i="$i" -v e="$e" 'BEGIN {
+		if (a == "nestloop") printf "%.0f", o * i
+		else printf "%.0f", (o + i) * 8 + o * log(i < 2 ? 2 : i) / log(2) + e * 4 }')
+	# the native parts in ms: both seq scans, and per returned row the
+	# planner's cpu_tuple_cost / 2 and count(*)'s cpu_operator_cost
+	nat=$(awk -v so="$(plan_cost "SELECT * FROM o_$o")" -v si="$(plan_cost "SELECT * FROM i_$spec")" \
+		-v e="$e" -v ct="$CPU_TUPLE_COST" -v co="$CPU_OPERATOR_COST" -v u="$MS_PER_UNIT" \
+		'BEGIN { printf "%.3f", (so + si + e * (ct / 2 + co)) * u }')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$algo" "$backend" "$o" "$i" "$r" "$p" "$e" \
+		"$total" "$nat" "$(awk -v t="$total" -v n="$nat" -v z="$TRIVIAL_MS" 'BEGIN { printf "%.3f", t - n - z }')" \
+		"$drain" "$bms" >>"$tsv"
+	printf '  %-5s %-9s %-28s O=%-7s I=%-7s E=%-9s %10s ms\n' "$dev" "$algo" "$backend" "$o" "$i" "$e" "$total"
+}
+
+for dev in $DEVICES; do
+	if [ "$dev" != cpu ]; then
+		b=$(printf '%s\n%s\nSET gpujoin.device = %s;\nEXPLAIN (ANALYZE, TIMING OFF) SELECT count(*) FROM ref_nl r JOIN ref_nl s ON r.a < s.a;\n' \
+			"$PRELUDE" "$FORCE SET gpujoin.algorithm = nestloop;" "$dev" | psql_run 2>&1 | sed -n 's/^ *Backend: //p')
+		case "$b" in
+		"$dev"*) ;;
+		*)
+			echo "device $dev: no GpuJoin ran on it (${b:-error}), skipped"
+			continue
+			;;
+		esac
+	fi
+	echo "device $dev"
+	# startup: 10 x 10 rows, everything else negligible
+	run_point "$dev" nestloop 10 10_10 "o.a < i.a" "$STARTUP_TSV"
+	run_point "$dev" sortmerge 10 10_10 "o.a < i.a" "$STARTUP_TSV"
+	run_point "$dev" hash 10 10_10 "o.k = i.k" "$STARTUP_TSV"
+	for o in $NL_OUTER; do for i in $NL_INNER; do for m in $NL_MATCH; do
+		run_point "$dev" nestloop "$o" "${i}_$m" "o.a < i.a"
+	done; done; done
+	for o in $SM_OUTER; do for i in $SM_INNER; do for m in $SM_MATCH; do
+		run_point "$dev" sortmerge "$o" "${i}_$m" "o.a < i.a"
+	done; done; done
+	for o in $HJ_OUTER; do for i in $HJ_INNER; do for m in $HJ_MATCH; do
+		run_point "$dev" hash "$o" "${i}_$m" "o.k = i.k"
+	done; done; done
+done
+
+# --- the fit.  startup_cost is what a 10 x 10 join takes (per device and
+# algorithm); row, pair and output costs are fitted to the rest by least
+# squares, (GpuJoin ms - startup) = r R + p P + e E, per (device, algorithm)
+# and per device over all algorithms.  A coefficient that comes out negative
+# (its term lost in the noise) is set to 0 and the others refitted.  Columns
+# are scaled to their largest value before the normal equations are solved
+# (Gaussian elimination with partial pivoting).
+FIT=$OUTDIR/calibrate.fit
+awk -F'\t' -v u="$MS_PER_UNIT" '
+function abs(v) { return v < 0 ? -v : v }
+# least squares over the features i with on[i]; result in c[]
+function solve(g,    i, j, k, n, m, piv, t, f, idx) {
+	m = 0
+	for (i = 1; i <= 3; i++) { c[i] = 0; if (on[i]) idx[++m] = i }
+	for (i = 1; i <= m; i++) {
+		b[i] = XY[g, idx[i]] / sc[g, idx[i]]
+		for (j = 1; j <= m; j++) A[i, j] = XX[g, idx[i], idx[j]] / (sc[g, idx[i]] * sc[g, idx[j]])
+	}
+	for (k = 1; k <= m; k++) {
+		piv = k
+		for (i = k + 1; i <= m; i++) if (abs(A[i, k]) > abs(A[piv, k])) piv = i
+		for (j = 1; j <= m; j++) { t = A[k, j]; A[k, j] = A[piv, j]; A[piv, j] = t }
+		t = b[k]; b[k] = b[piv]; b[piv] = t
+		if (abs(A[k, k]) < 1e-12) return 0
+		for (i = k + 1; i <= m; i++) {
+			f = A[i, k] / A[k, k]
+			for (j = k; j <= m; j++) A[i, j] -= f * A[k, j]
+			b[i] -= f * b[k]
+		}
+	}
+	for (i = m; i >= 1; i--) {
+		t = b[i]
+		for (j = i + 1; j <= m; j++) t -= A[i, j] * z[j]
+		z[i] = t / A[i, i]
+	}
+	for (i = 1; i <= m; i++) c[idx[i]] = z[i] / sc[g, idx[i]]
+	return 1
+}
+function add(g, y,    i, j) {
+	if (!(g in cnt)) order[++ng] = g
+	cnt[g]++
+	Y[g, cnt[g]] = y
+	for (i = 1; i <= 3; i++) {
+		XS[g, cnt[g], i] = x[i]
+		if (x[i] > sc[g, i]) sc[g, i] = x[i]
+		XY[g, i] += x[i] * y
+		for (j = 1; j <= 3; j++) XX[g, i, j] += x[i] * x[j]
+	}
+}
+FNR == 1 { next }
+FILENAME == ARGV[1] {
+	st[$1 "\t" $2] = $11; sst[$1] += $11; nst[$1]++
+	next
+}
+{
+	dev = $1
+	if (!((dev "\t" $2) in st)) next
+	x[1] = $6; x[2] = $7; x[3] = $8
+	add(dev "\t" $2, $11 - st[dev "\t" $2])
+	add(dev "\tall", $11 - sst[dev] / nst[dev])
+	stg[dev "\tall"] = sst[dev] / nst[dev]
+}
+END {
+	for (k in st) stg[k] = st[k]
+	for (k = 1; k <= ng; k++) {
+		g = order[k]
+		if (cnt[g] < 4) { printf "%s\t%d\t-\t-\t-\t-\t-\ttoo few points\n", g, cnt[g]; continue }
+		for (i = 1; i <= 3; i++) { on[i] = (sc[g, i] > 0); if (!on[i]) sc[g, i] = 1 }
+		note = ""
+		while (1) {
+			if (!solve(g)) { note = "singular"; break }
+			worst = 0
+			for (i = 1; i <= 3; i++) if (on[i] && c[i] < 0 && (worst == 0 || c[i] < c[worst])) worst = i
+			if (worst == 0) break
+			on[worst] = 0
+			note = note (note == "" ? "" : ", ") substr("R P E", 2 * worst - 1, 1) " term negative, set to 0"
+		}
+		if (note == "singular") { printf "%s\t%d\t-\t-\t-\t-\t-\tsingular\n", g, cnt[g]; continue }
+		m = 0; for (i = 1; i <= cnt[g]; i++) m += Y[g, i]; m /= cnt[g]
+		ss = 0; sr = 0
+		for (i = 1; i <= cnt[g]; i++) {
+			pr = c[1] * XS[g, i, 1] + c[2] * XS[g, i, 2] + c[3] * XS[g, i, 3]
+			ss += (Y[g, i] - m) ^ 2; sr += (Y[g, i] - pr) ^ 2
+		}
+		# ms -> cost units
+		printf "%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.3f\t%s\n", g, cnt[g], (stg[g] > 0 ? stg[g] : 0) / u,
+			c[1] / u, c[2] / u, c[3] / u, (ss > 0 ? 1 - sr / ss : 1), note
+	}
+}' "$STARTUP_TSV" "$TSV" >"$FIT"
+
+{
+	echo "# GpuJoin cost calibration, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo
+	echo "- machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores"
+	echo "- server: $(psql_run -At -c 'SELECT version()')"
+	echo "- median of $RUNS runs; a trivial statement takes $TRIVIAL_MS ms (subtracted)"
+	echo
+	echo "## Native references (max_parallel_workers_per_gather = 0)"
+	echo
+	echo "| plan | ms | planner cost | ms per cost unit |"
+	echo "| --- | --: | --: | --: |"
+	echo "$REFS"
+	echo
+	echo "## Measurements"
+	echo
+	echo "R = rows drained, P = pairs as gpujoin_path.c counts them, E = rows returned; native ms ="
+	echo "the scans and per-row native costs converted with $MS_PER_UNIT ms per unit; GpuJoin ms ="
+	echo "total - native - trivial statement."
+	echo
+	echo "| device | algorithm | backend | outer | inner | R | P | E | total ms | native ms | GpuJoin ms | drain ms | backend ms |"
+	echo "| --- | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |"
+	awk -F'\t' 'NR > 1 { s = "|"; for (i = 1; i <= NF; i++) s = s " " $i " |"; print s }' "$TSV"
+	echo
+	echo "Startup (10 x 10 rows):"
+	echo
+	echo "| device | algorithm | backend | total ms | native ms | GpuJoin ms |"
+	echo "| --- | --- | --- | --: | --: | --: |"
+	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $9, $10, $11 }' "$STARTUP_TSV"
+	echo
+	echo "## Fit (cost units; GpuJoin ms = startup + R row + P pair + E output; R^2 of the last three)"
+	echo
+	echo "| device | algorithm | points | startup_cost | row_cost | pair_cost | output_cost | R^2 | note |"
+	echo "| --- | --- | --: | --: | --: | --: | --: | --: | --- |"
+	awk -F'\t' '{ s = "|"; for (i = 1; i <= NF; i++) s = s " " $i " |"; print s }' "$FIT"
+	echo
+	echo "The per-algorithm pair_cost all map to the one GUC gpujoin.pair_cost (nestloop: per"
+	echo "outer x inner pair; sortmerge, hash: per step of gpujoin_path.c's sort/search formula)."
+	echo "A term whose fitted value is negative (lost in the noise at these sizes) is set to 0 and"
+	echo "the others are refitted without it."
+	echo
+	echo "## Suggested settings (fit over all algorithms)"
+	echo
+	awk -F'\t' '$2 == "all" && $4 != "-" {
+		n = split("startup_cost row_cost pair_cost output_cost", k, " ")
+		printf "```\n-- device %s\n", $1
+		for (i = 1; i <= n; i++) printf "SET gpujoin.%s = %.4g;\n", k[i], $(i + 3)
+		printf "```\n"
+	}' "$FIT"
+} >"$OUTDIR/calibrate.md"
+rm -f "$EXPLAIN_OUT"
+psql_run -q -c "SET client_min_messages = warning" -c "DROP SCHEMA IF EXISTS gpujoin_calib CASCADE" >/dev/null
+echo
+cat "$OUTDIR/calibrate.md"
