@@ -201,6 +201,34 @@ native_full_join_exists(List *join_rinfos, RelOptInfo *outerrel, RelOptInfo *inn
 	return join_rinfos != NIL && all_mergeable;
 }
 
+/* A GpuJoin path over the given inputs; parallel_workers > 0 for a partial one. */
+static CustomPath *
+make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,
+				  List *device_rinfos, List *host_rinfos, List *join_rinfos,
+				  List *other_rinfos, JoinType jointype, JoinPathExtraData *extra,
+				  int algorithm, double rows, int parallel_workers)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = (parallel_workers > 0);
+	cpath->path.parallel_workers = parallel_workers;
+	cpath->path.rows = rows;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make2(outer_path, inner_path);
+	cpath->custom_private = list_make5(device_rinfos, host_rinfos, join_rinfos, other_rinfos,
+									   list_make1_int(jointype));
+	cpath->methods = &gpujoin_path_methods;
+	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
+				 other_rinfos, jointype, extra, algorithm);
+	return cpath;
+}
+
 void
 gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 					   RelOptInfo *outerrel, RelOptInfo *innerrel,
@@ -285,25 +313,52 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 						outer_path->pathtarget, inner_path->pathtarget))
 		return;
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = joinrel;
-	cpath->path.pathtarget = joinrel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = joinrel->rows;
-	cpath->path.pathkeys = NIL;
-	cpath->flags = 0;
-	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->custom_private = list_make5(device_rinfos, host_rinfos, join_rinfos, other_rinfos,
-									   list_make1_int(jointype));
-	cpath->methods = &gpujoin_path_methods;
-	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
-				 other_rinfos, jointype, extra, info.algorithm);
-
+	cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, device_rinfos,
+							  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
+							  info.algorithm, joinrel->rows, 0);
 	add_path(joinrel, &cpath->path);
+
+	/*
+	 * A partial path for parallel plans: each process drains its share of
+	 * the outer side (a partial path) and the whole inner side, as
+	 * PostgreSQL's non-shared parallel hash join does, and joins them on its
+	 * own.  Only where every inner row's fate is decided by one process:
+	 * not for RIGHT and FULL joins, which emit unmatched inner rows.  Only
+	 * on the cpu backend: on a GPU each worker would open its own CUDA
+	 * context and compete for the same device memory.
+	 */
+	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
+		gpujoin_device == GPUJOIN_DEVICE_CPU &&
+		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
+	{
+		Path	   *outer_partial = linitial(outerrel->partial_pathlist);
+		double		share = outer_partial->rows / Max(outerrel->rows, 1.0);
+		Path	   *inner_safe = NULL;
+
+		/* the cheapest inner path a worker can run (not a Gather) */
+		foreach(lc, innerrel->pathlist)
+		{
+			Path	   *p = lfirst(lc);
+
+			if (p->parallel_safe && p->param_info == NULL &&
+				(inner_safe == NULL || p->total_cost < inner_safe->total_cost))
+				inner_safe = p;
+		}
+		if (inner_safe != NULL && outer_partial->param_info == NULL &&
+			outer_partial->parallel_workers > 0 &&
+			vars_available(joinrel->reltarget->exprs, outer_partial->pathtarget,
+						   inner_safe->pathtarget) &&
+			vars_available(extract_actual_clauses(extra->restrictlist, false),
+						   outer_partial->pathtarget, inner_safe->pathtarget))
+		{
+			cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe,
+									  device_rinfos, host_rinfos, join_rinfos,
+									  other_rinfos, jointype, extra, info.algorithm,
+									  clamp_row_est(joinrel->rows * share),
+									  outer_partial->parallel_workers);
+			add_partial_path(joinrel, &cpath->path);
+		}
+	}
 }
 
 /*
