@@ -37,6 +37,7 @@ extern double gpujoin_startup_cost;
 extern double gpujoin_row_cost;
 extern double gpujoin_pair_cost;
 extern double gpujoin_output_cost;
+extern bool gpujoin_enable_aggregate;
 
 /* Which side of the join a key column or scan column comes from. */
 #define GJ_SIDE_OUTER	0
@@ -80,6 +81,7 @@ typedef struct DeviceCompileContext
 extern void device_compile_init(DeviceCompileContext *cxt,
 								Relids outer_relids, Relids inner_relids);
 extern bool device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
+extern int	device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program);
 extern int	device_type_of(Oid typid);
 extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
@@ -90,6 +92,18 @@ extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   RelOptInfo *outerrel, RelOptInfo *innerrel,
 								   JoinType jointype, JoinPathExtraData *extra);
 extern void gpujoin_register_methods(void);
+extern const CustomScanMethods gpujoin_scan_methods;
+extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
+extern int	child_attno(Plan *child, Var *var);
+extern void key_columns(List *vars, Plan *child, List **attnos, List **types);
+
+/* custom_scan/gpujoin_agg_path.c */
+extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
+								  RelOptInfo *grouped_rel);
+
+/* custom_scan/gpujoin_agg_exec.c */
+extern bool gpujoin_plan_is_agg(CustomScan *cscan);
+extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 
 /* custom_scan/gpujoin_plan_info.c */
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);

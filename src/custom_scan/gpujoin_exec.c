@@ -36,10 +36,7 @@
 /* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
 #define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
 
-static void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_exec(CustomScanState *node);
-static void gpujoin_end(CustomScanState *node);
-static void gpujoin_rescan(CustomScanState *node);
 
 static const CustomExecMethods gpujoin_exec_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -53,7 +50,12 @@ static const CustomExecMethods gpujoin_exec_methods = {
 Node *
 gpujoin_create_scan_state(CustomScan *cscan)
 {
-	GpuJoinState *gjs = palloc0(sizeof(GpuJoinState));
+	GpuJoinState *gjs;
+
+	/* aggregates computed in the join: see gpujoin_agg_exec.c */
+	if (gpujoin_plan_is_agg(cscan))
+		return gpujoin_agg_create_scan_state(cscan);
+	gjs = palloc0(sizeof(GpuJoinState));
 
 	NodeSetTag(gjs, T_CustomScanState);
 	gjs->css.flags = cscan->flags;
@@ -76,7 +78,7 @@ gpujoin_release_backend(void *arg)
 	}
 }
 
-static void
+void
 gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
@@ -154,7 +156,7 @@ gpujoin_drain(PlanState *child, HostSideBuffer *buf)
 }
 
 /* Turn a backend failure into an ERROR a DBA can act on. */
-static void
+void
 gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
 {
 	gpujoin_release_backend(gjs);
@@ -175,7 +177,7 @@ gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
  * Drain what has to be drained, plan the tiles and open the backend.
  * Returns false when the join is known to be empty.
  */
-static bool
+bool
 gpujoin_prepare(GpuJoinState *gjs)
 {
 	instr_time	start,
@@ -293,7 +295,7 @@ gpujoin_run_step(GpuJoinState *gjs)
 }
 
 /* Fill the scan tuple from the stored columns of one pair. */
-static inline void
+void
 gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
 {
 	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
@@ -373,7 +375,7 @@ gpujoin_exec(CustomScanState *node)
 	}
 }
 
-static void
+void
 gpujoin_end(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
@@ -398,7 +400,7 @@ gpujoin_reset_side(PlanState *child, HostSideBuffer *buf)
 	host_buffer_reset(buf);
 }
 
-static void
+void
 gpujoin_rescan(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
