@@ -19,6 +19,8 @@ OBJS = \
 	src/custom_scan/gpujoin_plan_info.o \
 	src/custom_scan/gpujoin_exec.o \
 	src/custom_scan/gpujoin_explain.o \
+	src/custom_scan/gpujoin_agg_path.o \
+	src/custom_scan/gpujoin_agg_exec.o \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/tile_planner.o \
 	src/kernels/cpu_backend.o
@@ -46,7 +48,7 @@ else
 OBJS += src/kernels/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates
 REGRESS_OPTS = --load-extension=gpujoin
 
 PG_CPPFLAGS = -I$(srcdir)/src

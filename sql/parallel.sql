@@ -6,6 +6,8 @@
 --
 SET client_min_messages = warning;
 SET gpujoin.device = cpu;
+-- the joins themselves, not the aggregates computed inside GpuJoin
+SET gpujoin.enable_aggregate = off;
 
 CREATE TABLE p_outer AS
 SELECT g AS id, CASE WHEN g % 53 = 0 THEN NULL ELSE g % 1000 END AS k, (g * 31) % 20000 AS t

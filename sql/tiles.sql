@@ -4,6 +4,8 @@
 -- must show the tiles run.
 --
 SET client_min_messages = warning;
+-- this file is about the join: aggregates over it stay in PostgreSQL
+SET gpujoin.enable_aggregate = off;
 
 CREATE TABLE t_big AS
 SELECT g AS id, (g * 7919) % 1000 AS k, ((g * 104729) % 997)::float8 / 7 AS v

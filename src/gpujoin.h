@@ -37,6 +37,7 @@ extern double gpujoin_startup_cost;
 extern double gpujoin_row_cost;
 extern double gpujoin_pair_cost;
 extern double gpujoin_output_cost;
+extern bool gpujoin_enable_aggregate;
 
 /* gpujoin.debug_fault */
 typedef enum GpuJoinFault
@@ -121,6 +122,7 @@ typedef struct DeviceCompileContext
 extern void device_compile_init(DeviceCompileContext *cxt,
 								Relids outer_relids, Relids inner_relids);
 extern bool device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
+extern int	device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program);
 extern int	device_type_of(Oid typid);
 extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
@@ -132,8 +134,25 @@ extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   JoinType jointype, JoinPathExtraData *extra);
 extern void gpujoin_register_methods(void);
 extern const char *gpujoin_jointype_name(int jointype);
+extern const CustomScanMethods gpujoin_scan_methods;
+extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
+extern int	child_attno(Plan *child, Var *var);
+extern void key_columns(List *vars, Plan *child, List **attnos, List **types);
 
-/* custom_scan/gpujoin_plan_info.c */
+/* custom_scan/gpujoin_agg_path.c */
+extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
+								  RelOptInfo *grouped_rel);
+
+/* custom_scan/gpujoin_agg_exec.c */
+extern bool gpujoin_plan_is_agg(CustomScan *cscan);
+extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
+
+/*
+ * custom_scan/gpujoin_plan_info.c.  The serialized plan info is a list of
+ * GPUJOIN_PRIVATE_LENGTH entries; the aggregate node appends its own after
+ * them.
+ */
+#define GPUJOIN_PRIVATE_LENGTH 6
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
 extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 

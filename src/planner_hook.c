@@ -18,6 +18,7 @@
 
 #include "fmgr.h"
 #include "optimizer/paths.h"
+#include "optimizer/planner.h"
 #include "utils/guc.h"
 
 #include "gpujoin.h"
@@ -30,6 +31,7 @@ bool		gpujoin_enabled = true;
 int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 int			gpujoin_device_memory_kb = 0;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
+bool		gpujoin_enable_aggregate = true;
 
 /*
  * Cost constants, in the planner's units (seq_page_cost = 1).  The defaults
@@ -42,6 +44,7 @@ double		gpujoin_pair_cost = 0.0002;
 double		gpujoin_output_cost = 0.005;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
+static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GPUJOIN_DEVICE_AUTO, false},
@@ -76,6 +79,17 @@ gpujoin_join_pathlist_hook(PlannerInfo *root, RelOptInfo *joinrel,
 	gpujoin_add_join_paths(root, joinrel, outerrel, innerrel, jointype, extra);
 }
 
+/* Aggregates directly over a join may be computed inside GpuJoin. */
+static void
+gpujoin_upper_paths_hook(PlannerInfo *root, UpperRelationKind stage,
+						 RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	if (prev_upper_paths_hook)
+		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+	if (stage == UPPERREL_GROUP_AGG)
+		gpujoin_add_agg_paths(root, input_rel, output_rel);
+}
+
 static void
 define_gucs(void)
 {
@@ -104,6 +118,11 @@ define_gucs(void)
 							 "Join algorithm GpuJoin uses: auto, nestloop, sortmerge or hash.",
 							 NULL,
 							 &gpujoin_algorithm, GJ_ALGO_AUTO, algorithm_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.enable_aggregate",
+							 "Lets GpuJoin compute aggregates over a join itself, without returning the joined rows.",
+							 NULL,
+							 &gpujoin_enable_aggregate, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomRealVariable("gpujoin.startup_cost",
@@ -145,4 +164,6 @@ _PG_init(void)
 
 	prev_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gpujoin_join_pathlist_hook;
+	prev_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = gpujoin_upper_paths_hook;
 }

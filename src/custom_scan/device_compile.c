@@ -435,6 +435,31 @@ device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
 	return false;
 }
 
+/*
+ * Compile a scalar expression (an aggregate's argument) into a program of
+ * its own, leaving the context's program alone; the Vars it loads are added
+ * to the context's column lists.  Returns its GjType, or -1.
+ */
+int
+device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program)
+{
+	DeviceCompileContext saved = *cxt;
+	int			n_outer = list_length(cxt->outer_vars);
+	int			n_inner = list_length(cxt->inner_vars);
+	int			type;
+
+	cxt->program.ninstrs = 0;
+	cxt->depth = 0;
+	cxt->max_depth = 0;
+	type = compile_expr(cxt, (Node *) expr);
+	*program = cxt->program;
+	/* keep the columns it loads; on failure, drop them again */
+	saved.outer_vars = type < 0 ? list_truncate(cxt->outer_vars, n_outer) : cxt->outer_vars;
+	saved.inner_vars = type < 0 ? list_truncate(cxt->inner_vars, n_inner) : cxt->inner_vars;
+	*cxt = saved;
+	return type;
+}
+
 /* A Var of one side, seen through binary-compatible relabelling. */
 static Var *
 plain_var(Node *node)

@@ -53,10 +53,7 @@
 /* Smallest budget a join that ran out of device memory is retried with. */
 #define MIN_RETRY_BUDGET		((int64) 1024 * 1024)
 
-static void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_exec(CustomScanState *node);
-static void gpujoin_end(CustomScanState *node);
-static void gpujoin_rescan(CustomScanState *node);
 
 static const CustomExecMethods gpujoin_exec_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -70,7 +67,12 @@ static const CustomExecMethods gpujoin_exec_methods = {
 Node *
 gpujoin_create_scan_state(CustomScan *cscan)
 {
-	GpuJoinState *gjs = palloc0(sizeof(GpuJoinState));
+	GpuJoinState *gjs;
+
+	/* aggregates computed in the join: see gpujoin_agg_exec.c */
+	if (gpujoin_plan_is_agg(cscan))
+		return gpujoin_agg_create_scan_state(cscan);
+	gjs = palloc0(sizeof(GpuJoinState));
 
 	NodeSetTag(gjs, T_CustomScanState);
 	gjs->css.flags = cscan->flags;
@@ -93,7 +95,7 @@ gpujoin_release_backend(void *arg)
 	}
 }
 
-static void
+void
 gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
@@ -179,7 +181,7 @@ gpujoin_drain(PlanState *child, HostSideBuffer *buf)
 }
 
 /* Turn a backend failure into an ERROR a DBA can act on. */
-static void
+void
 gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
 {
 	gpujoin_release_backend(gjs);
@@ -240,7 +242,7 @@ gpujoin_phase_after_tiles(GpuJoinState *gjs)
  * open the backend.  Returns the next phase: RUN_STEP, or, when a side is
  * empty and no pair can match, EMIT_UNMATCHED or DONE.
  */
-static GpuJoinPhase
+GpuJoinPhase
 gpujoin_prepare(GpuJoinState *gjs)
 {
 	instr_time	start,
@@ -376,15 +378,13 @@ gpujoin_prepare(GpuJoinState *gjs)
 	return GJ_PHASE_RUN_STEP;
 }
 
-/* Run the next backend step; false when every tile is done. */
-static bool
-gpujoin_run_step(GpuJoinState *gjs)
+/*
+ * Unless a tile is open, open the next one that can match (tile pruning).
+ * Returns false when every tile is done.
+ */
+bool
+gpujoin_open_tile(GpuJoinState *gjs)
 {
-	instr_time	start,
-				end;
-	GjError		err;
-
-	CHECK_FOR_INTERRUPTS();
 	while (!gjs->tile_open)
 	{
 		if (!tile_schedule_next(&gjs->sched, &gjs->tile))
@@ -399,6 +399,20 @@ gpujoin_run_step(GpuJoinState *gjs)
 		gjs->outer_next = gjs->tile.outer_begin;
 		gjs->tiles_run++;
 	}
+	return true;
+}
+
+/* Run the next backend step; false when every tile is done. */
+static bool
+gpujoin_run_step(GpuJoinState *gjs)
+{
+	instr_time	start,
+				end;
+	GjError		err;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!gpujoin_open_tile(gjs))
+		return false;
 
 	memset(&err, 0, sizeof(err));
 	INSTR_TIME_SET_CURRENT(start);
@@ -417,7 +431,7 @@ gpujoin_run_step(GpuJoinState *gjs)
 }
 
 /* Fill the scan tuple from the stored columns of one pair. */
-static inline void
+void
 gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
 {
 	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
@@ -638,7 +652,7 @@ gpujoin_exec(CustomScanState *node)
 	}
 }
 
-static void
+void
 gpujoin_end(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
@@ -663,7 +677,7 @@ gpujoin_reset_side(PlanState *child, HostSideBuffer *buf)
 	host_buffer_reset(buf);
 }
 
-static void
+void
 gpujoin_rescan(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;

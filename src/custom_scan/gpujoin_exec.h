@@ -98,4 +98,16 @@ typedef struct GpuJoinState
 	double		backend_ms;
 } GpuJoinState;
 
+/*
+ * The parts of the GpuJoin executor that the aggregate node
+ * (gpujoin_agg_exec.c) runs too.
+ */
+extern void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
+extern void gpujoin_end(CustomScanState *node);
+extern void gpujoin_rescan(CustomScanState *node);
+extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
+extern bool gpujoin_open_tile(GpuJoinState *gjs);
+extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
+extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
+
 #endif							/* GPUJOIN_EXEC_H */

@@ -45,7 +45,7 @@ static const CustomPathMethods gpujoin_path_methods = {
 	.PlanCustomPath = gpujoin_plan_path,
 };
 
-static const CustomScanMethods gpujoin_scan_methods = {
+const CustomScanMethods gpujoin_scan_methods = {
 	.CustomName = GPUJOIN_NAME,
 	.CreateCustomScanState = gpujoin_create_scan_state,
 };
@@ -367,7 +367,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
  * then by per-tuple cost, stable), so that a pair the host evaluates fails
  * on the same qual, with the same error, as in a native plan.
  */
-static List *
+List *
 quals_in_native_order(PlannerInfo *root, List *rinfos)
 {
 	int			n = list_length(rinfos);
@@ -411,7 +411,7 @@ quals_in_native_order(PlannerInfo *root, List *rinfos)
 }
 
 /* 1-based position of a Var in a child plan's target list, or 0. */
-static int
+int
 child_attno(Plan *child, Var *var)
 {
 	TargetEntry *tle = tlist_member((Expr *) var, child->targetlist);
@@ -419,7 +419,7 @@ child_attno(Plan *child, Var *var)
 	return tle ? tle->resno : 0;
 }
 
-static void
+void
 key_columns(List *vars, Plan *child, List **attnos, List **types)
 {
 	ListCell   *lc;

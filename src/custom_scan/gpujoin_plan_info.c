@@ -115,6 +115,8 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	List	   *equi = lsecond(specs);
 	List	   *guard = list_nth(private, 5);
 
+	Assert(list_length(private) >= GPUJOIN_PRIVATE_LENGTH);
+
 	memset(info, 0, sizeof(GpuJoinPlanInfo));
 	info->algorithm = linitial_int(linitial(private));
 	info->filter_needed = lsecond_int(linitial(private));

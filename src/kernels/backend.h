@@ -149,6 +149,9 @@ typedef struct GjError
 #define GJ_ERR_DEVICE		2
 #define GJ_ERR_UNAVAILABLE	3
 
+struct GjAggSpec;				/* kernels/agg_reduce.h */
+struct GjAggPartial;
+
 typedef struct GjBackend
 {
 	const char *name;
@@ -174,6 +177,16 @@ typedef struct GjBackend
 	 * pruning).  NULL: every tile may match.
 	 */
 	bool		(*tile_can_match) (void *state, const GjTile *tile);
+
+	/*
+	 * Aggregates over the join (kernels/agg_reduce.h): like run_step, but the
+	 * backend may reduce pairs into *partial instead of returning them; the
+	 * pairs it returns in *matches the host reduces.  NULL: the executor
+	 * reduces every pair that run_step returns.
+	 */
+	bool		(*agg_step) (void *state, const GjTile *tile, int64_t *outer_next,
+							 const struct GjAggSpec *spec, struct GjAggPartial *partial,
+							 GjMatches *matches, GjStats *stats, GjError *err);
 } GjBackend;
 
 extern const GjBackend gj_cpu_backend;

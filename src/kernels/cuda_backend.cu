@@ -1146,5 +1146,6 @@ extern "C" const GjBackend gj_cuda_backend = {
 	cuda_run_step,
 	cuda_end_join,
 	(1u << GJ_ALGO_NESTLOOP),
+	NULL,
 	NULL
 };

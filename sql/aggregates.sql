@@ -1,0 +1,81 @@
+--
+-- aggregates: count/sum/avg/min/max over a join computed inside GpuJoin
+-- (gpujoin.enable_aggregate) give PostgreSQL's results, with every
+-- algorithm, NULLs, empty inputs, overflow, host quals, HAVING and many
+-- tiles.  Float sums are compared rounded: GpuJoin sums in another order.
+--
+SET client_min_messages = warning;
+
+CREATE FUNCTION gj_agg_plan(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    result text := '';
+BEGIN
+    PERFORM gj_force(true);
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+        IF line ~ '^\s*(Aggregate|Custom Scan|GPU Aggregates|Algorithm)' THEN
+            result := result || CASE WHEN result = '' THEN '' ELSE ' | ' END || trim(line);
+        END IF;
+    END LOOP;
+    PERFORM set_config('gpujoin.enabled', 'on', true);
+    RETURN result;
+END $$;
+
+CREATE TABLE agg_q (id int, q text);
+INSERT INTO agg_q VALUES
+ (1, 'SELECT count(*), count(x.a), sum(x.a), sum(y.b), sum(x.c), avg(x.a), avg(y.b), avg(x.c), min(x.a), max(y.c), min(y.b) FROM t_int x JOIN t_int y ON x.b < y.b'),
+ (2, 'SELECT count(*), sum(y.c), avg(y.c), min(x.c), max(x.c), count(y.flag) FROM t_int x JOIN t_int y ON x.a = y.a'),
+ (3, 'SELECT count(*), min(x.f4), max(x.f4), min(y.f8), max(y.f8), count(y.f4), round(sum(x.f4)::numeric, 2), round(sum(y.f8)::numeric, 4) FROM t_flt x JOIN t_flt y ON x.f8 <= y.f8 AND x.id < 200 AND y.id < 200'),
+ (4, 'SELECT min(x.f8), max(x.f8), min(y.f4), max(y.f4), count(*) FROM t_flt x JOIN t_flt y ON x.f8 = y.f8'),
+ (5, 'SELECT count(*), min(x.d), max(y.ts), min(y.tz), count(x.ts) FROM t_time x JOIN t_time y ON x.d < y.d'),
+ (6, 'SELECT count(*), sum(x.b), avg(y.b), min(y.b) FROM t_int x JOIN t_empty y ON x.b < y.b'),
+ (7, 'SELECT count(*), sum(x.b), avg(y.b), max(y.c) FROM t_empty x JOIN t_int y ON x.b < y.b'),
+ (8, 'SELECT count(*), sum(x.b * 2 + y.id * 0), sum(x.b + 1), avg(-y.c) FROM t_int x JOIN t_int y ON x.b >= y.b - 2 AND x.b <= y.b AND x.id < 241 AND y.id < 241'),
+ (9, 'SELECT count(*), sum(y.c) FROM t_int x JOIN t_int y ON x.b < y.b AND x.id::text < y.id::text'),
+ (10, 'SELECT sum(y.c), count(*) FROM t_int x JOIN t_int y ON x.b < y.b AND x.a <> y.a'),
+ (11, 'SELECT count(*) FROM t_int x JOIN t_int y ON x.b < y.b HAVING count(*) > 1'),
+ (12, 'SELECT count(*) FROM t_int x JOIN t_int y ON x.b < y.b HAVING count(*) < 1'),
+ (13, 'SELECT count(*) + 1, sum(x.c) * 2 FROM t_int x JOIN t_int y ON x.c > y.c');
+
+-- every query, every algorithm: the plan, then the comparison with native
+SET gpujoin.algorithm = nestloop;
+SELECT id, gj_agg_plan(q) AS plan FROM agg_q WHERE id IN (1, 2, 9, 13) ORDER BY id;
+SELECT id, gj_compare(q) AS result FROM agg_q ORDER BY id;
+SET gpujoin.algorithm = sortmerge;
+SELECT id, gj_agg_plan(q) AS plan FROM agg_q WHERE id IN (1, 9) ORDER BY id;
+SELECT id, gj_compare(q) AS result FROM agg_q ORDER BY id;
+SET gpujoin.algorithm = hash;
+SELECT id, gj_agg_plan(q) AS plan FROM agg_q WHERE id IN (2, 4) ORDER BY id;
+SELECT id, gj_compare(q) AS result FROM agg_q ORDER BY id;
+RESET gpujoin.algorithm;
+
+-- the results themselves (checked by hand against native below)
+SELECT count(*), count(x.a), sum(x.a), sum(x.c), avg(x.a), avg(x.c), min(x.a), max(y.c)
+FROM t_int x JOIN t_int y ON x.b < y.b;
+SET gpujoin.enable_aggregate = off;
+SELECT count(*), count(x.a), sum(x.a), sum(x.c), avg(x.a), avg(x.c), min(x.a), max(y.c)
+FROM t_int x JOIN t_int y ON x.b < y.b;
+RESET gpujoin.enable_aggregate;
+
+-- many tiles and steps
+SET gpujoin.device_memory = '1kB';
+SELECT gj_compare('SELECT count(*), sum(x.k), sum(y.id), max(y.v), min(x.v) FROM t_big x JOIN t_big y ON x.k < y.k AND y.k < x.k + 3') AS many_tiles_range;
+SELECT gj_compare('SELECT count(*), sum(x.k), avg(y.id) FROM t_big x JOIN t_big y ON x.k = y.k') AS many_tiles_hash;
+SELECT gj_compare('SELECT count(*), sum(x.id), avg(y.k) FROM t_big x JOIN t_big y ON abs(x.v - y.v) < 0.01') AS many_tiles_nestloop;
+RESET gpujoin.device_memory;
+
+-- errors: an argument that overflows on a joined pair, a float sum that overflows
+SELECT gj_compare_error('SELECT sum(x.b * 2) FROM t_int x JOIN t_int y ON x.b > y.b');
+SELECT gj_compare_error('SELECT sum(x.b * 2) FROM t_int x JOIN t_int y ON x.b > y.b AND x.b < 1000');
+SELECT gj_compare_error('SELECT sum(x.f8) FROM t_flt x JOIN t_int y ON x.id >= 208 + y.id * 0 AND x.id <= 208 AND y.id <= 2');
+-- sum(int8) beyond int8: numeric, exactly
+SELECT gj_compare('SELECT sum(x.c), avg(x.c), sum(y.c) FROM t_int x JOIN t_int y ON x.id >= 241 AND x.id <= 242 AND y.id <= 200 AND x.c <> y.c') AS huge_sums;
+SELECT sum(x.c), avg(x.c) FROM t_int x JOIN t_int y ON x.id >= 241 AND x.id <= 241 AND x.c > y.c;
+
+-- declined: DISTINCT, FILTER, GROUP BY, avg of floats, text
+SELECT gj_agg_plan('SELECT count(DISTINCT x.a) FROM t_int x JOIN t_int y ON x.b < y.b') AS distinct_agg;
+SELECT gj_agg_plan('SELECT count(*) FILTER (WHERE x.a > 0) FROM t_int x JOIN t_int y ON x.b < y.b') AS filter_agg;
+SELECT gj_agg_plan('SELECT x.a, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY x.a') AS grouped;
+SELECT gj_agg_plan('SELECT avg(x.f8) FROM t_flt x JOIN t_flt y ON x.f8 < y.f8') AS avg_float;
+SELECT gj_agg_plan('SELECT max(x.id::text) FROM t_int x JOIN t_int y ON x.b < y.b') AS text_max;
+SELECT gj_agg_plan('SELECT sum(x.b + y.b) FROM t_int x JOIN t_int y ON x.b < y.b') AS both_sides;

@@ -1,0 +1,58 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_agg.h
+ *	  Aggregates computed inside GpuJoin: what the plan carries from
+ *	  gpujoin_agg_path.c to gpujoin_agg_exec.c.
+ *
+ * The plan is a GpuJoin CustomScan (same methods, same custom_private and
+ * custom_exprs layout as a plain GpuJoin, so the join machinery runs
+ * unchanged) with two additions: custom_private has a sixth element, the
+ * serialized GpuJoinAggInfo, and custom_exprs a fourth, the argument
+ * expressions (evaluated on the host only for rows whose argument the
+ * device program could not compute exactly).  custom_scan_tlist holds the
+ * join's Vars first and then one Aggref per aggregate: the executor fills
+ * the Vars for each pair that needs a host qual, and the Aggrefs once, with
+ * the results, for the node's single output row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_AGG_H
+#define GPUJOIN_AGG_H
+
+#include "gpujoin.h"
+#include "kernels/agg_reduce.h"
+
+#define GJ_AGG_MAX_AGGS		32
+
+typedef enum GpuJoinAggKind
+{
+	GJ_AGGK_COUNT_STAR,
+	GJ_AGGK_COUNT,
+	GJ_AGGK_SUM,
+	GJ_AGGK_AVG,
+	GJ_AGGK_MIN,
+	GJ_AGGK_MAX
+} GpuJoinAggKind;
+
+typedef struct GpuJoinAggInfo
+{
+	int			naggs;
+	int			agg_kind[GJ_AGG_MAX_AGGS];	/* GpuJoinAggKind */
+	int			agg_arg[GJ_AGG_MAX_AGGS];	/* argument column, -1 for count(*) */
+
+	/* argument columns: a program over the columns of one side */
+	int			nargs;
+	int			arg_side[GJ_AGG_MAX_ARGS];	/* GJ_SIDE_* */
+	int			arg_type[GJ_AGG_MAX_ARGS];	/* GjType of its value */
+	GjProgram	arg_program[GJ_AGG_MAX_ARGS];
+
+	/* column j of a side's argument programs is scan tuple column var_scan[side][j] */
+	int			nvars[2];
+	int			var_scan[2][GJ_MAX_KEY_COLS];
+	int			var_type[2][GJ_MAX_KEY_COLS];
+} GpuJoinAggInfo;
+
+extern List *gpujoin_agg_info_serialize(const GpuJoinAggInfo *info);
+extern void gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info);
+
+#endif							/* GPUJOIN_AGG_H */

@@ -1,0 +1,546 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_agg_exec.c
+ *	  Executor side of aggregates computed inside GpuJoin.
+ *
+ * The node runs the GpuJoin machinery unchanged (gpujoin_exec.c: drain both
+ * inputs, plan tiles, open the backend) and then, instead of emitting the
+ * pairs of each step, reduces them:
+ *
+ *	- each aggregate argument is a device program over one side's columns,
+ *	  run once per input row (not per pair) into a value column with a flag
+ *	  per row: value, NULL, or "error" (the program met an overflow or the
+ *	  like; only a pair that uses the row makes PostgreSQL evaluate it, so
+ *	  the host evaluates the original expression then, raising PostgreSQL's
+ *	  own error);
+ *	- with a backend that has an agg_step (the cpu backend), a sort-merge
+ *	  join whose bounds are its whole condition is reduced in the backend
+ *	  without a pair being written (kernels/cpu_backend.c);
+ *	- every other step's match buffer is reduced here, in a C loop over the
+ *	  pairs and the value columns; only pairs the device flagged RECHECK, or
+ *	  that have host quals, get a scan tuple for ExecQual.
+ *
+ * Partial aggregates of all steps and tiles are combined into one, and the
+ * node returns one row: the scan tuple's Aggref columns are filled with the
+ * results, HAVING (the plan's qual) is applied, and the target list is
+ * projected.
+ *
+ * Results are PostgreSQL's: count is int8; sum(int2/int4) is int8 and wraps
+ * on overflow exactly as int4_sum() does (it does not check); sum(int8) and
+ * avg(int2/int4/int8) go through numeric exactly as numeric_poly_sum() and
+ * int8_avg() / numeric_poly_avg() do, from an int128 sum; min/max compare
+ * floats in PostgreSQL's order (NaN largest).  Float sums are summed in
+ * double: they may differ from PostgreSQL's in the last bits (summation
+ * order, and float4 sums are not rounded to float4 at each step), and an
+ * overflow is raised when the whole sum overflows with no infinite input.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/ruleutils.h"
+#include "utils/timestamp.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_agg.h"
+#include "custom_scan/gpujoin_exec.h"
+
+typedef struct GpuJoinAggState
+{
+	GpuJoinState gj;			/* the join; must be first */
+	GpuJoinAggInfo agg;
+	GjAggSpec	spec;			/* argument value columns of this scan */
+	GjAggPartial total;			/* everything reduced so far */
+	ExprState  *arg_exprs[GJ_AGG_MAX_ARGS];
+	MemoryContext agg_cxt;		/* value columns and results; reset on rescan */
+	bool		has_error_rows; /* some argument needs the host */
+	bool		done;
+	int64		pairs_aggregated;	/* EXPLAIN ANALYZE, summed over rescans */
+	int64		pairs_in_backend;
+} GpuJoinAggState;
+
+static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
+static void gpujoin_agg_rescan(CustomScanState *node);
+static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomExecMethods gpujoin_agg_exec_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.BeginCustomScan = gpujoin_agg_begin,
+	.ExecCustomScan = gpujoin_agg_exec,
+	.EndCustomScan = gpujoin_end,
+	.ReScanCustomScan = gpujoin_agg_rescan,
+	.ExplainCustomScan = gpujoin_agg_explain,
+};
+
+/* An aggregate plan carries its GpuJoinAggInfo after the join's five lists. */
+bool
+gpujoin_plan_is_agg(CustomScan *cscan)
+{
+	return list_length(cscan->custom_private) > GPUJOIN_PRIVATE_LENGTH;
+}
+
+Node *
+gpujoin_agg_create_scan_state(CustomScan *cscan)
+{
+	GpuJoinAggState *gas = palloc0(sizeof(GpuJoinAggState));
+
+	NodeSetTag(gas, T_CustomScanState);
+	gas->gj.css.flags = cscan->flags;
+	gas->gj.css.methods = &gpujoin_agg_exec_methods;
+	return (Node *) gas;
+}
+
+static void
+gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	ListCell   *lc;
+	int			i;
+
+	gpujoin_begin(node, estate, eflags);
+	gpujoin_agg_info_deserialize(list_nth(cscan->custom_private, GPUJOIN_PRIVATE_LENGTH),
+								&gas->agg);
+	foreach(lc, (List *) list_nth(cscan->custom_exprs, 4))
+		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
+
+	gas->spec.nargs = gas->agg.nargs;
+	for (i = 0; i < gas->agg.nargs; i++)
+	{
+		gas->spec.args[i].side = gas->agg.arg_side[i];
+		gas->spec.args[i].cls = gj_type_class(gas->agg.arg_type[i]);
+	}
+	for (i = 0; i < gas->agg.naggs; i++)
+	{
+		int			a = gas->agg.agg_arg[i];
+
+		if (a < 0)
+			continue;
+		if (gas->agg.agg_kind[i] == GJ_AGGK_SUM || gas->agg.agg_kind[i] == GJ_AGGK_AVG)
+			gas->spec.args[a].need_sum = true;
+		if (gas->agg.agg_kind[i] == GJ_AGGK_MIN || gas->agg.agg_kind[i] == GJ_AGGK_MAX)
+			gas->spec.args[a].need_minmax = true;
+	}
+	gas->agg_cxt = AllocSetContextCreate(gas->gj.join_cxt, "GpuJoin aggregates",
+										 ALLOCSET_DEFAULT_SIZES);
+}
+
+/* The 8-byte device representation of a non-NULL datum (cf. host_buffers.c). */
+static int64
+datum_to_value(Datum d, int type)
+{
+	switch (type)
+	{
+		case GJT_BOOL:
+			return DatumGetBool(d) ? 1 : 0;
+		case GJT_INT2:
+			return DatumGetInt16(d);
+		case GJT_INT4:
+			return DatumGetInt32(d);
+		case GJT_DATE:
+			return DatumGetDateADT(d);
+		case GJT_FLOAT4:
+			return gj_double_to_bits((double) DatumGetFloat4(d));
+		case GJT_FLOAT8:
+			return gj_double_to_bits(DatumGetFloat8(d));
+		default:				/* int8, timestamp, timestamptz */
+			return DatumGetInt64(d);
+	}
+}
+
+static Datum
+value_to_datum(int64 v, int type)
+{
+	switch (type)
+	{
+		case GJT_INT2:
+			return Int16GetDatum((int16) v);
+		case GJT_INT4:
+			return Int32GetDatum((int32) v);
+		case GJT_DATE:
+			return DateADTGetDatum((DateADT) v);
+		case GJT_FLOAT4:
+			return Float4GetDatum((float4) gj_bits_to_double(v));
+		case GJT_FLOAT8:
+			return Float8GetDatum(gj_bits_to_double(v));
+		default:				/* int8, timestamp, timestamptz */
+			return Int64GetDatum(v);
+	}
+}
+
+/*
+ * The argument value columns: the columns the argument programs read,
+ * converted from the stored Datums, then each program once per row.
+ */
+static void
+gpujoin_agg_arg_columns(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	MemoryContext old = MemoryContextSwitchTo(gas->agg_cxt);
+	int			side;
+
+	for (side = 0; side < 2; side++)
+	{
+		HostSideBuffer *buf = side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
+		int64		nrows = buf->nrows;
+		GjKeyColumns cols;
+		int			j,
+					a;
+
+		memset(&cols, 0, sizeof(cols));
+		cols.ncols = gas->agg.nvars[side];
+		for (j = 0; j < gas->agg.nvars[side]; j++)
+		{
+			HostDatumColumn *col = buf->cols + gjs->scan_cols[gas->agg.var_scan[side][j]];
+			int			type = gas->agg.var_type[side][j];
+			int64	   *values = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * Max(nrows, 1));
+			uint8	   *isnull = MemoryContextAllocHuge(gas->agg_cxt, Max(nrows, 1));
+			int64		row;
+
+			for (row = 0; row < nrows; row++)
+			{
+				isnull[row] = col->isnull[row];
+				values[row] = col->isnull[row] ? 0 : datum_to_value(col->values[row], type);
+			}
+			cols.values[j] = values;
+			cols.isnull[j] = isnull;
+		}
+
+		for (a = 0; a < gas->agg.nargs; a++)
+		{
+			const GjProgram *program = &gas->agg.arg_program[a];
+			int64	   *values;
+			uint8	   *flags;
+			int64		row;
+
+			if (gas->agg.arg_side[a] != side)
+				continue;
+			values = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * Max(nrows, 1));
+			flags = MemoryContextAllocHuge(gas->agg_cxt, Max(nrows, 1));
+			for (row = 0; row < nrows; row++)
+			{
+				GjSlot		value;
+				bool		isnull;
+
+				if (gj_program_run(program->instrs, program->ninstrs, &cols, row, NULL, 0,
+								   &value, &isnull) == GJ_RESULT_RECHECK)
+				{
+					flags[row] = GJ_AGG_ROW_ERROR;
+					values[row] = 0;
+					gas->has_error_rows = true;
+				}
+				else
+				{
+					flags[row] = isnull ? GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
+					values[row] = isnull ? 0 : value.i;
+				}
+			}
+			gas->spec.args[a].values = values;
+			gas->spec.args[a].flags = flags;
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Reduce the pairs of the match buffer.  Pairs the device flagged go
+ * through every qual and pairs of a join with host quals through those, as
+ * in gpujoin_exec(); an argument the device could not compute is evaluated
+ * by the host on the pair's scan tuple.
+ */
+static void
+gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	ExprContext *econtext = gjs->css.ss.ps.ps_ExprContext;
+	const GjMatches *m = &gjs->matches;
+	const GjAggSpec *spec = &gas->spec;
+	GjAggPartial *total = &gas->total;
+	int64		i;
+
+	for (i = 0; i < m->count; i++)
+	{
+		uint32		orow = m->outer_rows[i] & GJ_PAIR_ROW_MASK;
+		uint32		irow = m->inner_rows[i];
+		bool		formed = false;
+		int			a;
+
+		if ((i & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if ((m->outer_rows[i] & GJ_PAIR_RECHECK) || gjs->host_qual != NULL)
+		{
+			ResetExprContext(econtext);
+			gpujoin_form_scan_tuple(gjs, orow, irow);
+			econtext->ecxt_scantuple = gjs->css.ss.ss_ScanTupleSlot;
+			formed = true;
+			if (m->outer_rows[i] & GJ_PAIR_RECHECK)
+			{
+				gjs->host_rechecks++;
+				if (!ExecQual(gjs->recheck_qual, econtext))
+					continue;
+			}
+			else if (!ExecQual(gjs->host_qual, econtext))
+			{
+				gjs->host_rejected++;
+				continue;
+			}
+		}
+		total->pairs++;
+		for (a = 0; a < spec->nargs; a++)
+		{
+			const GjAggArg *ga = &spec->args[a];
+			uint32		row = ga->side == GJ_SIDE_OUTER ? orow : irow;
+
+			if (ga->flags[row] == GJ_AGG_ROW_VALUE)
+				gj_agg_add(&total->acc[a], ga, ga->values[row], 1);
+			else if (ga->flags[row] == GJ_AGG_ROW_ERROR)
+			{
+				Datum		d;
+				bool		isnull;
+
+				if (!formed)
+				{
+					ResetExprContext(econtext);
+					gpujoin_form_scan_tuple(gjs, orow, irow);
+					econtext->ecxt_scantuple = gjs->css.ss.ss_ScanTupleSlot;
+					formed = true;
+				}
+				/* raises PostgreSQL's error, as the native Agg would */
+				d = ExecEvalExpr(gas->arg_exprs[a], econtext, &isnull);
+				if (!isnull)
+					gj_agg_add(&total->acc[a], ga, datum_to_value(d, gas->agg.arg_type[a]), 1);
+			}
+		}
+	}
+}
+
+/* Run the whole join, reducing every step. */
+static void
+gpujoin_agg_run(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	bool		backend_reduces;
+
+	if (gpujoin_prepare(gjs) != GJ_PHASE_RUN_STEP)
+		return;					/* an empty join */
+	gpujoin_agg_arg_columns(gas);
+	/* the backend's fast path never sees pairs or rows that need the host */
+	backend_reduces = gjs->backend->agg_step != NULL && !gas->has_error_rows &&
+		gjs->host_qual == NULL;
+
+	for (;;)
+	{
+		instr_time	start,
+					end;
+		GjError		err;
+		GjAggPartial step;
+		bool		ok;
+		int			a;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!gpujoin_open_tile(gjs))
+			return;
+
+		memset(&err, 0, sizeof(err));
+		memset(&step, 0, sizeof(step));
+		gjs->matches.count = 0;
+		INSTR_TIME_SET_CURRENT(start);
+		if (backend_reduces)
+			ok = gjs->backend->agg_step(gjs->backend_state, &gjs->tile, &gjs->outer_next,
+										&gas->spec, &step, &gjs->matches, &gjs->stats, &err);
+		else
+			ok = gpujoin_backend_step(gjs->backend, gjs->backend_state, &gjs->tile,
+									  &gjs->outer_next, &gjs->matches, &gjs->stats, &err);
+		if (!ok)
+			gpujoin_backend_error(gjs, &err);
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_SUBTRACT(end, start);
+		gjs->backend_ms += INSTR_TIME_GET_MILLISEC(end);
+		gjs->steps++;
+		if (gjs->outer_next >= gjs->tile.outer_end)
+			gjs->tile_open = false;
+
+		gas->total.pairs += step.pairs;
+		gas->pairs_in_backend += step.pairs;
+		for (a = 0; a < gas->spec.nargs; a++)
+			gj_agg_merge(&gas->total.acc[a], &step.acc[a], gas->spec.args[a].cls);
+		gpujoin_agg_reduce_matches(gas);
+	}
+}
+
+/* An int128 as numeric, built from int8 pieces with numeric's own arithmetic. */
+static Numeric
+int128_to_numeric(__int128 v)
+{
+	const int64 base = INT64CONST(1000000000000000000);
+	Datum		high;
+
+	if (v >= PG_INT64_MIN && v <= PG_INT64_MAX)
+		return int64_to_numeric((int64) v);
+	high = NumericGetDatum(int128_to_numeric(v / base));
+	high = DirectFunctionCall2(numeric_mul, high, NumericGetDatum(int64_to_numeric(base)));
+	return DatumGetNumeric(DirectFunctionCall2(numeric_add, high,
+											   NumericGetDatum(int64_to_numeric((int64) (v % base)))));
+}
+
+/* int4_sum() and int4_avg_accum() add in int64 without an overflow check. */
+static int64
+wrapped_int64(__int128 v)
+{
+	return (int64) (uint64) (unsigned __int128) v;
+}
+
+/* The result of aggregate i, as PostgreSQL's final function returns it. */
+static Datum
+gpujoin_agg_result(GpuJoinAggState *gas, int i, bool *isnull)
+{
+	int			kind = gas->agg.agg_kind[i];
+	int			a = gas->agg.agg_arg[i];
+	const GjAggAcc *acc;
+	int			type;
+
+	*isnull = false;
+	if (kind == GJ_AGGK_COUNT_STAR)
+		return Int64GetDatum(gas->total.pairs);
+	acc = &gas->total.acc[a];
+	type = gas->agg.arg_type[a];
+	if (kind == GJ_AGGK_COUNT)
+		return Int64GetDatum(acc->count);
+	if (acc->count == 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (kind)
+	{
+		case GJ_AGGK_SUM:
+			if (type == GJT_INT8)
+				return NumericGetDatum(int128_to_numeric(acc->isum));
+			if (type == GJT_FLOAT4)
+			{
+				float4		f = (float4) acc->fsum;
+
+				if (isinf(f) && !acc->saw_nonfinite)
+					float_overflow_error();
+				return Float4GetDatum(f);
+			}
+			if (type == GJT_FLOAT8)
+			{
+				if (isinf(acc->fsum) && !acc->saw_nonfinite)
+					float_overflow_error();
+				return Float8GetDatum(acc->fsum);
+			}
+			return Int64GetDatum(wrapped_int64(acc->isum));
+		case GJ_AGGK_AVG:
+			{
+				Numeric		sum = type == GJT_INT8 ? int128_to_numeric(acc->isum) :
+				int64_to_numeric(wrapped_int64(acc->isum));
+
+				return DirectFunctionCall2(numeric_div, NumericGetDatum(sum),
+										   NumericGetDatum(int64_to_numeric(acc->count)));
+			}
+		case GJ_AGGK_MIN:
+			return value_to_datum(acc->min_bits, type);
+		default:
+			return value_to_datum(acc->max_bits, type);
+	}
+}
+
+static TupleTableSlot *
+gpujoin_agg_exec(CustomScanState *node)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	GpuJoinState *gjs = &gas->gj;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *scan = node->ss.ss_ScanTupleSlot;
+	MemoryContext old;
+	int			k;
+
+	if (gas->done)
+		return NULL;
+	gas->done = true;
+	gpujoin_agg_run(gas);
+	gas->pairs_aggregated += gas->total.pairs;
+
+	/* one row: the join's Vars NULL, then the aggregates */
+	ResetExprContext(econtext);
+	ExecClearTuple(scan);
+	for (k = 0; k < gjs->nscan; k++)
+	{
+		scan->tts_values[k] = (Datum) 0;
+		scan->tts_isnull[k] = true;
+	}
+	old = MemoryContextSwitchTo(gas->agg_cxt);
+	for (k = 0; k < gas->agg.naggs; k++)
+		scan->tts_values[gjs->nscan + k] =
+			gpujoin_agg_result(gas, k, &scan->tts_isnull[gjs->nscan + k]);
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(scan);
+	econtext->ecxt_scantuple = scan;
+
+	if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
+		return NULL;			/* HAVING */
+	gjs->rows_returned++;
+	if (node->ss.ps.ps_ProjInfo == NULL)
+		return scan;
+	return ExecProject(node->ss.ps.ps_ProjInfo);
+}
+
+static void
+gpujoin_agg_rescan(CustomScanState *node)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	int			a;
+
+	gpujoin_rescan(node);
+	MemoryContextReset(gas->agg_cxt);
+	memset(&gas->total, 0, sizeof(gas->total));
+	for (a = 0; a < gas->spec.nargs; a++)
+	{
+		gas->spec.args[a].values = NULL;
+		gas->spec.args[a].flags = NULL;
+	}
+	gas->has_error_rows = false;
+	gas->done = false;
+}
+
+static void
+gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context;
+	StringInfoData aggs;
+	ListCell   *lc;
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	initStringInfo(&aggs);
+	for_each_from(lc, cscan->custom_scan_tlist, gas->gj.nscan)
+	{
+		if (aggs.len > 0)
+			appendStringInfoString(&aggs, ", ");
+		appendStringInfoString(&aggs,
+							   deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
+												  context,
+												  list_length(es->rtable) > 1 || es->verbose,
+												  false));
+	}
+	ExplainPropertyText("GPU Aggregates", aggs.data, es);
+	gpujoin_explain(node, ancestors, es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Pairs Aggregated", NULL, gas->pairs_aggregated, es);
+		ExplainPropertyInteger("Pairs Reduced in Backend", NULL, gas->pairs_in_backend, es);
+	}
+}

@@ -1,0 +1,604 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_agg_path.c
+ *	  Planner side of aggregates computed inside GpuJoin (Bellas & Gounaris'
+ *	  "input-bound" theta joins, e.g. SELECT count(*), sum(s.x) FROM r JOIN s
+ *	  ON r.a > s.a): no joined pair ever becomes a tuple.
+ *
+ * From create_upper_paths_hook (UPPERREL_GROUP_AGG) we offer a CustomPath
+ * that replaces Agg -> Join by one GpuJoin node when
+ *	- the query aggregates directly over an inner join of exactly two base
+ *	  relations, with no other special join, GROUP BY, grouping sets, window
+ *	  functions or set-returning functions in the target list;
+ *	- the join is one GpuJoin would run (a device-evaluable qual links the
+ *	  sides, unparameterized inputs, no placeholders), for either order of
+ *	  the inputs;
+ *	- every aggregate is count(*), or count / sum / avg / min / max of an
+ *	  argument that compiles into a device program over the columns of one
+ *	  side, with no DISTINCT, ORDER BY or FILTER, and of a type whose result
+ *	  we reproduce exactly (see gpujoin_agg_exec.c); avg of floats is left
+ *	  to PostgreSQL (its transition state also sums squares, with its own
+ *	  overflow errors).
+ * HAVING becomes the node's qual; anything above (ORDER BY, LIMIT, a
+ * projection) stays in PostgreSQL.  Anything else: no path, the native
+ * Agg (over GpuJoin or another join) stays.
+ *
+ * The join's quals are taken from an unparameterized join path of the input
+ * rel (joinrestrictinfo holds every qual of the join there).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "utils/fmgroids.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_agg.h"
+
+static Plan *gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel,
+								   CustomPath *best_path, List *tlist,
+								   List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpujoin_agg_path_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.PlanCustomPath = gpujoin_agg_plan_path,
+};
+
+/* Aggregate functions we compute, by pg_proc OID; arg -1: any device type. */
+typedef struct AggFunc
+{
+	Oid			aggfnoid;
+	int			kind;
+	int			arg;
+} AggFunc;
+
+static const AggFunc agg_functions[] = {
+	{F_COUNT_, GJ_AGGK_COUNT_STAR, -1},
+	{F_COUNT_ANY, GJ_AGGK_COUNT, -1},
+	{F_SUM_INT2, GJ_AGGK_SUM, GJT_INT2},
+	{F_SUM_INT4, GJ_AGGK_SUM, GJT_INT4},
+	{F_SUM_INT8, GJ_AGGK_SUM, GJT_INT8},
+	{F_SUM_FLOAT4, GJ_AGGK_SUM, GJT_FLOAT4},
+	{F_SUM_FLOAT8, GJ_AGGK_SUM, GJT_FLOAT8},
+	{F_AVG_INT2, GJ_AGGK_AVG, GJT_INT2},
+	{F_AVG_INT4, GJ_AGGK_AVG, GJT_INT4},
+	{F_AVG_INT8, GJ_AGGK_AVG, GJT_INT8},
+	{F_MIN_INT2, GJ_AGGK_MIN, GJT_INT2},
+	{F_MIN_INT4, GJ_AGGK_MIN, GJT_INT4},
+	{F_MIN_INT8, GJ_AGGK_MIN, GJT_INT8},
+	{F_MIN_FLOAT4, GJ_AGGK_MIN, GJT_FLOAT4},
+	{F_MIN_FLOAT8, GJ_AGGK_MIN, GJT_FLOAT8},
+	{F_MIN_DATE, GJ_AGGK_MIN, GJT_DATE},
+	{F_MIN_TIMESTAMP, GJ_AGGK_MIN, GJT_TIMESTAMP},
+	{F_MIN_TIMESTAMPTZ, GJ_AGGK_MIN, GJT_TIMESTAMPTZ},
+	{F_MAX_INT2, GJ_AGGK_MAX, GJT_INT2},
+	{F_MAX_INT4, GJ_AGGK_MAX, GJT_INT4},
+	{F_MAX_INT8, GJ_AGGK_MAX, GJT_INT8},
+	{F_MAX_FLOAT4, GJ_AGGK_MAX, GJT_FLOAT4},
+	{F_MAX_FLOAT8, GJ_AGGK_MAX, GJT_FLOAT8},
+	{F_MAX_DATE, GJ_AGGK_MAX, GJT_DATE},
+	{F_MAX_TIMESTAMP, GJ_AGGK_MAX, GJT_TIMESTAMP},
+	{F_MAX_TIMESTAMPTZ, GJ_AGGK_MAX, GJT_TIMESTAMPTZ},
+};
+
+static const AggFunc *
+lookup_agg_func(Oid aggfnoid)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(agg_functions); i++)
+	{
+		if (agg_functions[i].aggfnoid == aggfnoid)
+			return &agg_functions[i];
+	}
+	return NULL;
+}
+
+/* Position of an expression in a list, by equal(), or -1, by equal(). */
+static int
+list_index_of_expr(List *list, Expr *expr)
+{
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		if (equal(lfirst(lc), expr))
+			return foreach_current_index(lc);
+	}
+	return -1;
+}
+
+/*
+ * Analyse the aggregates for one order of the inputs.  Fills *info, the
+ * distinct Aggrefs (in scan tuple order) and the argument expressions;
+ * returns false when one of them cannot be computed in the join.
+ */
+static bool
+analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2],
+				   GpuJoinAggInfo *info, List **aggrefs, List **arg_exprs,
+				   List *side_vars[2])
+{
+	DeviceCompileContext cxt[2];
+	List	   *nodes = pull_var_clause((Node *) exprs, PVC_INCLUDE_AGGREGATES |
+										PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+	int			side;
+
+	memset(info, 0, sizeof(GpuJoinAggInfo));
+	*aggrefs = NIL;
+	*arg_exprs = NIL;
+	for (side = 0; side < 2; side++)
+		device_compile_init(&cxt[side], relids[side], NULL);
+
+	foreach(lc, nodes)
+	{
+		Aggref	   *aggref = lfirst(lc);
+		const AggFunc *af;
+		Expr	   *arg;
+		Relids		varnos;
+		int			a;
+
+		/* Vars outside aggregates would need GROUP BY */
+		if (!IsA(aggref, Aggref))
+			return false;
+		if (list_member(*aggrefs, aggref))
+			continue;
+		if (aggref->agglevelsup != 0 || aggref->aggdistinct != NIL ||
+			aggref->aggorder != NIL || aggref->aggfilter != NULL ||
+			aggref->aggkind != AGGKIND_NORMAL || aggref->aggvariadic ||
+			aggref->aggsplit != AGGSPLIT_SIMPLE || aggref->aggdirectargs != NIL ||
+			info->naggs >= GJ_AGG_MAX_AGGS)
+			return false;
+		af = lookup_agg_func(aggref->aggfnoid);
+		if (af == NULL)
+			return false;
+		info->agg_kind[info->naggs] = af->kind;
+		info->agg_arg[info->naggs] = -1;
+		if (af->kind == GJ_AGGK_COUNT_STAR)
+		{
+			info->naggs++;
+			*aggrefs = lappend(*aggrefs, aggref);
+			continue;
+		}
+		if (list_length(aggref->args) != 1)
+			return false;
+		arg = linitial_node(TargetEntry, aggref->args)->expr;
+
+		/* one argument column per distinct expression */
+		a = list_index_of_expr(*arg_exprs, arg);
+		if (a < 0)
+		{
+			GjProgram  *program;
+			int			type;
+
+			if (info->nargs >= GJ_AGG_MAX_ARGS || contain_volatile_functions((Node *) arg))
+				return false;
+			varnos = pull_varnos(root, (Node *) arg);
+			side = bms_is_subset(varnos, relids[GJ_SIDE_OUTER]) ? GJ_SIDE_OUTER :
+				bms_is_subset(varnos, relids[GJ_SIDE_INNER]) ? GJ_SIDE_INNER : -1;
+			if (side < 0)
+				return false;
+			a = info->nargs;
+			program = &info->arg_program[a];
+			type = device_compile_scalar(&cxt[side], arg, program);
+			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT))
+				return false;
+			info->arg_side[a] = side;
+			info->arg_type[a] = type;
+			info->nargs++;
+			*arg_exprs = lappend(*arg_exprs, arg);
+		}
+		if (af->arg >= 0 && info->arg_type[a] != af->arg)
+			return false;
+		info->agg_arg[info->naggs++] = a;
+		*aggrefs = lappend(*aggrefs, aggref);
+	}
+	for (side = 0; side < 2; side++)
+		side_vars[side] = cxt[side].outer_vars;
+	return true;
+}
+
+/* Are all Vars of the expressions produced by the two inputs? */
+static bool
+agg_vars_available(List *exprs, Path *outer_path, Path *inner_path)
+{
+	List	   *vars = pull_var_clause((Node *) exprs, PVC_RECURSE_AGGREGATES |
+									   PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Node	   *var = lfirst(lc);
+
+		if (!IsA(var, Var))
+			return false;
+		if (!list_member(outer_path->pathtarget->exprs, var) &&
+			!list_member(inner_path->pathtarget->exprs, var))
+			return false;
+	}
+	return true;
+}
+
+/* Every qual of the join: from a join path whose inner side took none. */
+static List *
+join_restrictlist(RelOptInfo *joinrel)
+{
+	ListCell   *lc;
+
+	foreach(lc, joinrel->pathlist)
+	{
+		Path	   *path = lfirst(lc);
+
+		/* the scan/join target may have put a projection on top */
+		while (IsA(path, ProjectionPath))
+			path = ((ProjectionPath *) path)->subpath;
+		if (path->param_info != NULL)
+			continue;
+		if (IsA(path, NestPath) || IsA(path, MergePath) || IsA(path, HashPath))
+		{
+			JoinPath   *jpath = (JoinPath *) path;
+
+			if (jpath->jointype == JOIN_INNER && jpath->innerjoinpath->param_info == NULL)
+				return jpath->joinrestrictinfo;
+		}
+
+		/*
+		 * A GpuJoin path (gpujoin_path.c) keeps (device quals, host quals,
+		 * join quals, other quals, (join type)); it may be the only path
+		 * left.  For an inner join every qual is a join qual.
+		 */
+		if (IsA(path, CustomPath) &&
+			strcmp(((CustomPath *) path)->methods->CustomName, GPUJOIN_NAME) == 0 &&
+			list_length(((CustomPath *) path)->custom_private) == 5 &&
+			linitial_int((List *) list_nth(((CustomPath *) path)->custom_private, 4)) == JOIN_INNER)
+			return lthird(((CustomPath *) path)->custom_private);
+	}
+	return NIL;
+}
+
+/*
+ * Cost of the aggregate path: the GpuJoin cost (gpujoin_path.c) without the
+ * cost of forming and returning each joined row, which is what it saves over
+ * Agg -> GpuJoin (besides the Agg's own per-row cost); instead each pair
+ * pays the reduction of its argument columns, at the device's pair cost.
+ */
+static void
+cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
+				 RelOptInfo *joinrel, List *host_rinfos, int algorithm, int nargs)
+{
+	double		outer_rows = outer_path->rows;
+	double		inner_rows = inner_path->rows;
+	double		candidates = joinrel->rows;
+	double		pairs;
+	QualCost	host_cost;
+	Cost		startup;
+	Cost		run;
+
+	if (algorithm == GJ_ALGO_NESTLOOP)
+		pairs = outer_rows * inner_rows;
+	else
+		pairs = (outer_rows + inner_rows) * 8 +
+			outer_rows * log2(Max(inner_rows, 2)) + candidates * 4;
+	cost_qual_eval(&host_cost, host_rinfos, root);
+
+	startup = outer_path->total_cost + inner_path->total_cost +
+		gpujoin_startup_cost + (outer_rows + inner_rows) * gpujoin_row_cost;
+	run = pairs * gpujoin_pair_cost +
+		candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
+		candidates * nargs * gpujoin_pair_cost;
+
+	/* nothing comes out before every pair is reduced */
+	cpath->path.startup_cost = startup + host_cost.startup + run;
+	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost +
+		cpath->path.pathtarget->cost.per_tuple;
+}
+
+void
+gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel)
+{
+	Query	   *parse = root->parse;
+	List	   *restrictlist;
+	List	   *agg_exprs;
+	int			relid_a,
+				relid_b;
+	int			order;
+
+	if (!gpujoin_enabled || !gpujoin_enable_aggregate)
+		return;
+	if (!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
+		parse->hasWindowFuncs || parse->hasTargetSRFs || root->join_info_list != NIL ||
+		root->hasLateralRTEs)
+		return;
+	if (input_rel->reloptkind != RELOPT_JOINREL || bms_num_members(input_rel->relids) != 2 ||
+		IS_DUMMY_REL(input_rel) || !bms_is_empty(input_rel->lateral_relids))
+		return;
+	restrictlist = join_restrictlist(input_rel);
+	if (restrictlist == NIL)
+		return;
+	agg_exprs = list_concat_copy(grouped_rel->reltarget->exprs, (List *) parse->havingQual);
+
+	relid_a = bms_next_member(input_rel->relids, -1);
+	relid_b = bms_next_member(input_rel->relids, relid_a);
+
+	/* both orders of the inputs: the cost decides */
+	for (order = 0; order < 2; order++)
+	{
+		RelOptInfo *outerrel = find_base_rel(root, order == 0 ? relid_a : relid_b);
+		RelOptInfo *innerrel = find_base_rel(root, order == 0 ? relid_b : relid_a);
+		Path	   *outer_path = outerrel->cheapest_total_path;
+		Path	   *inner_path = innerrel->cheapest_total_path;
+		DeviceCompileContext cxt;
+		GpuJoinPlanInfo join_info;
+		GpuJoinAggInfo agg_info;
+		List	   *device_rinfos = NIL;
+		List	   *host_rinfos = NIL;
+		List	   *aggrefs;
+		List	   *arg_exprs;
+		List	   *side_vars[2];
+		Relids		relids[2];
+		bool		links_sides = false;
+		CustomPath *cpath;
+		ListCell   *lc;
+
+		if (outer_path == NULL || inner_path == NULL ||
+			outer_path->param_info != NULL || inner_path->param_info != NULL)
+			return;
+
+		device_compile_init(&cxt, outerrel->relids, innerrel->relids);
+		foreach(lc, restrictlist)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+			if (rinfo->pseudoconstant)
+				return;
+			if (device_compile_qual(&cxt, rinfo->clause))
+			{
+				device_rinfos = lappend(device_rinfos, rinfo);
+				if (bms_overlap(rinfo->clause_relids, outerrel->relids) &&
+					bms_overlap(rinfo->clause_relids, innerrel->relids))
+					links_sides = true;
+			}
+			else
+				host_rinfos = lappend(host_rinfos, rinfo);
+		}
+		if (!links_sides)
+			return;
+		memset(&join_info, 0, sizeof(join_info));
+		device_choose_algorithm(&cxt, extract_actual_clauses(device_rinfos, false),
+								gpujoin_algorithm, &join_info);
+
+		if (!agg_vars_available(agg_exprs, outer_path, inner_path) ||
+			!agg_vars_available(extract_actual_clauses(restrictlist, false),
+								outer_path, inner_path))
+			return;
+		relids[GJ_SIDE_OUTER] = outerrel->relids;
+		relids[GJ_SIDE_INNER] = innerrel->relids;
+		if (!analyse_aggregates(root, agg_exprs, relids, &agg_info, &aggrefs, &arg_exprs,
+								side_vars))
+			return;
+
+		cpath = makeNode(CustomPath);
+		cpath->path.pathtype = T_CustomScan;
+		cpath->path.parent = grouped_rel;
+		cpath->path.pathtarget = grouped_rel->reltarget;
+		cpath->path.param_info = NULL;
+		cpath->path.parallel_aware = false;
+		cpath->path.parallel_safe = false;
+		cpath->path.parallel_workers = 0;
+		cpath->path.rows = 1;
+		cpath->path.pathkeys = NIL;
+		cpath->flags = 0;
+		cpath->custom_paths = list_make2(outer_path, inner_path);
+		cpath->custom_private = list_make3(device_rinfos, host_rinfos, restrictlist);
+		cpath->methods = &gpujoin_agg_path_methods;
+		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, host_rinfos,
+						 join_info.algorithm, agg_info.nargs);
+		add_path(grouped_rel, &cpath->path);
+	}
+}
+
+/* Add a Var to the scan tuple (once); returns its 0-based position. */
+static int
+scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info, Var *var,
+				   Plan *outer_plan, Plan *inner_plan)
+{
+	TargetEntry *tle = tlist_member((Expr *) var, *scan_tlist);
+	int			attno;
+
+	if (tle != NULL)
+		return tle->resno - 1;
+	*scan_tlist = lappend(*scan_tlist,
+						  makeTargetEntry((Expr *) copyObject(var),
+										  list_length(*scan_tlist) + 1, NULL, false));
+	if ((attno = child_attno(outer_plan, var)) != 0)
+		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_OUTER);
+	else if ((attno = child_attno(inner_plan, var)) != 0)
+		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_INNER);
+	else
+		elog(ERROR, "GpuJoin column is missing from both child plans");
+	info->scan_attnos = lappend_int(info->scan_attnos, attno);
+	return list_length(*scan_tlist) - 1;
+}
+
+static Plan *
+gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *outer_plan = linitial(custom_plans);
+	Plan	   *inner_plan = lsecond(custom_plans);
+	Path	   *outer_path = linitial(best_path->custom_paths);
+	Path	   *inner_path = lsecond(best_path->custom_paths);
+	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
+	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
+	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
+	List	   *having = (List *) root->parse->havingQual;
+	DeviceCompileContext cxt;
+	GpuJoinPlanInfo info;
+	GpuJoinAggInfo agg_info;
+	List	   *aggrefs;
+	List	   *arg_exprs;
+	List	   *side_vars[2];
+	Relids		relids[2];
+	List	   *scan_tlist = NIL;
+	List	   *vars;
+	List	   *private;
+	ListCell   *lc;
+	int			side;
+
+	memset(&info, 0, sizeof(info));
+
+	/* the join, exactly as gpujoin_plan_path() plans it */
+	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
+	foreach(lc, device_clauses)
+	{
+		if (!device_compile_qual(&cxt, lfirst(lc)))
+			elog(ERROR, "GpuJoin device qual no longer compiles");
+	}
+	info.program = cxt.program;
+	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, &info);
+	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
+	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
+
+	relids[GJ_SIDE_OUTER] = outer_path->parent->relids;
+	relids[GJ_SIDE_INNER] = inner_path->parent->relids;
+	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids, &agg_info,
+							&aggrefs, &arg_exprs, side_vars))
+		elog(ERROR, "GpuJoin aggregates no longer compile");
+
+	/* the scan tuple: the Vars of the quals and the arguments, ... */
+	vars = pull_var_clause((Node *) host_clauses, 0);
+	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
+	vars = list_concat(vars, pull_var_clause((Node *) arg_exprs, 0));
+	foreach(lc, vars)
+		scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+	for (side = 0; side < 2; side++)
+	{
+		agg_info.nvars[side] = list_length(side_vars[side]);
+		foreach(lc, side_vars[side])
+		{
+			Var		   *var = lfirst(lc);
+			int			j = foreach_current_index(lc);
+
+			agg_info.var_scan[side][j] = scan_tlist_add_var(&scan_tlist, &info, var,
+															outer_plan, inner_plan);
+			agg_info.var_type[side][j] = device_type_of(var->vartype);
+		}
+	}
+	/* ... then the aggregates, whose results the node returns */
+	foreach(lc, aggrefs)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) lfirst(lc),
+											 list_length(scan_tlist) + 1, NULL, false));
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = having;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	/* the layout of gpujoin_path.c (no join filter here), then the arguments */
+	cscan->custom_exprs = list_make5(host_clauses, device_clauses, all_clauses, NIL, arg_exprs);
+	private = gpujoin_plan_info_serialize(&info);
+	cscan->custom_private = lappend(private, gpujoin_agg_info_serialize(&agg_info));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &gpujoin_scan_methods;
+
+	return &cscan->scan.plan;
+}
+
+/*
+ * GpuJoinAggInfo in custom_private: integer lists only (see
+ * gpujoin_plan_info.c); an instruction is op, type, arg and the two halves
+ * of its constant.
+ */
+List *
+gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
+{
+	List	   *aggs = NIL;
+	List	   *args = NIL;
+	List	   *vars = NIL;
+	int			i,
+				side;
+
+	for (i = 0; i < info->naggs; i++)
+		aggs = lappend(aggs, list_make2_int(info->agg_kind[i], info->agg_arg[i]));
+	for (i = 0; i < info->nargs; i++)
+	{
+		List	   *program = NIL;
+		int			k;
+
+		for (k = 0; k < info->arg_program[i].ninstrs; k++)
+		{
+			const GjInstr *in = &info->arg_program[i].instrs[k];
+			uint64		imm = (uint64) in->imm;
+
+			program = lappend(program,
+							  list_make5_int(in->op, in->type, in->arg,
+											 (int32) (imm >> 32), (int32) (imm & 0xffffffff)));
+		}
+		args = lappend(args, list_make2(list_make2_int(info->arg_side[i], info->arg_type[i]),
+										program));
+	}
+	for (side = 0; side < 2; side++)
+	{
+		List	   *cols = NIL;
+
+		for (i = 0; i < info->nvars[side]; i++)
+			cols = lappend(cols, list_make2_int(info->var_scan[side][i], info->var_type[side][i]));
+		vars = lappend(vars, cols);
+	}
+	return list_make3(aggs, args, vars);
+}
+
+void
+gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
+{
+	ListCell   *lc;
+	int			side;
+
+	memset(info, 0, sizeof(GpuJoinAggInfo));
+	foreach(lc, (List *) linitial(private))
+	{
+		info->agg_kind[info->naggs] = linitial_int(lfirst(lc));
+		info->agg_arg[info->naggs++] = lsecond_int(lfirst(lc));
+	}
+	foreach(lc, (List *) lsecond(private))
+	{
+		List	   *head = linitial(lfirst(lc));
+		GjProgram  *program = &info->arg_program[info->nargs];
+		ListCell   *li;
+
+		info->arg_side[info->nargs] = linitial_int(head);
+		info->arg_type[info->nargs] = lsecond_int(head);
+		foreach(li, (List *) lsecond(lfirst(lc)))
+		{
+			List	   *fields = lfirst(li);
+			GjInstr    *in = &program->instrs[program->ninstrs++];
+
+			in->op = linitial_int(fields);
+			in->type = lsecond_int(fields);
+			in->arg = lthird_int(fields);
+			in->imm = (int64) (((uint64) (uint32) lfourth_int(fields) << 32) |
+							   (uint64) (uint32) list_nth_int(fields, 4));
+		}
+		info->nargs++;
+	}
+	for (side = 0; side < 2; side++)
+	{
+		foreach(lc, (List *) list_nth(lthird(private), side))
+		{
+			info->var_scan[side][info->nvars[side]] = linitial_int(lfirst(lc));
+			info->var_type[side][info->nvars[side]++] = lsecond_int(lfirst(lc));
+		}
+	}
+}

@@ -1,0 +1,148 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_reduce.h
+ *	  Partial aggregates over the pairs of a join, shared by the executor's
+ *	  host reduction (custom_scan/gpujoin_agg_exec.c) and the cpu backend's
+ *	  aggregate fast path.
+ *
+ * An aggregate pushed into GpuJoin reads one argument column: a value per
+ * row of one join side (computed once per row, not once per pair), with a
+ * flag saying whether it is a value, NULL, or could not be computed exactly
+ * (the host then evaluates the argument for each pair that uses the row,
+ * and so raises PostgreSQL's own error).  The partial state of an argument
+ * column serves every aggregate over it: count, sum (int128 for integers,
+ * so that no sum of int8 values over any number of pairs can overflow it),
+ * min and max (as order keys, floats in PostgreSQL's order: NaN largest).
+ *
+ * Plain C without PostgreSQL headers, like backend.h; __int128 is a gcc
+ * extension the cuda backend never sees (it leaves the fast path NULL).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_AGG_REDUCE_H
+#define GPUJOIN_AGG_REDUCE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <math.h>
+
+#include "device_program.h"
+
+#define GJ_AGG_MAX_ARGS		16
+
+/*
+ * A 128-bit integer aligned like an int64 (as PostgreSQL's own int128), so
+ * that structs holding it may live in palloc'd memory, which is only
+ * MAXALIGNed: gcc would otherwise use 16-byte aligned stores on it.
+ */
+typedef __int128 gj_int128 __attribute__((aligned(8)));
+
+/* Per-row flag of an argument column. */
+#define GJ_AGG_ROW_VALUE	0
+#define GJ_AGG_ROW_NULL		1
+#define GJ_AGG_ROW_ERROR	2		/* the host must evaluate it */
+
+/* One argument column: a value per row of one side of the join. */
+typedef struct GjAggArg
+{
+	int32_t		side;			/* 0: outer, 1: inner */
+	int32_t		cls;			/* GjClass of the values */
+	int32_t		need_sum;
+	int32_t		need_minmax;
+	const int64_t *values;		/* per input row; floats as double bits */
+	const uint8_t *flags;		/* per input row: GJ_AGG_ROW_* */
+} GjAggArg;
+
+typedef struct GjAggSpec
+{
+	int32_t		nargs;
+	GjAggArg	args[GJ_AGG_MAX_ARGS];
+} GjAggSpec;
+
+/* Running aggregate of one argument column. */
+typedef struct GjAggAcc
+{
+	int64_t		count;			/* non-NULL values */
+	gj_int128	isum;			/* integer columns */
+	double		fsum;			/* float columns */
+	int32_t		saw_nonfinite;	/* an input was NaN or +-Infinity */
+	int32_t		has_minmax;
+	int64_t		min_key;
+	int64_t		max_key;
+	int64_t		min_bits;		/* the value behind min_key */
+	int64_t		max_bits;
+} GjAggAcc;
+
+/* What a step (or a whole join) reduced. */
+typedef struct GjAggPartial
+{
+	int64_t		pairs;			/* count(*) */
+	GjAggAcc	acc[GJ_AGG_MAX_ARGS];
+} GjAggPartial;
+
+static inline void
+gj_agg_add_sum(GjAggAcc *acc, int cls, int64_t v, int64_t weight)
+{
+	if (cls == GJ_CLASS_FLOAT)
+	{
+		double		d = gj_bits_to_double(v);
+
+		if (!isfinite(d))
+			acc->saw_nonfinite = 1;
+		acc->fsum += weight == 1 ? d : d * (double) weight;
+	}
+	else
+		acc->isum += (gj_int128) v * weight;
+}
+
+static inline void
+gj_agg_add_minmax(GjAggAcc *acc, int cls, int64_t v)
+{
+	int64_t		key = cls == GJ_CLASS_FLOAT ? gj_float_order_key(gj_bits_to_double(v)) : v;
+
+	if (!acc->has_minmax)
+	{
+		acc->has_minmax = 1;
+		acc->min_key = acc->max_key = key;
+		acc->min_bits = acc->max_bits = v;
+		return;
+	}
+	if (key < acc->min_key)
+	{
+		acc->min_key = key;
+		acc->min_bits = v;
+	}
+	if (key > acc->max_key)
+	{
+		acc->max_key = key;
+		acc->max_bits = v;
+	}
+}
+
+/* Add one value that weight pairs share. */
+static inline void
+gj_agg_add(GjAggAcc *acc, const GjAggArg *arg, int64_t v, int64_t weight)
+{
+	acc->count += weight;
+	if (arg->need_sum)
+		gj_agg_add_sum(acc, arg->cls, v, weight);
+	if (arg->need_minmax)
+		gj_agg_add_minmax(acc, arg->cls, v);
+}
+
+/* Combine a partial aggregate into another. */
+static inline void
+gj_agg_merge(GjAggAcc *into, const GjAggAcc *from, int cls)
+{
+	into->count += from->count;
+	into->isum += from->isum;
+	into->fsum += from->fsum;
+	into->saw_nonfinite |= from->saw_nonfinite;
+	if (from->has_minmax)
+	{
+		gj_agg_add_minmax(into, cls, from->min_bits);
+		gj_agg_add_minmax(into, cls, from->max_bits);
+	}
+}
+
+#endif							/* GPUJOIN_AGG_REDUCE_H */

@@ -1,0 +1,49 @@
+-- aggregates.sql: the aggregate node replaces Agg -> Join, and
+-- gpujoin.enable_aggregate = off restores Agg over GpuJoin.
+\set ON_ERROR_STOP 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+BEGIN;
+SELECT plan(7);
+
+CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, g::int8 * 1000 AS x FROM generate_series(1, 2000) g;
+CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, g AS x FROM generate_series(1, 2000) g;
+ANALYZE r;
+ANALYZE s;
+
+CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
+SELECT matches(pg_temp.plan_of('SELECT count(*), sum(s.x) FROM r JOIN s ON r.a > s.a'),
+               '^Custom Scan \(GpuJoin\)\n\s+GPU Aggregates: count\(\*\), sum\(s.x\)',
+               'default costs: the GpuJoin node computes the aggregates');
+SELECT doesnt_match(pg_temp.plan_of('SELECT count(*), sum(s.x) FROM r JOIN s ON r.a > s.a'),
+               '\mAggregate\M', 'no Agg node above it');
+SELECT is((SELECT count(*) || ' ' || sum(s.x) || ' ' || avg(r.x) FROM r JOIN s ON r.a > s.a),
+          (SELECT count(*) || ' ' || sum(s.x) || ' ' || avg(r.x) FROM r, s
+           WHERE r.a > s.a AND r.id + s.id * 0 = r.id),
+          'same results as the native plan');
+SELECT matches(pg_temp.plan_of('SELECT count(*) FROM r JOIN s ON r.a > s.a HAVING count(*) > 10 ORDER BY 1'),
+               '^Sort\n.*\n\s+->  Custom Scan \(GpuJoin\)\n\s+Filter: \(\(count\(\*\)\) > 10\)\n\s+GPU Aggregates: count\(\*\)',
+               'HAVING is the node''s filter, ORDER BY a Sort above it');
+
+SET LOCAL gpujoin.enable_aggregate = off;
+SELECT matches(pg_temp.plan_of('SELECT count(*), sum(s.x) FROM r JOIN s ON r.a > s.a'),
+               '^Aggregate\n\s+->  Custom Scan \(GpuJoin\)',
+               'enable_aggregate = off: Agg over GpuJoin');
+SELECT doesnt_match(pg_temp.plan_of('SELECT count(*), sum(s.x) FROM r JOIN s ON r.a > s.a'),
+               'GPU Aggregates', 'enable_aggregate = off: no aggregates in the node');
+SET LOCAL gpujoin.enable_aggregate = on;
+SET LOCAL gpujoin.enabled = off;
+SELECT doesnt_match(pg_temp.plan_of('SELECT count(*) FROM r JOIN s ON r.a > s.a'),
+               'GpuJoin', 'gpujoin.enabled = off: no aggregate node either');
+
+SELECT * FROM finish();
+ROLLBACK;
