@@ -1,13 +1,14 @@
 #!/bin/bash
 # scripts/install_deps.sh: install what gpujoin needs to build and test on
-# Debian 12 (PostgreSQL 15 server and headers, pgTAP, pg_prove, a compiler),
+# Debian 12 (PostgreSQL 15 server and headers, pgTAP, pg_prove, a compiler,
+# SQLsmith for test/sqlsmith),
 # skipping what is already there.  Needs root (or sudo) only when something is
 # missing.  The CUDA Toolkit is optional: with nvcc in CUDA_HOME
 # (/usr/local/cuda) the cuda backend is built, without it a stub.
 # BENCH_DEPS=1 adds gnuplot-nox, which test/bench/run_bench.sh uses for its
 # optional speedup plot (neither the tests nor CI need it).
 set -euo pipefail
-pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc"
+pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc sqlsmith"
 [ -n "${BENCH_DEPS:-}" ] && pkgs="$pkgs gnuplot-nox"
 missing=""
 for p in $pkgs; do

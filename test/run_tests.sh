@@ -6,10 +6,16 @@
 # (sql/, expected/) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
 # with one line: "N passed, N failed".  Exit status 0 only if nothing failed.
 #
+# Then the reliability tests on the same cluster: the randomized differential
+# test (test/fuzz, one test per query), the load test (test/load) and SQLsmith
+# (test/sqlsmith); their FUZZ_*, LOAD_* and SMITH_* variables pass through
+# (README, "Reliability testing").
+#
 # Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
 # server settings, e.g. GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda" to run
 # the same suite on the cuda backend; SKIP_BUILD=1 to test what is installed;
-# SKIP_DEPS=1 not to look for missing Debian packages.
+# SKIP_DEPS=1 not to look for missing Debian packages; SKIP_RELIABILITY=1 to
+# leave out the fuzz, load and SQLsmith tests.
 set -u
 cd "$(dirname "$0")/.."
 [ -n "${SKIP_DEPS:-}" ] || scripts/install_deps.sh || {
@@ -70,7 +76,31 @@ fi
 passed=$((passed + t_ok))
 failed=$((failed + t_bad))
 
+# fuzz, load, sqlsmith: each script ends with "<name>: N passed, N failed"
+summary="pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed, $t_bad failed"
+if [ -z "${SKIP_RELIABILITY:-}" ]; then
+	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
+	for suite in fuzz:test/fuzz/run_fuzz.sh load:test/load/run_load.sh sqlsmith:test/sqlsmith/run_sqlsmith.sh; do
+		name=${suite%%:*}
+		echo "== $name =="
+		"${suite#*:}" >"$name.log" 2>&1
+		status=$?
+		cat "$name.log"
+		counts=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$name.log" | tail -1)
+		s_ok=$(echo "$counts" | sed -nE 's/.*: ([0-9]+) passed.*/\1/p')
+		s_bad=$(echo "$counts" | sed -nE 's/.* ([0-9]+) failed$/\1/p')
+		s_ok=${s_ok:-0}
+		s_bad=${s_bad:-1}
+		if [ "$status" != 0 ] && [ "$s_bad" = 0 ]; then
+			s_bad=1
+		fi
+		passed=$((passed + s_ok))
+		failed=$((failed + s_bad))
+		summary="$summary; $name: $s_ok passed, $s_bad failed"
+	done
+fi
+
 echo
-echo "pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed, $t_bad failed"
+echo "$summary"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,803 @@
+#!/usr/bin/perl
+#
+# test/fuzz/fuzz.pl: randomized differential test of gpujoin.
+#
+# Each round makes two random tables r and s (every column type the device
+# knows, plus numeric and text; NULL rates, duplicates, hot keys, skew, NaN,
+# +-Infinity, -0.0, the extremes of each type; 0 to FUZZ_MAX_ROWS rows) and
+# runs FUZZ_QUERIES_PER_ROUND random queries on them: joins of every type
+# (INNER, LEFT, RIGHT, FULL, EXISTS, NOT EXISTS, three-way, in a rescanned
+# subquery, with LIMIT, with aggregates) whose conditions mix what the device
+# evaluates (=, <, BETWEEN, bands, abs(), arithmetic that can overflow,
+# AND/OR/NOT, IS NULL) with what it does not (text, numeric, functions,
+# subqueries).  Each query runs once natively (gpujoin.enabled = off) and
+# twice with GpuJoin made to win (native join methods off, or GpuJoin's
+# costs zero), with a random gpujoin.algorithm and a large or tiny
+# gpujoin.device_memory.  The results are compared as multisets (see
+# fuzz_run in fuzz_setup.sql); an error must be the native plan's error.
+#
+# PostgreSQL's own plans raise different errors for one query (a hash join
+# never evaluates a qual on pairs whose keys differ, a nested loop does), so
+# when the outcomes differ the query also runs natively with only nested
+# loop, only hash join and only merge join allowed; GpuJoin's outcome must be
+# one of them.  GpuJoin returning rows where every native plan raises an
+# error is counted and reported as "tolerated", not failed, unless
+# FUZZ_STRICT_ERRORS=1: a sortmerge or hash GpuJoin evaluates quals only on
+# the pairs its keys admit (README), GpuJoin may join in another order, and
+# a host qual is evaluated only on pairs the device quals pass
+# (test/fuzz/found/host_qual_error_skipped.sql).  Both raising errors,
+# different ones, also pass (the first pair to fail depends on the order of
+# the pairs) unless FUZZ_STRICT_ERRORS=1.  Different rows, an error where
+# PostgreSQL returns rows, and a crash always fail.
+#
+# Every failure (different rows, different error, a crash) is printed as a
+# self-contained SQL script (tables, query, settings) and written to
+# FUZZ_OUT; the fuzzer then shrinks the tables and the condition while the
+# failure persists and writes the smaller script too.
+#
+# Connection: the usual PG* variables (PGHOST, PGPORT, PGUSER); PSQL names
+# psql.  Environment: FUZZ_SEED, FUZZ_CASES, FUZZ_MAX_ROWS, FUZZ_MAX_PAIRS,
+# FUZZ_QUERIES_PER_ROUND, FUZZ_DB, FUZZ_OUT, FUZZ_TIMEOUT,
+# FUZZ_STRICT_ERRORS, FUZZ_VERBOSE.  The last line is
+# "fuzz: N passed, N failed" (one test per query).
+#
+use strict;
+use warnings;
+use File::Basename qw(dirname);
+use File::Path qw(make_path);
+use File::Temp qw(tempdir);
+
+my $dir = dirname(__FILE__);
+my $seed = $ENV{FUZZ_SEED} // 20261123;
+my $n_cases = $ENV{FUZZ_CASES} // 1000;
+my $max_rows = $ENV{FUZZ_MAX_ROWS} // 2000;
+my $max_pairs = $ENV{FUZZ_MAX_PAIRS} // 250000;
+my $per_round = $ENV{FUZZ_QUERIES_PER_ROUND} // 10;
+my $db = $ENV{FUZZ_DB} // 'gpujoin_fuzz';
+my $out_dir = $ENV{FUZZ_OUT} // "$dir/out";
+my $timeout = $ENV{FUZZ_TIMEOUT} // '60s';
+my $strict_errors = $ENV{FUZZ_STRICT_ERRORS} // 0;
+my $verbose = $ENV{FUZZ_VERBOSE} // 0;
+my $psql = $ENV{PSQL} // 'psql';
+my $tmp = tempdir(CLEANUP => !$ENV{FUZZ_KEEP_TMP});
+
+srand($seed);
+
+# ---------------------------------------------------------------- random
+
+sub rnd { int(rand($_[0])) }
+sub pick { $_[ rnd(scalar @_) ] }
+sub chance { rand() < $_[0] }
+
+# wpick([weight, value], ...)
+sub wpick
+{
+	my $total = 0;
+	$total += $_->[0] for @_;
+	my $x = rand($total);
+	for (@_)
+	{
+		return $_->[1] if ($x -= $_->[0]) < 0;
+	}
+	return $_[-1][1];
+}
+
+# ---------------------------------------------------------------- tables
+
+# column name => [type, family]
+my %COL = (
+	i2 => [ 'int2', 'INT' ],
+	i4 => [ 'int4', 'INT' ],
+	j4 => [ 'int4', 'INT' ],
+	i8 => [ 'int8', 'INT' ],
+	f4 => [ 'float4', 'FLT' ],
+	f8 => [ 'float8', 'FLT' ],
+	n => [ 'numeric', 'NUM' ],
+	d => [ 'date', 'DATE' ],
+	ts => [ 'timestamp', 'TS' ],
+	t => [ 'text', 'TEXT' ],);
+my @COLS = qw(i2 i4 j4 i8 f4 f8 n d ts t);
+my %FAMILY_COLS;
+push @{ $FAMILY_COLS{ $COL{$_}[1] } }, $_ for @COLS;
+
+my %SPECIALS = (
+	int2 => [ map { "'$_'" } qw(32767 -32768 0 -1 1) ],
+	int4 => [ map { "'$_'" } qw(2147483647 -2147483648 0 -1) ],
+	int8 => [ map { "'$_'" } qw(9223372036854775807 -9223372036854775808 0 -1) ],
+	float4 => [ "'NaN'", "'Infinity'", "'-Infinity'", "'-0'", "'0'", "'3e38'", "'-3e38'", "'1e-38'" ],
+	float8 => [ "'NaN'", "'Infinity'", "'-Infinity'", "'-0'", "'0'", "'1e308'", "'-1e308'", "'1e-308'" ],
+	numeric => [ "'NaN'", "'Infinity'", "'-Infinity'", "'0'", "'1e20'", "'-0.000001'" ],
+	date => [ "'infinity'", "'-infinity'", "'4713-01-01 BC'", "'5874897-12-31'" ],
+	timestamp => [ "'infinity'", "'-infinity'", "'4713-01-01 00:00 BC'", "'294276-12-31 23:59:59'" ],
+	text => [ "''", "' '", "'Z'", "'k-1'" ],);
+
+# fz_h(g, salt): a deterministic pseudo-random non-negative int8 per row, so
+# that a table is a compact, reproducible CREATE TABLE ... generate_series.
+my $HASH_FUNC =
+  "CREATE OR REPLACE FUNCTION fz_h(g int8, salt int8) RETURNS int8 IMMUTABLE LANGUAGE sql\n"
+  . "    AS 'SELECT abs(hashint8(g * 1000 + salt)::int8)';";
+
+# The value domain of one round, shared by r and s so that keys meet.
+sub new_domain
+{
+	my $dom = pick(1, 3, 10, 10, 30, 50, 200, 1000, 100000);
+	return {
+		size => $dom,
+		lo => pick(0, 0, -int($dom / 2), 1000),
+		m4 => pick(1, 1, 1, 1000),
+		m8 => pick(1, 1, 1000000000),
+		fdiv => pick(1, 2, 3, 10),
+		unit => pick("'1 hour'", "'1 day'", "'1 minute'"),
+		hot => { map { $_ => rnd($dom) } @COLS },
+	};
+}
+
+# SQL mapping the int8 expression $v to a value of column $c
+sub map_value
+{
+	my ($dom, $c, $v) = @_;
+	my $type = $COL{$c}[0];
+	my $x = "($dom->{lo}::int8 + $v)";
+	return "($x % 32000)::int2" if $type eq 'int2';
+	return "($x * $dom->{m4})::int4" if $type eq 'int4';
+	return "($x * $dom->{m8})::int8" if $type eq 'int8';
+	return "(${x}::float8 / $dom->{fdiv})::float4" if $type eq 'float4';
+	return "${x}::float8 / $dom->{fdiv}" if $type eq 'float8';
+	return "${x}::numeric / $dom->{fdiv}" if $type eq 'numeric';
+	return "date '2000-01-01' + ${x}::int4" if $type eq 'date';
+	return "timestamp '2000-01-01' + $x * interval $dom->{unit}" if $type eq 'timestamp';
+	return "'k' || $x" if $type eq 'text';
+	die "no type $type";
+}
+
+sub new_table
+{
+	my ($name, $rows, $dom) = @_;
+	my $salt0 = rnd(900) * 10;
+	my @cols;
+	my $k = 0;
+	for my $c (@COLS)
+	{
+		my $type = $COL{$c}[0];
+		my $salt = $salt0 + $k++;
+		my $h = "fz_h(g, $salt)";
+		my $null_pct = wpick([ 5, 0 ], [ 3, 5 ], [ 2, 30 ], [ 0.3, 100 ]);
+		my $hot_pct = wpick([ 6, 0 ], [ 2, 20 ], [ 1, 70 ]);
+		my $spec_pct = wpick([ 4, 0 ], [ 3, 3 ], [ 1, 20 ]);
+		my $skew = chance(0.25);
+		my $v = $skew
+		  ? "(fz_h(g, $salt + 500) % $dom->{size}) * (fz_h(g, $salt + 500) % $dom->{size}) / $dom->{size}"
+		  : "fz_h(g, $salt + 500) % $dom->{size}";
+		my @specials = @{ $SPECIALS{$type} };
+		my $expr = "CASE";
+		$expr .= " WHEN $h % 100 < $null_pct THEN NULL" if $null_pct;
+		$expr .= " WHEN $h / 100 % 100 < $hot_pct THEN " . map_value($dom, $c, $dom->{hot}{$c}) if $hot_pct;
+		$expr .=
+		    " WHEN $h / 10000 % 100 < $spec_pct THEN (ARRAY["
+		  . join(', ', map { "${_}::$type" } @specials)
+		  . "])[1 + $h / 1000000 % "
+		  . scalar(@specials) . "]"
+		  if $spec_pct;
+		$expr .= " ELSE " . map_value($dom, $c, $v) . " END";
+		$expr = map_value($dom, $c, $v) if $expr eq "CASE ELSE " . map_value($dom, $c, $v) . " END";
+		push @cols, "       ($expr)::$type AS $c";
+	}
+	return "CREATE TABLE $name AS\nSELECT g::int4 AS id,\n"
+	  . join(",\n", @cols)
+	  . "\nFROM generate_series(1, $rows) g;";
+}
+
+sub pick_rows
+{
+	return wpick([ 2, 0 ], [ 2, 1 ], [ 4, 2 + rnd(9) ], [ 6, 10 + rnd(90) ],
+		[ 6, 100 + rnd($max_rows > 100 ? $max_rows - 99 : 1) ]);
+}
+
+# ---------------------------------------------------------------- conditions
+
+my $dom;    # the current round's domain
+
+# a constant of a family, sometimes one that makes arithmetic overflow
+sub const_of
+{
+	my ($fam) = @_;
+	my $small = pick(0, 1, 2, 5, 10, int($dom->{size} / 10) + 1);
+	return pick($small, $small, $small, 100, 2147483647, 32767) if $fam eq 'INT';
+	return pick($small, $small, 0.5, 2.25, "1e308", "'NaN'::float8", "'Infinity'::float8") if $fam eq 'FLT';
+	return pick($small, $small, 0.5) if $fam eq 'NUM';
+	return pick($small, $small, 3, 2147483647) if $fam eq 'DATE';
+	return "interval " . pick("'1 hour'", "'3 days'", "'90 minutes'") if $fam eq 'TS';
+	return pick("'k1'", "'k5'", "''");
+}
+
+# two columns that compare: [x, y, family of x]
+sub comparable
+{
+	my $kind = wpick([ 8, 'INT' ], [ 3, 'INTX' ], [ 4, 'FLT' ], [ 2, 'INTFLT' ], [ 3, 'DATE' ],
+		[ 2, 'TS' ], [ 1, 'DATETS' ], [ 1, 'NUM' ], [ 1, 'TEXT' ]);
+	my $same = sub { my $c = pick(@{ $FAMILY_COLS{ $_[0] } }); ($c, chance(0.7) ? $c : pick(@{ $FAMILY_COLS{ $_[0] } })) };
+	if ($kind eq 'INT' || $kind eq 'FLT' || $kind eq 'DATE' || $kind eq 'TS' || $kind eq 'TEXT')
+	{
+		my ($x, $y) = $same->($kind);
+		return ($x, $y, $kind);
+	}
+	return (pick(@{ $FAMILY_COLS{INT} }), pick(@{ $FAMILY_COLS{INT} }), 'INT') if $kind eq 'INTX';
+	return (pick(@{ $FAMILY_COLS{INT} }), pick(@{ $FAMILY_COLS{FLT} }), 'INT') if $kind eq 'INTFLT';
+	return (pick('d', 'ts'), pick('d', 'ts'), 'DATE') if $kind eq 'DATETS';
+	return ('n', pick('n', 'i4', 'f8', 'i8'), 'NUM');
+}
+
+sub cmp_op { pick('<', '<=', '>', '>=', '<>', '=') }
+
+# one atom of a join condition between aliases $a and $b
+sub atom
+{
+	my ($a, $b) = @_;
+	($a, $b) = ($b, $a) if chance(0.5);
+	my ($x, $y, $fam) = comparable();
+	my $numeric = $fam eq 'INT' || $fam eq 'FLT' || $fam eq 'NUM';
+	my $kind = wpick([ 20, 'eq' ], [ 15, 'cmp' ], [ 6, 'between' ], [ 10, 'band' ], [ 4, 'abs' ],
+		[ 12, 'arith' ], [ 4, 'null' ], [ 9, 'host' ], [ 4, 'side' ], [ 0.5, 'const' ]);
+	if ($kind eq 'eq')
+	{
+		return "$a.$x = $b.$y";
+	}
+	if ($kind eq 'cmp')
+	{
+		return "$a.$x " . cmp_op() . " $b.$y";
+	}
+	if ($kind eq 'between')
+	{
+		my $z = pick(@{ $FAMILY_COLS{ $COL{$x}[1] } });
+		my $between = wpick([ 6, 'BETWEEN' ], [ 1, 'NOT BETWEEN' ], [ 1, 'BETWEEN SYMMETRIC' ]);
+		return "$b.$y $between $a.$x AND $a.$z";
+	}
+	if ($kind eq 'band' && $fam ne 'TEXT' && $fam ne 'NUM')
+	{
+		my $c = const_of($COL{$x}[1]);
+		my $c2 = chance(0.7) ? $c : const_of($COL{$x}[1]);
+		return pick("$b.$y BETWEEN $a.$x - $c AND $a.$x + $c2",
+			"$b.$y >= $a.$x - $c AND $b.$y <= $a.$x + $c2",
+			"$b.$y BETWEEN $a.$x AND $a.$x + $c2",
+			"$a.$x - $c < $b.$y AND $b.$y < $a.$x + $c2");
+	}
+	if ($kind eq 'abs' && ($numeric || $fam eq 'DATE') && $fam ne 'NUM')
+	{
+		($x, $y) = ('d', 'd') if $fam eq 'DATE';
+		return "abs($a.$x - $b.$y) <= " . const_of($COL{$x}[1]);
+	}
+	if ($kind eq 'arith' && $numeric)
+	{
+		my $c = const_of($COL{$x}[1]);
+		my $op = cmp_op();
+		my @forms = (
+			"$a.$x + $c $op $b.$y",
+			"$a.$x * " . pick(2, -1, 3, 1000000, 2147483647, 0.5) . " $op $b.$y",
+			"$a.$x - $b.$y $op $c",
+			"$a.$x / $b.$y $op $c",
+			"-$a.$x $op $b.$y",
+			"$a.${x}::float4 $op $b.$y",
+			"($a.$x + $b.$y) * 2 $op $c",
+			"$a.$x - $c $op $b.$y + $c");
+		push @forms, "$a.$x % $b.$y $op $c", "$a.${x}::int2 $op $b.$y", "$a.${x}::int4 $op $b.$y"
+		  if $fam eq 'INT' && $COL{$y}[1] eq 'INT';
+		return pick(@forms);
+	}
+	if ($kind eq 'arith' && $fam eq 'DATE')
+	{
+		my $c = const_of('DATE');
+		my $op = cmp_op();
+		return pick("$a.d + $c $op $b.d", "$a.d - $b.d $op $c", "$a.d - $c $op $b.d",
+			"$a.d $op $b.ts", "$a.d + $c $op $b.ts");
+	}
+	if ($kind eq 'arith' && $fam eq 'TS')
+	{
+		return "$a.ts + " . const_of('TS') . " " . cmp_op() . " $b.ts";
+	}
+	if ($kind eq 'null')
+	{
+		return pick("$a.$x IS NULL AND $b.$y IS NOT NULL",
+			"($a.$x IS NULL) = ($b.$y IS NULL)",
+			"$a.$x IS NOT DISTINCT FROM $b.$y",
+			"$a.$x IS DISTINCT FROM $b.$y",
+			"($a.$x = $b.$y) IS NOT TRUE",
+			"($a.$x < $b.$y) IS NULL");
+	}
+	if ($kind eq 'host')
+	{
+		return pick(
+			"$a.t < $b.t", "$a.t = $b.t", "upper($a.t) = $b.t",
+			"length($a.t) " . cmp_op() . " $b.i4",
+			"$a.i4::text = $b.i4::text",
+			"$a.n " . cmp_op() . " $b.n",
+			"$a.n + 1 " . cmp_op() . " $b.f8",
+			"round($a.f8) = $b.f8",
+			"greatest($a.i4, $b.j4) " . cmp_op() . " " . const_of('INT'),
+			"coalesce($a.i4, 0) = $b.i4",
+			"CASE WHEN $a.i4 > 0 THEN $a.i4 ELSE $b.j4 END < $b.i4",
+			"to_char($a.d, 'YYYY') = to_char($b.d, 'YYYY')",
+			"date_trunc('day', $a.ts) = $b.ts",
+			"$a.d < $b.d + (current_date - current_date)",
+			"$a.i4 < (SELECT max(i4) FROM s s3)",
+			"$b.i4 IN (SELECT j4 FROM r r3 WHERE r3.id < 5)",
+			"EXISTS (SELECT 1 FROM s s3 WHERE s3.i4 = $a.i4) OR $a.$x = $b.$y",
+			"$a.$x = $b.$y AND $a.t::text < $b.t");
+	}
+	if ($kind eq 'side')
+	{
+		return pick("$a.$x > " . const_of($COL{$x}[1]), "$b.$y IS NOT NULL", "$a.$x IS NULL",
+			"$a.i4 % 3 = 0");
+	}
+	if ($kind eq 'const')
+	{
+		return pick('true', 'false', 'NULL::boolean');
+	}
+	return "$a.$x " . cmp_op() . " $b.$y";
+}
+
+sub condition
+{
+	my ($a, $b, $depth) = @_;
+	my $x = rand();
+	return atom($a, $b) if $depth >= 2 || $x < 0.65;
+	return "(" . condition($a, $b, $depth + 1) . " AND " . condition($a, $b, $depth + 1) . ")" if $x < 0.78;
+	return "(" . condition($a, $b, $depth + 1) . " OR " . condition($a, $b, $depth + 1) . ")" if $x < 0.92;
+	return "NOT (" . condition($a, $b, $depth + 1) . ")";
+}
+
+# the conjuncts of a join condition (the shrinker drops them one by one)
+sub conjuncts
+{
+	my ($a, $b) = @_;
+	return [ map { condition($a, $b, 0) } 1 .. wpick([ 6, 1 ], [ 3, 2 ], [ 1, 3 ]) ];
+}
+
+# ---------------------------------------------------------------- queries
+
+# A query is a template with ON marking the place of the condition, and the
+# list of conjuncts, so that it can be rebuilt with fewer of them.
+sub render
+{
+	my ($q) = @_;
+	my $on = join(' AND ', @{ $q->{conj} });
+	$on = 'true' if $on eq '';
+	my $sql = $q->{tmpl};
+	$sql =~ s/\bON_COND\b/$on/;
+	return $sql;
+}
+
+sub new_query
+{
+	my ($nr, $ns) = @_;
+	my $small3 = $nr * $nr * $ns <= 40 * $max_pairs;
+	my $shape = wpick([ 30, 'inner' ], [ 4, 'comma' ], [ 8, 'left' ], [ 5, 'right' ], [ 6, 'full' ],
+		[ 6, 'semi' ], [ 6, 'anti' ], [ 10, 'agg' ], [ 6, 'group' ], [ 5, 'limit' ],
+		[ $small3 ? 5 : 0, 'three' ], [ $small3 ? 3 : 0, 'rescan' ]);
+	my $cols = pick('r.id, s.id', 'r.id, s.id', 'r.*, s.*', 'r.id, s.id, r.f8, s.d, r.t, s.i8');
+	my $where = chance(0.2) ? " WHERE " . pick('r.i4 > 0', 's.f8 IS NOT NULL', 'r.id % 2 = 0', 'r.d > s.d') : '';
+	my %q = (shape => $shape, conj => conjuncts('r', 's'));
+	if ($shape eq 'inner')
+	{
+		$q{tmpl} = "SELECT $cols FROM r JOIN s ON ON_COND$where";
+	}
+	elsif ($shape eq 'comma')
+	{
+		$q{tmpl} = "SELECT $cols FROM r, s WHERE ON_COND";
+	}
+	elsif ($shape eq 'left' || $shape eq 'right' || $shape eq 'full')
+	{
+		my $jt = uc($shape);
+		# PostgreSQL plans a FULL JOIN only with a hashable or mergeable condition
+		if ($shape eq 'full' && chance(0.8))
+		{
+			my $c = pick(@COLS);
+			unshift @{ $q{conj} }, "r.$c = s.$c";
+		}
+		$where = chance(0.3) ? ' WHERE ' . pick('s.id IS NULL', 'r.id IS NULL', 'r.id IS NOT NULL') : '';
+		$q{tmpl} = "SELECT $cols FROM r $jt JOIN s ON ON_COND$where";
+	}
+	elsif ($shape eq 'semi' || $shape eq 'anti')
+	{
+		my $not = $shape eq 'anti' ? 'NOT ' : '';
+		$q{tmpl} = "SELECT r.* FROM r WHERE ${not}EXISTS (SELECT 1 FROM s WHERE ON_COND)";
+	}
+	elsif ($shape eq 'agg')
+	{
+		my $aggs = pick('count(*)', 'count(*), sum(r.i4), min(s.f8), max(r.d)',
+			'count(s.id), sum(s.i8), avg(r.i2), max(s.t)', 'count(DISTINCT s.i2), sum(r.n), min(r.ts)',
+			'bool_and(r.i4 < s.i4), count(*) FILTER (WHERE r.f4 > s.f4)');
+		my $jt = pick('JOIN', 'JOIN', 'LEFT JOIN');
+		$q{tmpl} = "SELECT $aggs FROM r $jt s ON ON_COND$where";
+	}
+	elsif ($shape eq 'group')
+	{
+		my $g = pick('r.i2', 's.d', 'r.t', 'r.f4');
+		$q{tmpl} = "SELECT $g, count(*), max(s.ts), sum(s.j4) FROM r JOIN s ON ON_COND GROUP BY $g";
+	}
+	elsif ($shape eq 'limit')
+	{
+		$q{tmpl} = "SELECT r.id, s.id FROM r JOIN s ON ON_COND ORDER BY r.id, s.id LIMIT " . pick(1, 5, 50);
+	}
+	elsif ($shape eq 'three')
+	{
+		my $c2 = join(' AND ', @{ conjuncts('s', 'r2') });
+		$q{tmpl} = "SELECT r.id, s.id, r2.id FROM r JOIN s ON ON_COND "
+		  . pick('JOIN', 'JOIN', 'LEFT JOIN') . " r r2 ON $c2";
+	}
+	elsif ($shape eq 'rescan')
+	{
+		# the join below is rescanned once per row of r (a parameter changes)
+		my $c2 = join(' AND ', @{ conjuncts('s', 'r2') });
+		$q{conj} = [];
+		$q{tmpl} = "SELECT r.id, l.c FROM r, LATERAL (SELECT count(*) AS c, max(r2.id) AS m FROM s JOIN r r2 "
+		  . "ON $c2 WHERE s.i4 <= r.i4) l WHERE ON_COND";
+	}
+	return \%q;
+}
+
+# ---------------------------------------------------------------- running
+
+my %stat = (cases => 0, passed => 0, failed => 0, tolerated => 0, plan_dependent => 0,
+	timeout => 0, used => 0, invalid => 0, native_error => 0, crashes => 0);
+my %alg_count;
+my %shape_used;
+my %shape_count;
+
+sub psql_run
+{
+	my ($script, $tag) = @_;
+	my $file = "$tmp/$tag.sql";
+	open(my $fh, '>', $file) or die "$file: $!";
+	print $fh "SET client_min_messages = warning;\nSET statement_timeout = '$timeout';\n$script\n";
+	close($fh);
+	my $rc = system("$psql -X -q -A -t -v ON_ERROR_STOP=0 -d $db -f $file >$tmp/$tag.out 2>$tmp/$tag.err");
+	local $/;
+	open(my $o, '<', "$tmp/$tag.out");
+	my $out = <$o> // '';
+	open(my $e, '<', "$tmp/$tag.err");
+	my $err = <$e> // '';
+	return ($rc >> 8, $out, $err);
+}
+
+sub server_ready
+{
+	for (1 .. 120)
+	{
+		return 1 if system("$psql -X -q -A -t -d $db -c 'SELECT 1' >/dev/null 2>&1") == 0;
+		sleep 1;
+	}
+	return 0;
+}
+
+sub dq { my ($s) = @_; return "\$fz\$$s\$fz\$" }
+
+# settings of a variant as SQL, for the reproducer
+sub settings_sql
+{
+	my ($v) = @_;
+	my ($mode, $alg, $mem) = @$v;
+	return "SET gpujoin.enabled = off;" if $mode eq 'native';
+	my $s = "SET gpujoin.enabled = on;\n";
+	if ($mode eq 'force')
+	{
+		$s .= "SET enable_nestloop = off;\nSET enable_hashjoin = off;\nSET enable_mergejoin = off;\n";
+	}
+	elsif ($mode eq 'cheap')
+	{
+		$s .= "SET gpujoin.startup_cost = 0;\nSET gpujoin.row_cost = 0;\nSET gpujoin.pair_cost = 0;\n"
+		  . "SET gpujoin.output_cost = 0;\n";
+	}
+	else
+	{
+		my %only = (nl => 'nestloop', hj => 'hashjoin', mj => 'mergejoin');
+		$s = "SET gpujoin.enabled = off;\n";
+		$s .= "SET enable_$_ = " . ($_ eq $only{$mode} ? 'on' : 'off') . ";\n" for qw(nestloop hashjoin mergejoin);
+		return $s;
+	}
+	$s .= "SET gpujoin.algorithm = $alg;\nSET gpujoin.device_memory = '$mem';";
+	return $s;
+}
+
+sub reproducer
+{
+	my ($why, $tables, $sql, $v, $details) = @_;
+	my $q = "SELECT q::text AS r FROM ($sql) q";
+	return "-- gpujoin fuzz failure: $why\n"
+	  . "-- seed $seed; rerun: FUZZ_SEED=$seed FUZZ_CASES=$n_cases FUZZ_MAX_ROWS=$max_rows "
+	  . "FUZZ_MAX_PAIRS=$max_pairs FUZZ_QUERIES_PER_ROUND=$per_round test/fuzz/run_fuzz.sh\n"
+	  . join('', map { "-- $_\n" } @$details)
+	  . "$HASH_FUNC\nDROP TABLE IF EXISTS r, s, fz_native, fz_gpujoin;\n$tables\nANALYZE r, s;\n\n"
+	  . "-- the native plan\nSET gpujoin.enabled = off;\n"
+	  . "CREATE TEMP TABLE fz_native AS $q;\n"
+	  . "-- GpuJoin\n"
+	  . settings_sql($v) . "\n"
+	  . "EXPLAIN (COSTS OFF) $sql;\n"
+	  . "CREATE TEMP TABLE fz_gpujoin AS $q;\n"
+	  . "-- the rows that differ: none when the results agree\n"
+	  . "(TABLE fz_gpujoin EXCEPT ALL TABLE fz_native) UNION ALL (TABLE fz_native EXCEPT ALL TABLE fz_gpujoin);\n"
+	  . "RESET ALL;\n";
+}
+
+# run one query under the native setting and the given variants; returns
+# the outcome lines, undef for those it did not get, and whether it crashed
+sub run_query
+{
+	my ($tables, $sql, $variants, $tag) = @_;
+	my $script = "$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$tables\nANALYZE r, s;\n";
+	for my $i (0 .. $#$variants)
+	{
+		my ($mode, $alg, $mem) = @{ $variants->[$i] };
+		$script .= "SELECT 'R|$i|' || fuzz_run(" . dq($sql) . ", '$mode', '$alg', '$mem');\n";
+	}
+	my ($rc, $out, $err) = psql_run($script, $tag);
+	my @res;
+	for (split /\n/, $out)
+	{
+		$res[$1] = [ $2, $3 ] if /^R\|(\d+)\|([^|]*)\|(.*)$/;
+	}
+	my $crashed = $err =~ /server closed the connection|connection to server was lost|terminating connection/;
+	return (\@res, $crashed, $err);
+}
+
+# does GpuJoin's outcome $g pass against the native outcomes?  Returns
+# 'pass', 'plan_dependent', 'tolerated' or 'fail'
+sub judge
+{
+	my ($native, $g, $plan, $more) = @_;
+	return 'pass' if $g eq $native;
+	return 'timeout' if $g =~ /^error 57014/ || $native =~ /^error 57014/;
+	return 'plan_dependent' if grep { defined $_ && $_->[1] eq $g } @$more;
+	# both fail: which error comes first depends on the order of the pairs,
+	# which differs between plans (PostgreSQL's own too)
+	return 'plan_dependent' if $g =~ /^error / && $native =~ /^error / && !$strict_errors;
+	my $all_native_error = !grep { $_->[1] !~ /^error / } grep { defined } @$more;
+	return 'tolerated' if !$strict_errors && $g =~ /^ok / && $native =~ /^error / && $all_native_error;
+	return 'fail';
+}
+
+# Shrink a failure: fewer rows in each table, fewer conjuncts, while the
+# same variant still fails.  Returns the smaller (tables, sql).
+sub shrink
+{
+	my ($t, $q, $v) = @_;
+	my @nat = ([ 'native', 'auto', '0' ], [ 'nl', 'auto', '0' ], [ 'hj', 'auto', '0' ], [ 'mj', 'auto', '0' ]);
+	my $still_fails = sub {
+		my ($tables, $sql) = @_;
+		my ($res, $crashed) = run_query($tables, $sql, [ @nat, $v ], 'shrink');
+		server_ready() if $crashed;
+		return 1 if $crashed && !defined $res->[4];
+		return 0 if grep { !defined } @$res[ 0 .. 4 ];
+		return judge($res->[0][1], $res->[4][1], $res->[4][0], [ @$res[ 1 .. 3 ] ]) eq 'fail';
+	};
+	my %rows = %{ $t->{rows} };
+	my $tables_of = sub { join("\n", map { $t->{def}{$_} =~ s/generate_series\(1, \d+\)/generate_series(1, $rows{$_})/r } qw(r s)) };
+	my $budget = 40;
+	for my $name (qw(r s r s))
+	{
+		while ($rows{$name} > 1 && $budget-- > 0)
+		{
+			my $old = $rows{$name};
+			# keep a prefix of the table: its rows do not depend on its size
+			$rows{$name} = int($old / 2);
+			next if $still_fails->($tables_of->(), render($q));
+			$rows{$name} = $old - int(($old + 3) / 4);
+			next if $rows{$name} < $old && $still_fails->($tables_of->(), render($q));
+			$rows{$name} = $old;
+			last;
+		}
+	}
+	for (my $i = 0; $i < @{ $q->{conj} } && @{ $q->{conj} } > 1 && $budget-- > 0; $i++)
+	{
+		my @keep = @{ $q->{conj} };
+		splice(@{ $q->{conj} }, $i, 1);
+		if ($still_fails->($tables_of->(), render($q)))
+		{
+			$i--;
+		}
+		else
+		{
+			$q->{conj} = \@keep;
+		}
+	}
+	return ($tables_of->(), render($q));
+}
+
+sub report_failure
+{
+	my ($case, $why, $t, $q, $v, $details) = @_;
+	$stat{failed}++;
+	make_path($out_dir);
+	my $sql = render($q);
+	my $file = "$out_dir/seed$seed-case$case.sql";
+	my $text = reproducer("case $case: $why", $t->{sql}, $sql, $v, $details);
+	open(my $fh, '>', $file) or die "$file: $!";
+	print $fh $text;
+	close($fh);
+	print "not ok $case - $why\n";
+	print "# reproducer ($file):\n", map { "#   $_\n" } split(/\n/, $text);
+	my %copy = (%$q, conj => [ @{ $q->{conj} } ]);
+	my ($st, $ssql) = shrink($t, \%copy, $v);
+	if ($ssql ne $sql || $st ne $t->{sql})
+	{
+		my $small = "$out_dir/seed$seed-case$case-small.sql";
+		open($fh, '>', $small) or die "$small: $!";
+		print $fh reproducer("case $case (shrunk): $why", $st, $ssql, $v, []);
+		close($fh);
+		print "# shrunk reproducer: $small\n#   $ssql\n";
+	}
+}
+
+# ---------------------------------------------------------------- main
+
+my $setup_sql = do { local (@ARGV, $/) = ("$dir/fuzz_setup.sql"); <> };
+if (system("$psql -X -q -d $db -c 'SELECT 1' >/dev/null 2>&1") != 0)
+{
+	system("$psql -X -q -d postgres -c 'CREATE DATABASE $db' >/dev/null") == 0 or die "cannot create database $db\n";
+}
+my ($rc, $out, $err) = psql_run("SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS gpujoin;\n$setup_sql", 'setup');
+die "fuzz setup failed: $err\n" if $rc != 0 || $err =~ /ERROR/;
+
+print "# fuzz: seed $seed, $n_cases cases, up to $max_rows rows and $max_pairs pairs per join\n";
+my $start = time;
+my $case = 0;
+while ($case < $n_cases)
+{
+	$dom = new_domain();
+	my ($nr, $ns) = (pick_rows(), pick_rows());
+	if ($nr * $ns > $max_pairs)
+	{
+		($nr > $ns ? $nr : $ns) = int($max_pairs / ($nr < $ns ? $nr : $ns));
+	}
+	my %t = (rows => { r => $nr, s => $ns });
+	$t{def}{r} = new_table('r', $nr, $dom);
+	$t{def}{s} = new_table('s', $ns, $dom);
+	$t{sql} = "$t{def}{r}\n$t{def}{s}";
+	my @queries;
+	while (@queries < $per_round && $case + @queries < $n_cases)
+	{
+		push @queries, new_query($nr, $ns);
+	}
+	# one psql per round: the tables, then each query's variants
+	my @variants_of;
+	my $script = "$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$t{sql}\nANALYZE r, s;\n";
+	for my $k (0 .. $#queries)
+	{
+		my @v = ([ 'native', 'auto', '0' ],
+			[ 'force', pick('auto', 'nestloop', 'sortmerge', 'hash'), '0' ],
+			[ pick('force', 'force', 'cheap'), pick('auto', 'nestloop', 'sortmerge', 'hash'),
+				pick('1kB', '2kB', '4kB', '64kB') ]);
+		$variants_of[$k] = \@v;
+		my $sql = dq(render($queries[$k]));
+		for my $i (0 .. $#v)
+		{
+			$script .= "SELECT 'R|$k|$i|' || fuzz_run($sql, '$v[$i][0]', '$v[$i][1]', '$v[$i][2]');\n";
+		}
+	}
+	my ($rc, $out, $err) = psql_run($script, 'round');
+	my %res;
+	for (split /\n/, $out)
+	{
+		$res{$1}[$2] = [ $3, $4 ] if /^R\|(\d+)\|(\d+)\|([^|]*)\|(.*)$/;
+	}
+	my $crashed = $err =~ /server closed the connection|connection to server was lost|terminating connection/;
+	if (!$crashed && $err =~ /ERROR/)
+	{
+		# the tables could not be made: a bug of the fuzzer itself
+		print "# fuzzer error: $err";
+		$stat{failed}++;
+	}
+	server_ready() if $crashed;
+	my $crash_blamed = 0;
+	for my $k (0 .. $#queries)
+	{
+		$case++;
+		$stat{cases}++;
+		my $q = $queries[$k];
+		my $sql = render($q);
+		my $v = $variants_of[$k];
+		$shape_count{ $q->{shape} }++;
+		my $r = $res{$k};
+		if (!$r || grep { !defined $r->[$_] } 0 .. $#$v)
+		{
+			if ($crashed && !$crash_blamed)
+			{
+				# the first query without all its results was running when the
+				# server went down: check it alone, then count it
+				my ($res2, $crashed2, $err2) = run_query($t{sql}, $sql, $v, 'recheck');
+				server_ready() if $crashed2;
+				if ($crashed2)
+				{
+					$crash_blamed = 1;
+					$stat{crashes}++;
+					my ($i) = grep { !defined $res2->[$_] } 0 .. $#$v;
+					report_failure($case, "server crash", \%t, $q, $v->[$i // 1],
+						[ "the server crashed running this query", split(/\n/, $err2) ]);
+					next;
+				}
+				$r = $res2;
+			}
+			elsif ($crashed)
+			{
+				# after the crash: rerun alone
+				my ($res2, $crashed2) = run_query($t{sql}, $sql, $v, 'rerun');
+				server_ready() if $crashed2;
+				$r = $res2;
+			}
+			if (!$r || grep { !defined $r->[$_] } 0 .. $#$v)
+			{
+				report_failure($case, "no result from the fuzzer", \%t, $q, $v->[1], [ split(/\n/, $err) ]);
+				next;
+			}
+		}
+		my $native = $r->[0][1];
+		$stat{invalid}++ if $native =~ /^error 42/;
+		print "# invalid query $case: $sql\n#   $native\n" if $verbose && $native =~ /^error 42/;
+		$stat{native_error}++ if $native =~ /^error /;
+		my $used = 0;
+		my $verdict = 'pass';
+		my ($bad_v, $bad_res, $more);
+		for my $i (1 .. $#$v)
+		{
+			my ($plan, $g) = @{ $r->[$i] };
+			if ($plan ne '-')
+			{
+				$used = 1;
+				$alg_count{$_}++ for split /,/, $plan;
+			}
+			my $j = judge($native, $g, $plan, []);
+			if ($j eq 'fail')
+			{
+				# do PostgreSQL's own plans differ? (lazily, once per query)
+				if (!$more)
+				{
+					my ($res3, $crashed3) = run_query($t{sql}, $sql,
+						[ [ 'nl', 'auto', '0' ], [ 'hj', 'auto', '0' ], [ 'mj', 'auto', '0' ] ], 'native');
+					server_ready() if $crashed3;
+					$more = $res3;
+				}
+				$j = judge($native, $g, $plan, $more);
+			}
+			if ($j ne 'pass' && $verdict ne 'fail')
+			{
+				$verdict = $j;
+				($bad_v, $bad_res) = ($v->[$i], $r->[$i]);
+			}
+		}
+		$stat{used}++ if $used;
+		$shape_used{ $q->{shape} }++ if $used;
+		if ($verdict eq 'fail')
+		{
+			my @details = ("native: $native", "GpuJoin (@$bad_v; plan $bad_res->[0]): $bad_res->[1]");
+			push @details, map { "native with only $_->[0]: $_->[1]" } grep { defined }
+			  map { [ ('nestloop', 'hashjoin', 'mergejoin')[$_], $more->[$_][1] ] } 0 .. 2
+			  if $more;
+			report_failure($case, ($native =~ /^ok/ && $bad_res->[1] =~ /^ok/) ? "different rows" : "different outcome",
+				\%t, $q, $bad_v, \@details);
+			next;
+		}
+		$stat{passed}++;
+		$stat{$verdict}++ if $verdict ne 'pass';
+		if ($verdict eq 'tolerated')
+		{
+			make_path($out_dir);
+			my $file = "$out_dir/seed$seed-case$case-tolerated.sql";
+			open(my $fh, '>', $file) or die "$file: $!";
+			print $fh reproducer("case $case: GpuJoin returned rows where PostgreSQL raised an error",
+				$t{sql}, $sql, $bad_v, [ "native: $native", "GpuJoin (@$bad_v; plan $bad_res->[0]): $bad_res->[1]" ]);
+			close($fh);
+			print "# tolerated $case ($file): native $native; GpuJoin @$bad_v ($bad_res->[0]): $bad_res->[1]\n";
+		}
+		print "ok $case - $q->{shape}" . ($used ? " (GpuJoin)" : "") . "\n" if $verbose;
+		print "#   $sql\n#   native $native; " . join("; ", map { "@{$v->[$_]}: @{$r->[$_]}" } 1 .. $#$v) . "\n" if $verbose > 1;
+	}
+}
+
+my $secs = time - $start;
+print "# fuzz coverage: $stat{cases} queries in ${secs}s, $stat{used} ran GpuJoin in at least one setting\n";
+print "# GpuJoin nodes by algorithm: ", join(', ', map { "$_ $alg_count{$_}" } sort keys %alg_count), "\n";
+print "# queries by shape (with GpuJoin): ",
+  join(', ', map { "$_ $shape_count{$_} (" . ($shape_used{$_} // 0) . ")" } sort keys %shape_count), "\n";
+print "# native errors $stat{native_error} (invalid queries $stat{invalid}), plan-dependent errors "
+  . "$stat{plan_dependent}, tolerated $stat{tolerated}, timeouts $stat{timeout}, crashes $stat{crashes}\n";
+print "fuzz: $stat{passed} passed, $stat{failed} failed\n";
+exit($stat{failed} ? 1 : 0);
