@@ -47,6 +47,21 @@ INSERT INTO gj_queries VALUES
     ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(x.b - y.b) <= x.a WHERE x.id <= 240 AND y.id <= 240'),
     ('SELECT x.id, y.id FROM t_int x JOIN t_int y ON abs(y.c - x.c) < 2000000000 WHERE x.id <= 240 AND y.id <= 240');
 
+-- an outer row whose bound overflows (compared with every inner row) next
+-- to rows with exact bounds: each keeps its own bounds
+CREATE TABLE t_bound_r (id int, a int);
+INSERT INTO t_bound_r VALUES (1, 0), (2, 2147483647), (3, 100);
+CREATE TABLE t_bound_s (b int);
+INSERT INTO t_bound_s VALUES (0), (50), (100), (1000);
+SET gpujoin.algorithm = sortmerge;
+SELECT gj_compare('SELECT r.id, s.b FROM t_bound_r r JOIN t_bound_s s ON s.b BETWEEN r.a - 5 AND r.a + 5') AS result;
+SELECT gj_compare('SELECT r.id, s.b FROM t_bound_r r JOIN t_bound_s s ON s.b BETWEEN r.a - 5 AND r.a + 5 WHERE r.id <> 2') AS result;
+BEGIN;
+SELECT gj_force(true);
+SELECT r.id, s.b FROM t_bound_r r JOIN t_bound_s s ON s.b BETWEEN r.a - 5 AND r.a + 5 AND r.a < 2147483647 ORDER BY 1, 2;
+ROLLBACK;
+RESET gpujoin.algorithm;
+
 -- errors in a bound expression: the host evaluates those rows as PostgreSQL does
 SELECT gj_compare_error('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b > x.b + 1') AS result;
 -- an abs() band whose subtraction overflows on some pair: the native plan

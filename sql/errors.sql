@@ -28,6 +28,17 @@ FROM (VALUES
 ) AS v(q)
 ORDER BY q;
 
+-- a host qual that raises an error does so on every pair PostgreSQL
+-- evaluates it on: those passing the quals before it in PostgreSQL's order,
+-- whatever device quals come after it (found by test/fuzz)
+CREATE TABLE t_hq_r AS SELECT 1 AS j4, date '2000-01-01' AS d;
+CREATE TABLE t_hq_s AS SELECT 2 AS j4, date '1999-01-01' AS d, timestamp '2000-01-01' AS ts;
+SELECT a.algorithm,
+       gj_compare_error('SELECT * FROM t_hq_r r JOIN t_hq_s s ON r.j4 < s.j4 AND r.d + 2147483647 > s.ts AND r.d - 3 <= s.d') AS result
+FROM unnest(ARRAY['nestloop', 'sortmerge', 'hash']) AS a(algorithm),
+     LATERAL (SELECT set_config('gpujoin.algorithm', a.algorithm, false)) s;
+RESET gpujoin.algorithm;
+
 -- the backend is fine afterwards
 SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b < y.b') AS result;
 

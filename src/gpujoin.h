@@ -117,6 +117,7 @@ typedef struct DeviceCompileContext
 	GjProgram	program;
 	int			depth;			/* current stack depth */
 	int			max_depth;
+	List	   *key_clauses;	/* hash keys or range bounds the algorithm uses */
 } DeviceCompileContext;
 
 extern void device_compile_init(DeviceCompileContext *cxt,
@@ -136,6 +137,10 @@ extern void gpujoin_register_methods(void);
 extern const char *gpujoin_jointype_name(int jointype);
 extern const CustomScanMethods gpujoin_scan_methods;
 extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
+extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
+								   Relids inner_relids, List *join_rinfos,
+								   List **device_rinfos, List **host_rinfos,
+								   GpuJoinPlanInfo *info);
 extern int	child_attno(Plan *child, Var *var);
 extern void key_columns(List *vars, Plan *child, List **attnos, List **types);
 

@@ -684,10 +684,13 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 	GjEquiSpec	equi;
 	GjRangeSpec best_range;
 	GpuJoinBandGuard best_guard;
+	List	   *hash_clauses = NIL;
+	List	   *best_bound_clauses = NIL;
 	int			best_score = 0;
 	int			best_clauses = 0;
 	ListCell   *lc;
 
+	cxt->key_clauses = NIL;
 	memset(&equi, 0, sizeof(equi));
 	memset(&best_range, 0, sizeof(best_range));
 	memset(&best_guard, 0, sizeof(best_guard));
@@ -733,11 +736,13 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		equi.inner_cols[equi.nkeys] = ic;
 		equi.cls[equi.nkeys] = gj_type_class(df->arg1);
 		equi.nkeys++;
+		hash_clauses = lappend(hash_clauses, op);
 	}
 	if (equi.nkeys > 0 && (requested == GJ_ALGO_HASH || requested == GJ_ALGO_AUTO))
 	{
 		info->algorithm = GJ_ALGO_HASH;
 		info->equi = equi;
+		cxt->key_clauses = hash_clauses;
 		return;
 	}
 
@@ -749,6 +754,7 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		GjRangeSpec range;
 		GpuJoinBandGuard guard;
 		int			nclauses = 0;
+		List	   *bound_clauses = NIL;
 		ListCell   *lq;
 
 		memset(&range, 0, sizeof(range));
@@ -773,6 +779,7 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 				compile_abs_band(cxt, op, inner_var, &range, &guard))
 			{
 				nclauses++;
+				bound_clauses = lappend(bound_clauses, op);
 				continue;
 			}
 			if (equal(plain_var(linitial(op->args)), inner_var))
@@ -803,6 +810,8 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 				used = true;
 			}
 			nclauses += used;
+			if (used)
+				bound_clauses = lappend(bound_clauses, op);
 		}
 		if ((range.lo_ninstrs > 0) + (range.hi_ninstrs > 0) > best_score)
 		{
@@ -810,6 +819,7 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 			best_range = range;
 			best_guard = guard;
 			best_clauses = nclauses;
+			best_bound_clauses = bound_clauses;
 		}
 	}
 	if (best_score > 0 && requested != GJ_ALGO_NESTLOOP)
@@ -817,6 +827,7 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		info->algorithm = GJ_ALGO_SORTMERGE;
 		info->range = best_range;
 		info->band_guard = best_guard;
+		cxt->key_clauses = best_bound_clauses;
 		/* the bounds are the whole condition: no filtering needed */
 		info->filter_needed = (best_clauses != list_length(device_clauses));
 	}

@@ -336,7 +336,6 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		RelOptInfo *innerrel = find_base_rel(root, order == 0 ? relid_b : relid_a);
 		Path	   *outer_path = outerrel->cheapest_total_path;
 		Path	   *inner_path = innerrel->cheapest_total_path;
-		DeviceCompileContext cxt;
 		GpuJoinPlanInfo join_info;
 		GpuJoinAggInfo agg_info;
 		List	   *device_rinfos = NIL;
@@ -345,36 +344,15 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		List	   *arg_exprs;
 		List	   *side_vars[2];
 		Relids		relids[2];
-		bool		links_sides = false;
 		CustomPath *cpath;
-		ListCell   *lc;
 
 		if (outer_path == NULL || inner_path == NULL ||
 			outer_path->param_info != NULL || inner_path->param_info != NULL)
 			return;
 
-		device_compile_init(&cxt, outerrel->relids, innerrel->relids);
-		foreach(lc, restrictlist)
-		{
-			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-
-			if (rinfo->pseudoconstant)
-				return;
-			if (device_compile_qual(&cxt, rinfo->clause))
-			{
-				device_rinfos = lappend(device_rinfos, rinfo);
-				if (bms_overlap(rinfo->clause_relids, outerrel->relids) &&
-					bms_overlap(rinfo->clause_relids, innerrel->relids))
-					links_sides = true;
-			}
-			else
-				host_rinfos = lappend(host_rinfos, rinfo);
-		}
-		if (!links_sides)
+		if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, restrictlist,
+									&device_rinfos, &host_rinfos, &join_info))
 			return;
-		memset(&join_info, 0, sizeof(join_info));
-		device_choose_algorithm(&cxt, extract_actual_clauses(device_rinfos, false),
-								gpujoin_algorithm, &join_info);
 
 		if (!agg_vars_available(agg_exprs, outer_path, inner_path) ||
 			!agg_vars_available(extract_actual_clauses(restrictlist, false),

@@ -36,6 +36,7 @@
 
 #include "gpujoin.h"
 
+static List *rinfos_in_native_order(PlannerInfo *root, List *rinfos);
 static Plan *gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel,
 							   CustomPath *best_path, List *tlist,
 							   List *clauses, List *custom_plans);
@@ -229,6 +230,86 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	return cpath;
 }
 
+/*
+ * Split a join's quals into those the device evaluates and those the host
+ * does, and choose the algorithm.  Returns false when no device qual links
+ * the two sides (GpuJoin is then pointless) or a qual is pseudoconstant.
+ *
+ * PostgreSQL evaluates the quals of a pair in order_qual_clauses() order and
+ * stops at the first false one, so a host qual that raises an ERROR does so
+ * only on pairs that pass every qual before it.  The device may therefore
+ * reject a pair by the join keys of its algorithm (which PostgreSQL's own
+ * hash and merge joins test first too) and by the device quals that come
+ * before the first host qual; the device quals after it are evaluated on the
+ * host, in order, with the host quals.
+ */
+bool
+gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_relids,
+					   List *join_rinfos, List **device_rinfos, List **host_rinfos,
+					   GpuJoinPlanInfo *info)
+{
+	DeviceCompileContext cxt;
+	bool		links_sides = false;
+	bool		after_host = false;
+	List	   *device = NIL;
+	List	   *host = NIL;
+	ListCell   *lc;
+
+	device_compile_init(&cxt, outer_relids, inner_relids);
+	foreach(lc, join_rinfos)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant)
+			return false;
+		if (device_compile_qual(&cxt, rinfo->clause))
+			device = lappend(device, rinfo);
+		else
+			host = lappend(host, rinfo);
+	}
+	memset(info, 0, sizeof(GpuJoinPlanInfo));
+	device_choose_algorithm(&cxt, extract_actual_clauses(device, false),
+							gpujoin_algorithm, info);
+
+	*device_rinfos = NIL;
+	*host_rinfos = NIL;
+	foreach(lc, rinfos_in_native_order(root, join_rinfos))
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (list_member_ptr(host, rinfo))
+		{
+			after_host = true;
+			*host_rinfos = lappend(*host_rinfos, rinfo);
+		}
+		else if (after_host && !list_member_ptr(cxt.key_clauses, rinfo->clause))
+			*host_rinfos = lappend(*host_rinfos, rinfo);
+		else
+		{
+			*device_rinfos = lappend(*device_rinfos, rinfo);
+			if (bms_overlap(rinfo->clause_relids, outer_relids) &&
+				bms_overlap(rinfo->clause_relids, inner_relids))
+				links_sides = true;
+		}
+	}
+	if (!links_sides)
+		return false;
+	if (list_length(*device_rinfos) != list_length(device))
+	{
+		/* some quals went to the host: compile what the device keeps */
+		device_compile_init(&cxt, outer_relids, inner_relids);
+		foreach(lc, *device_rinfos)
+		{
+			if (!device_compile_qual(&cxt, lfirst_node(RestrictInfo, lc)->clause))
+				elog(ERROR, "GpuJoin device qual no longer compiles");
+		}
+		memset(info, 0, sizeof(GpuJoinPlanInfo));
+		device_choose_algorithm(&cxt, extract_actual_clauses(*device_rinfos, false),
+								gpujoin_algorithm, info);
+	}
+	return true;
+}
+
 void
 gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 					   RelOptInfo *outerrel, RelOptInfo *innerrel,
@@ -236,13 +317,11 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 {
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
-	DeviceCompileContext cxt;
 	GpuJoinPlanInfo info;
 	List	   *device_rinfos = NIL;
 	List	   *host_rinfos = NIL;
 	List	   *join_rinfos = NIL;
 	List	   *other_rinfos = NIL;
-	bool		links_sides = false;
 	CustomPath *cpath;
 	ListCell   *lc;
 
@@ -273,7 +352,6 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	 * the null-extended ones (createplan.c does the same split).  Inner and
 	 * semi joins treat every qual as a join qual.
 	 */
-	device_compile_init(&cxt, outerrel->relids, innerrel->relids);
 	foreach(lc, extra->restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -281,31 +359,18 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 		if (rinfo->pseudoconstant)
 			return;
 		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
-		{
 			other_rinfos = lappend(other_rinfos, rinfo);
-			continue;
-		}
-		join_rinfos = lappend(join_rinfos, rinfo);
-		if (device_compile_qual(&cxt, rinfo->clause))
-		{
-			device_rinfos = lappend(device_rinfos, rinfo);
-			if (bms_overlap(rinfo->clause_relids, outerrel->relids) &&
-				bms_overlap(rinfo->clause_relids, innerrel->relids))
-				links_sides = true;
-		}
 		else
-			host_rinfos = lappend(host_rinfos, rinfo);
+			join_rinfos = lappend(join_rinfos, rinfo);
 	}
-	if (!links_sides)
+	if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, join_rinfos,
+								&device_rinfos, &host_rinfos, &info))
 		return;
 	if (jointype == JOIN_FULL && !native_full_join_exists(join_rinfos, outerrel, innerrel))
 	{
 		elog(DEBUG1, "GpuJoin: not offered for a FULL JOIN that PostgreSQL cannot plan itself");
 		return;
 	}
-	memset(&info, 0, sizeof(info));
-	device_choose_algorithm(&cxt, extract_actual_clauses(device_rinfos, false),
-							gpujoin_algorithm, &info);
 
 	/* every Var we must return or test has to come out of one input */
 	if (!vars_available(joinrel->reltarget->exprs, outer_path->pathtarget, inner_path->pathtarget) ||
@@ -367,8 +432,8 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
  * then by per-tuple cost, stable), so that a pair the host evaluates fails
  * on the same qual, with the same error, as in a native plan.
  */
-List *
-quals_in_native_order(PlannerInfo *root, List *rinfos)
+static List *
+rinfos_in_native_order(PlannerInfo *root, List *rinfos)
 {
 	int			n = list_length(rinfos);
 	RestrictInfo **items;
@@ -406,8 +471,15 @@ quals_in_native_order(PlannerInfo *root, List *rinfos)
 		costs[j] = cur_cost;
 	}
 	for (i = 0; i < n; i++)
-		result = lappend(result, items[i]->clause);
+		result = lappend(result, items[i]);
 	return result;
+}
+
+/* The clauses of rinfos_in_native_order(). */
+List *
+quals_in_native_order(PlannerInfo *root, List *rinfos)
+{
+	return extract_actual_clauses(rinfos_in_native_order(root, rinfos), false);
 }
 
 /* 1-based position of a Var in a child plan's target list, or 0. */

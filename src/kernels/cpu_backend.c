@@ -329,8 +329,8 @@ cpu_prepare_sorted(CpuJoinState *state)
 		{
 			state->outer_perm[nall] = (uint32_t) r;
 			state->outer_status[nall] = OUTER_ALL;
-			state->outer_lo[nall] = INT64_MIN;
-			state->outer_hi[nall++] = INT64_MAX;
+			/* outer_hi is indexed by row until the sort: set at positions below */
+			state->outer_lo[nall++] = INT64_MIN;
 		}
 		else if (status == OUTER_BOUNDED)
 		{
