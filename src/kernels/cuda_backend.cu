@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * cuda_backend.cu
- *	  The cuda backend: the nested-loop tile algorithm of GpuJoin on an
- *	  NVIDIA GPU, implementing the contract of backend.h.
+ *	  The cuda backend: the nested-loop, sort-merge/range and hash tile
+ *	  algorithms of GpuJoin on an NVIDIA GPU, implementing the contract of
+ *	  backend.h.
  *
- * A step counts, then writes (Bellas & Gounaris, section 5.2):
+ * A nested-loop step counts, then writes (Bellas & Gounaris, section 5.2):
  *
  *	1. the count kernel counts the matches of every candidate outer row
  *	   against the whole inner tile;
@@ -28,6 +29,20 @@
  * device and are uploaded again only when the tile's range changes.  Rows
  * in the match buffer are row numbers of the whole side, as on the cpu
  * backend.
+ *
+ * Sort-merge/range and hash joins (He et al., SIGMOD'08, section 4.1: a
+ * sorted array as the index) put both sides in exactly the order the cpu
+ * backend uses, on the device: begin_join computes each inner row's key
+ * (the order key of the range column, or the cpu backend's hash of the
+ * equi-join keys) and each outer row's bounds, partitions and radix-sorts
+ * them with CUB, and keeps the sorted arrays and the whole sides' key
+ * columns resident for all tiles; host copies of the sorted keys and
+ * bounds serve tile pruning.  A step binary-searches each outer row's
+ * bounds in the tile's inner keys, scans the candidate counts, evaluates
+ * candidate pairs one per thread (so hot keys and wide ranges spread over
+ * the device) when the device program must decide, cuts at the match
+ * capacity on an outer-row boundary and writes the pairs; see
+ * sorted_run_step().
  *
  * No PostgreSQL headers here (see backend.h), and nothing may throw across
  * the extern "C" boundary: memory comes from calloc and the CUDA runtime,
@@ -99,6 +114,23 @@
  */
 #define HOST_MATCH_MIN_PAIRS ((int64_t) 1 << 20)
 
+/*
+ * Sort-merge and hash steps.  SORTED_ROWS_PER_STEP outer rows at most (their
+ * bounds, counts and offsets are the per-row scratch), as the cpu backend's
+ * CPU_OUTER_ROWS_PER_STEP; a filtered step evaluates about
+ * SORTED_PAIRS_PER_STEP candidate pairs through the interpreter (the same
+ * bound as the nested loop's interpreter, well under a second).  The pair
+ * kernels run SORTED_BLOCK threads a block; the count pass is a grid-stride
+ * loop over SORTED_BLOCKS_PER_SM blocks per SM.
+ */
+#define SORTED_ROWS_PER_STEP	((int64_t) 1 << 20)
+#define SORTED_PAIRS_PER_STEP	GEN_PAIRS_PER_STEP
+#define SORTED_BLOCK			256
+#define SORTED_BLOCKS_PER_SM	8
+
+/* Entries of a sorted step's cut (see sorted_cut_kernel). */
+#define CUT_ENTRIES			6
+
 /* Events of one step, recorded in this order on the stream. */
 enum
 {
@@ -168,6 +200,26 @@ typedef struct CudaJoinState
 	uint32_t   *h_out_outer;	/* pinned */
 	uint32_t   *h_out_inner;
 	int64_t		h_capacity;
+
+	/* sort-merge and hash: both sides in key order, by position */
+	int64_t    *d_inner_keys;	/* sorted; rows without a key at the end */
+	uint32_t   *d_inner_perm;	/* position -> inner row */
+	uint32_t   *d_outer_perm;	/* position -> outer row */
+	int64_t    *d_outer_lo;
+	int64_t    *d_outer_hi;
+	uint8_t    *d_outer_status;
+	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
+	int64_t		outer_all;		/* positions [0, outer_all) are OUTER_ALL */
+	int64_t    *h_inner_keys;	/* host copies, for tile pruning */
+	int64_t    *h_outer_lo;
+	int64_t    *h_outer_hi;
+	uint8_t    *h_outer_status;
+	int64_t		step_cap;		/* rows of the per-row scratch */
+	uint32_t   *d_first;		/* per step row: first candidate position */
+	uint64_t   *d_cand;			/* per step row: candidates, then offsets */
+	uint64_t   *d_count;		/* per step row: matches, then offsets */
+	uint64_t   *d_cut;			/* sorted_cut_kernel's answer */
+	uint64_t   *h_cut;			/* pinned */
 } CudaJoinState;
 
 /* One step's shape: candidate outer rows and the split of the inner tile. */
@@ -431,6 +483,476 @@ find_prefix_kernel(const uint64_t *offsets, int64_t nrows, int64_t nslices,
 }
 
 /* ---------------------------------------------------------------------
+ * Sort-merge and hash kernels
+ *
+ * Both sides are put in the order cpu_prepare_sorted() in cpu_backend.c
+ * puts them in, with the same keys and the same hash function, so that a
+ * tile (positions in that order) holds the same rows on both backends and
+ * tile pruning agrees.  Inner: rows with a key sorted by it (CUB's radix
+ * sort is stable, so equal keys stay in row order), then the rows without
+ * one in reverse row order (what DevicePartition leaves at the back, and
+ * what the cpu backend does).  Outer: the rows whose bounds need the host
+ * (OUTER_ALL) in row order, then the bounded rows by lower bound, then the
+ * rows that cannot match.
+ * ---------------------------------------------------------------------
+ */
+
+/* How an outer row of a sorted join finds its candidates (cpu_backend.c). */
+#define OUTER_BOUNDED	0			/* inner positions with key in [lo, hi] */
+#define OUTER_EMPTY		1			/* no candidates (NULL key or bound) */
+#define OUTER_ALL		2			/* every inner row: bounds need the host */
+
+/* splitmix64's finaliser, exactly cpu_hash64() in cpu_backend.c */
+__device__ __forceinline__ uint64_t
+hash64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* Order key of a key column value; false when it is NULL. */
+__device__ __forceinline__ bool
+column_key(const GjKeyColumns *cols, int col, int cls, int64_t row, int64_t *key)
+{
+	if (cols->isnull[col] != NULL && cols->isnull[col][row])
+		return false;
+	*key = order_key(cols->values[col][row], cls);
+	return true;
+}
+
+/* Hash of the equi-join keys of one row, as cpu_equi_hash(). */
+__device__ __forceinline__ bool
+equi_hash(const GjEquiSpec *equi, const GjKeyColumns *cols, const int32_t *key_cols,
+		  int64_t row, int64_t *hash)
+{
+	uint64_t	h = 0;
+
+	for (int k = 0; k < equi->nkeys; k++)
+	{
+		int64_t		key;
+
+		if (!column_key(cols, key_cols[k], equi->cls[k], row, &key))
+			return false;
+		h = hash64(h ^ hash64((uint64_t) key + (uint64_t) k));
+	}
+	*hash = (int64_t) h;
+	return true;
+}
+
+/* One bound of a range join for one outer row, as cpu_range_bound(). */
+__device__ int
+range_bound(const GjRangeSpec *range, const GjKeyColumns *outer, int64_t row,
+			bool upper, int64_t *bound)
+{
+	const GjInstr *instrs = upper ? range->hi_instrs : range->lo_instrs;
+	int			ninstrs = upper ? range->hi_ninstrs : range->lo_ninstrs;
+	bool		inclusive = upper ? range->hi_inclusive : range->lo_inclusive;
+	GjSlot		value;
+	bool		isnull;
+	int64_t		key;
+
+	if (ninstrs == 0)
+	{
+		*bound = upper ? INT64_MAX : INT64_MIN;
+		return OUTER_BOUNDED;
+	}
+	if (gj_program_run(instrs, ninstrs, outer, row, NULL, 0, &value, &isnull) ==
+		GJ_RESULT_RECHECK)
+		return OUTER_ALL;
+	if (isnull)
+		return OUTER_EMPTY;
+	key = range->cls == GJ_CLASS_FLOAT ? gj_float_order_key(value.f) : value.i;
+	if (!inclusive)
+	{
+		if (key == (upper ? INT64_MIN : INT64_MAX))
+			return OUTER_EMPTY;
+		key += upper ? -1 : 1;
+	}
+	*bound = key;
+	return OUTER_BOUNDED;
+}
+
+typedef struct KeyArgs
+{
+	GjKeyColumns cols;			/* device columns of the whole side */
+	GjRangeSpec range;
+	GjEquiSpec	equi;
+	int32_t		algorithm;
+	int64_t		nrows;
+	uint32_t   *rows;			/* out: 0, 1, 2, ... */
+	int64_t    *keys;			/* out, by row: inner key / outer lower bound */
+	int64_t    *his;			/* out, by row: outer upper bound */
+	uint8_t    *flags[3];		/* out, by row: 1 where status is OUTER_x */
+} KeyArgs;
+
+/* Inner side: each row's key, and whether it has one (flags[0]). */
+__global__ void
+inner_key_kernel(const __grid_constant__ KeyArgs a)
+{
+	int64_t		r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int64_t		key = INT64_MAX;
+	bool		has_key;
+
+	if (r >= a.nrows)
+		return;
+	has_key = a.algorithm == GJ_ALGO_HASH ?
+		equi_hash(&a.equi, &a.cols, a.equi.inner_cols, r, &key) :
+		column_key(&a.cols, a.range.inner_col, a.range.cls, r, &key);
+	a.rows[r] = (uint32_t) r;
+	a.keys[r] = has_key ? key : INT64_MAX;
+	a.flags[0][r] = has_key;
+}
+
+/* Outer side: each row's status and bounds, as cpu_prepare_sorted(). */
+__global__ void
+outer_bound_kernel(const __grid_constant__ KeyArgs a)
+{
+	int64_t		r = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int64_t		lo = 0,
+				hi = 0;
+	int			status;
+
+	if (r >= a.nrows)
+		return;
+	if (a.algorithm == GJ_ALGO_HASH)
+	{
+		status = equi_hash(&a.equi, &a.cols, a.equi.outer_cols, r, &lo) ?
+			OUTER_BOUNDED : OUTER_EMPTY;
+		hi = lo;
+	}
+	else
+	{
+		int			s_lo = range_bound(&a.range, &a.cols, r, false, &lo);
+		int			s_hi = range_bound(&a.range, &a.cols, r, true, &hi);
+
+		status = (s_lo == OUTER_ALL || s_hi == OUTER_ALL) ? OUTER_ALL :
+			(s_lo == OUTER_EMPTY || s_hi == OUTER_EMPTY) ? OUTER_EMPTY : OUTER_BOUNDED;
+	}
+	if (status == OUTER_BOUNDED && lo > hi)
+		status = OUTER_EMPTY;
+	a.rows[r] = (uint32_t) r;
+	a.keys[r] = lo;
+	a.his[r] = hi;
+	for (int s = 0; s < 3; s++)
+		a.flags[s][r] = (status == s);
+}
+
+/* out[i] = by_row[rows[i]] */
+__global__ void
+gather_kernel(const uint32_t *rows, const int64_t *by_row, int64_t *out, int64_t n)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		out[i] = by_row[rows[i]];
+}
+
+/* Inner positions [begin, n) hold the rows without a key. */
+__global__ void
+inner_tail_kernel(const uint32_t *part_rows, int64_t begin, int64_t n,
+				  int64_t *keys, uint32_t *perm)
+{
+	int64_t		i = begin + (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+	{
+		keys[i] = INT64_MAX;
+		perm[i] = part_rows[i];
+	}
+}
+
+/*
+ * Outer positions: status and bounds by position, once outer_perm and the
+ * sorted lower bounds of the bounded rows are in place.
+ */
+__global__ void
+outer_finish_kernel(const uint32_t *perm, const int64_t *hi_by_row, int64_t nall,
+					int64_t nbounded, int64_t n, uint8_t *status, int64_t *lo, int64_t *hi)
+{
+	int64_t		p = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (p >= n)
+		return;
+	if (p < nall)
+	{
+		status[p] = OUTER_ALL;
+		lo[p] = INT64_MIN;
+		hi[p] = INT64_MAX;
+	}
+	else if (p < nall + nbounded)
+	{
+		status[p] = OUTER_BOUNDED;
+		hi[p] = hi_by_row[perm[p]];
+	}
+	else
+	{
+		status[p] = OUTER_EMPTY;
+		lo[p] = INT64_MAX;
+		hi[p] = INT64_MIN;
+	}
+}
+
+/* First position in [begin, end) whose key is >= key. */
+__device__ __forceinline__ int64_t
+lower_bound(const int64_t *keys, int64_t begin, int64_t end, int64_t key)
+{
+	while (begin < end)
+	{
+		int64_t		mid = begin + (end - begin) / 2;
+
+		if (keys[mid] < key)
+			begin = mid + 1;
+		else
+			end = mid;
+	}
+	return begin;
+}
+
+/* First position in [begin, end) whose key is > key. */
+__device__ __forceinline__ int64_t
+upper_bound(const int64_t *keys, int64_t begin, int64_t end, int64_t key)
+{
+	while (begin < end)
+	{
+		int64_t		mid = begin + (end - begin) / 2;
+
+		if (keys[mid] <= key)
+			begin = mid + 1;
+		else
+			end = mid;
+	}
+	return begin;
+}
+
+/* Arguments of the per-row bounds kernel of a sorted step. */
+typedef struct BoundsArgs
+{
+	const uint8_t *status;		/* outer, by position */
+	const int64_t *lo;
+	const int64_t *hi;
+	const int64_t *inner_keys;	/* sorted */
+	int64_t		o_begin;		/* position of the step's first row */
+	int64_t		nrows;
+	int64_t		inner_begin;
+	int64_t		inner_end;
+	int64_t		valid_end;		/* end of the tile's keyed positions */
+	uint32_t   *first;			/* out: first candidate position */
+	uint64_t   *cand;			/* out: candidates; cand[nrows] = 0 */
+} BoundsArgs;
+
+/* Each step row's candidates: a binary search in the tile's inner keys. */
+__global__ void
+bounds_kernel(BoundsArgs a)
+{
+	int64_t		j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int64_t		p = a.o_begin + j;
+	int64_t		first = a.inner_begin,
+				last = a.inner_begin;
+
+	if (j > a.nrows)
+		return;
+	if (j < a.nrows)
+	{
+		if (a.status[p] == OUTER_ALL)
+			last = a.inner_end;
+		else if (a.status[p] == OUTER_BOUNDED)
+		{
+			first = lower_bound(a.inner_keys, a.inner_begin, a.valid_end, a.lo[p]);
+			last = upper_bound(a.inner_keys, first, a.valid_end, a.hi[p]);
+		}
+		a.first[j] = (uint32_t) first;
+	}
+	a.cand[j] = (uint64_t) (last - first);
+}
+
+/*
+ * After the scan of the candidates: the rows a filtered step may evaluate.
+ * Row j may start while the candidates before it are fewer than the work
+ * limit, so a step has at least one row.  cut[0]: rows, cut[1]: pairs.
+ */
+__global__ void
+work_cut_kernel(const uint64_t *cand_off, int64_t nrows, uint64_t limit, uint64_t *cut)
+{
+	int64_t		lo = 0,
+				hi = nrows - 1;
+
+	/* largest p in [0, nrows) with cand_off[p] < limit; cand_off[0] = 0 */
+	while (lo < hi)
+	{
+		int64_t		mid = (lo + hi + 1) / 2;
+
+		if (cand_off[mid] < limit)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	cut[0] = (uint64_t) (lo + 1);
+	cut[1] = cand_off[lo + 1];
+}
+
+/*
+ * The rows of the step whose matches fit the buffer: the largest k (at most
+ * cut[0] when filtering, nrows otherwise) with off[k] <= capacity.
+ * cut[2]: k, cut[3]: its matches, cut[4]: its candidates, cut[5]: the write
+ * cursor, cleared.
+ */
+__global__ void
+sorted_cut_kernel(const uint64_t *cand_off, const uint64_t *match_off, int64_t nrows,
+				  uint64_t capacity, uint64_t *cut)
+{
+	const uint64_t *off = match_off != NULL ? match_off : cand_off;
+	int64_t		lo = 0,
+				hi = match_off != NULL ? (int64_t) cut[0] : nrows;
+
+	while (lo < hi)
+	{
+		int64_t		mid = (lo + hi + 1) / 2;
+
+		if (off[mid] <= capacity)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	cut[2] = (uint64_t) lo;
+	cut[3] = off[lo];
+	cut[4] = cand_off[lo];
+	cut[5] = 0;
+}
+
+/* Arguments of the pair kernels of a sorted step (well under 4 KB). */
+typedef struct PairArgs
+{
+	GjProgram	program;
+	GjKeyColumns outer;			/* device columns of the whole side, by row */
+	GjKeyColumns inner;
+	const uint32_t *outer_perm;	/* position -> row */
+	const uint32_t *inner_perm;
+	const uint32_t *first;		/* per step row */
+	const uint64_t *cand_off;	/* per step row, scanned */
+	int64_t		o_begin;
+	int64_t		nrows;
+	const uint64_t *npairs_at;	/* count pass: pairs to do, on the device */
+	uint64_t	npairs;			/* write pass: pairs to do */
+	int32_t		filter;
+	uint64_t   *count;			/* count pass: matches per step row */
+	unsigned long long *cursor; /* write pass: next free match slot */
+	uint32_t   *out_outer;
+	uint32_t   *out_inner;
+} PairArgs;
+
+/* The step row of candidate pair t: the last j with cand_off[j] <= t. */
+__device__ __forceinline__ int64_t
+pair_row(const uint64_t *cand_off, int64_t nrows, uint64_t t)
+{
+	int64_t		lo = 0,
+				hi = nrows - 1;
+
+	while (lo < hi)
+	{
+		int64_t		mid = (lo + hi + 1) / 2;
+
+		if (cand_off[mid] <= t)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * Evaluate candidate pair t of the step: its rows and the program's verdict
+ * (GJ_RESULT_TRUE without filtering).
+ */
+__device__ __forceinline__ int
+eval_pair(const PairArgs *a, uint64_t t, int64_t *j, uint32_t *orow, uint32_t *irow)
+{
+	int64_t		pos;
+
+	*j = pair_row(a->cand_off, a->nrows, t);
+	pos = (int64_t) a->first[*j] + (int64_t) (t - a->cand_off[*j]);
+	*orow = a->outer_perm[a->o_begin + *j];
+	*irow = a->inner_perm[pos];
+	if (!a->filter)
+		return GJ_RESULT_TRUE;
+	return gj_program_eval(a->program.instrs, a->program.ninstrs,
+						   &a->outer, *orow, &a->inner, *irow);
+}
+
+/*
+ * Count pass of a filtered step, one candidate pair per thread (so a hot key
+ * or a wide range is spread over the whole device, not one thread), in
+ * warp-wide rounds of a grid-stride loop.  Lanes of one step row add their
+ * matches with one atomic.
+ */
+__global__ void __launch_bounds__(SORTED_BLOCK)
+count_pairs_kernel(const __grid_constant__ PairArgs a)
+{
+	uint64_t	total = *a.npairs_at;
+	int			lane = threadIdx.x & 31;
+	uint64_t	warp = ((uint64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	uint64_t	nwarps = ((uint64_t) gridDim.x * blockDim.x) >> 5;
+
+	for (uint64_t base = warp * 32; base < total; base += nwarps * 32)
+	{
+		uint64_t	t = base + lane;
+		int64_t		j = -1;
+		uint32_t	orow,
+					irow;
+		bool		hit = false;
+		unsigned	same,
+					hits;
+
+		if (t < total)
+			hit = eval_pair(&a, t, &j, &orow, &irow) != GJ_RESULT_FALSE;
+		same = __match_any_sync(0xffffffffu, j);
+		hits = __ballot_sync(0xffffffffu, hit);
+		if (j >= 0 && lane == __ffs(same) - 1 && (same & hits) != 0)
+			atomicAdd((unsigned long long *) &a.count[j],
+					  (unsigned long long) __popc(same & hits));
+	}
+}
+
+/*
+ * Write pass: candidate pairs [0, npairs).  Unfiltered, pair t goes to slot
+ * t; filtered, the matches of a warp take consecutive slots from the
+ * cursor (the order within the step does not matter, the count does).
+ */
+__global__ void __launch_bounds__(SORTED_BLOCK)
+write_pairs_kernel(const __grid_constant__ PairArgs a)
+{
+	uint64_t	t = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int			lane = threadIdx.x & 31;
+	int64_t		j;
+	uint32_t	orow = 0,
+				irow = 0;
+	int			r = GJ_RESULT_FALSE;
+	uint64_t	slot = t;
+
+	if (t < a.npairs)
+		r = eval_pair(&a, t, &j, &orow, &irow);
+	if (a.filter)
+	{
+		unsigned	hits = __ballot_sync(0xffffffffu, r != GJ_RESULT_FALSE);
+		unsigned long long base = 0;
+
+		if (hits == 0)
+			return;
+		if (lane == 0)
+			base = atomicAdd(a.cursor, (unsigned long long) __popc(hits));
+		base = __shfl_sync(0xffffffffu, base, 0);
+		slot = base + __popc(hits & ((1u << lane) - 1));
+	}
+	if (r == GJ_RESULT_FALSE)
+		return;
+	a.out_outer[slot] = orow | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
+	a.out_inner[slot] = irow;
+}
+
+/* ---------------------------------------------------------------------
  * Errors and the probe
  * ---------------------------------------------------------------------
  */
@@ -591,6 +1113,21 @@ cuda_end_join(void *arg)
 	cudaFreeHost(state->h_prefix);
 	cudaFreeHost(state->h_out_outer);
 	cudaFreeHost(state->h_out_inner);
+	cudaFree(state->d_inner_keys);
+	cudaFree(state->d_inner_perm);
+	cudaFree(state->d_outer_perm);
+	cudaFree(state->d_outer_lo);
+	cudaFree(state->d_outer_hi);
+	cudaFree(state->d_outer_status);
+	cudaFree(state->d_first);
+	cudaFree(state->d_cand);
+	cudaFree(state->d_count);
+	cudaFree(state->d_cut);
+	cudaFreeHost(state->h_cut);
+	free(state->h_inner_keys);
+	free(state->h_outer_lo);
+	free(state->h_outer_hi);
+	free(state->h_outer_status);
 	for (int i = 0; i < state->nevents; i++)
 		cudaEventDestroy(state->events[i]);
 	if (state->have_stream)
@@ -740,27 +1277,70 @@ begin_join_allocate(CudaJoinState *state, GjError *err)
 	return ensure_host_matches(state, min64(state->capacity, HOST_MATCH_MIN_PAIRS), err);
 }
 
-/* Mark the columns the program loads; false if one does not exist. */
+/* Mark one key column used; false if it does not exist. */
+static bool
+mark_column(CudaJoinState *state, bool outer, int col)
+{
+	const GjKeyColumns *host = outer ? &state->input.outer : &state->input.inner;
+
+	if (col < 0 || col >= host->ncols || host->values[col] == NULL)
+		return false;
+	(outer ? &state->outer : &state->inner)->used[col] = true;
+	return true;
+}
+
+/* Mark the columns the instructions load; false if one does not exist. */
+static bool
+mark_program_columns(CudaJoinState *state, const GjInstr *instrs, int ninstrs)
+{
+	for (int pc = 0; pc < ninstrs; pc++)
+	{
+		if ((instrs[pc].op == GJOP_LOAD_OUTER || instrs[pc].op == GJOP_LOAD_INNER) &&
+			!mark_column(state, instrs[pc].op == GJOP_LOAD_OUTER, instrs[pc].arg))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Mark the columns the device reads: those the program loads, and for the
+ * sorted algorithms the key columns and those the bounds load.
+ */
 static bool
 mark_used_columns(CudaJoinState *state)
 {
 	const GjJoinInput *input = &state->input;
 
-	for (int pc = 0; pc < state->program.ninstrs; pc++)
+	if (!mark_program_columns(state, state->program.instrs, state->program.ninstrs))
+		return false;
+	if (input->algorithm == GJ_ALGO_SORTMERGE)
 	{
-		const GjInstr *in = &state->program.instrs[pc];
-		bool		outer = (in->op == GJOP_LOAD_OUTER);
-		int			ncols = outer ? input->outer.ncols : input->inner.ncols;
+		const GjRangeSpec *range = &input->range;
 
-		if (in->op != GJOP_LOAD_OUTER && in->op != GJOP_LOAD_INNER)
-			continue;
-		if (in->arg < 0 || in->arg >= ncols ||
-			(outer ? input->outer.values : input->inner.values)[in->arg] == NULL)
+		if (range->lo_ninstrs < 0 || range->lo_ninstrs > GJ_MAX_INSTRS ||
+			range->hi_ninstrs < 0 || range->hi_ninstrs > GJ_MAX_INSTRS ||
+			!mark_column(state, false, range->inner_col) ||
+			!mark_program_columns(state, range->lo_instrs, range->lo_ninstrs) ||
+			!mark_program_columns(state, range->hi_instrs, range->hi_ninstrs))
 			return false;
-		(outer ? &state->outer : &state->inner)->used[in->arg] = true;
+	}
+	else if (input->algorithm == GJ_ALGO_HASH)
+	{
+		const GjEquiSpec *equi = &input->equi;
+
+		if (equi->nkeys < 1 || equi->nkeys > GJ_MAX_KEY_COLS)
+			return false;
+		for (int k = 0; k < equi->nkeys; k++)
+		{
+			if (!mark_column(state, true, equi->outer_cols[k]) ||
+				!mark_column(state, false, equi->inner_cols[k]))
+				return false;
+		}
 	}
 	return true;
 }
+
+static bool prepare_sorted(CudaJoinState *state, GjError *err);
 
 static void *
 cuda_begin_join(const GjJoinInput *input, GjError *err)
@@ -793,7 +1373,8 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
 	state->sm_count = info.sm_count > 0 ? info.sm_count : 1;
 
-	if (!begin_join_allocate(state, err))
+	if (!begin_join_allocate(state, err) ||
+		(input->algorithm != GJ_ALGO_NESTLOOP && !prepare_sorted(state, err)))
 	{
 		cuda_end_join(state);
 		return NULL;
@@ -1006,6 +1587,534 @@ event_ms(CudaJoinState *state, int from, int to)
 	return ms;
 }
 
+/* ---------------------------------------------------------------------
+ * Sort-merge and hash: preparing the sorted sides
+ * ---------------------------------------------------------------------
+ */
+
+/* Grow CUB's temporary storage to at least bytes. */
+static bool
+ensure_cub_temp(CudaJoinState *state, size_t bytes, GjError *err)
+{
+	if (bytes <= state->cub_temp_bytes)
+		return true;
+	cudaFree(state->d_cub_temp);
+	state->d_cub_temp = NULL;
+	state->cub_temp_bytes = 0;
+	CUDA_TRY(cudaMalloc(&state->d_cub_temp, bytes),
+			 "could not allocate device scratch memory");
+	state->cub_temp_bytes = bytes;
+	return true;
+}
+
+/*
+ * Run a CUB device-wide algorithm: size its temporary storage, grow ours,
+ * run it.  call(temp, bytes) is the CUB call; CCCL may throw, and nothing
+ * may leave this file as an exception, so that becomes an error too.
+ */
+template <typename Call>
+static bool
+cub_run(CudaJoinState *state, Call call, const char *what, GjError *err)
+{
+	size_t		bytes = 0;
+	cudaError_t rc;
+
+	try
+	{
+		rc = call(NULL, bytes);
+		if (rc == cudaSuccess)
+		{
+			if (!ensure_cub_temp(state, bytes, err))
+				return false;
+			rc = call(state->d_cub_temp, bytes);
+		}
+	}
+	catch (...)
+	{
+		rc = cudaErrorUnknown;
+	}
+	if (rc != cudaSuccess)
+		return cuda_fail(err, 0, what, rc);
+	return true;
+}
+
+/* In-place exclusive prefix sum of n counters. */
+static bool
+scan_counts(CudaJoinState *state, uint64_t *data, int64_t n, GjError *err)
+{
+	return cub_run(state, [&] (void *temp, size_t &bytes) {
+		return cub::DeviceScan::ExclusiveSum(temp, bytes, data, (int) n, state->stream);
+	}, "could not run the prefix sum", err);
+}
+
+/* Stable radix sort of n (int64 key, uint32 row) pairs, by signed key. */
+static bool
+sort_pairs(CudaJoinState *state, const int64_t *keys_in, int64_t *keys_out,
+		   const uint32_t *rows_in, uint32_t *rows_out, int64_t n, GjError *err)
+{
+	if (n < 1)
+		return true;
+	return cub_run(state, [&] (void *temp, size_t &bytes) {
+		return cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, rows_in,
+											   rows_out, (int) n, 0, 64, state->stream);
+	}, "could not sort the join keys", err);
+}
+
+/*
+ * Rows r in [0, n) with flags[r] set, in row order, to out; their number to
+ * *nselected (a host sync).  With partition, the other rows follow them in
+ * reverse row order, as DevicePartition leaves them.
+ */
+static bool
+select_rows(CudaJoinState *state, const uint32_t *rows, const uint8_t *flags,
+			uint32_t *out, int64_t n, bool partition, int *d_num, int64_t *nselected,
+			GjError *err)
+{
+	int			h_num = 0;
+
+	*nselected = 0;
+	if (n < 1)
+		return true;
+	if (!cub_run(state, [&] (void *temp, size_t &bytes) {
+		return partition ?
+			cub::DevicePartition::Flagged(temp, bytes, rows, flags, out, d_num, (int) n,
+										  state->stream) :
+			cub::DeviceSelect::Flagged(temp, bytes, rows, flags, out, d_num, (int) n,
+									   state->stream);
+	}, "could not select join rows", err))
+		return false;
+	CUDA_TRY(cudaMemcpyAsync(state->h_prefix, d_num, sizeof(int), cudaMemcpyDeviceToHost,
+							 state->stream),
+			 "could not copy a row count from the device");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "could not select join rows");
+	memcpy(&h_num, state->h_prefix, sizeof(int));
+	*nselected = h_num;
+	return true;
+}
+
+/* Device memory of preparing the sorted sides, freed once they are. */
+typedef struct PrepareTemp
+{
+	uint8_t    *flags;			/* 3 x nmax */
+	int64_t    *keys_by_row;
+	int64_t    *his_by_row;
+	uint32_t   *rows;
+	uint32_t   *part_rows;
+	int64_t    *part_keys;
+	int		   *num;
+} PrepareTemp;
+
+static void
+free_prepare_temp(PrepareTemp *tmp)
+{
+	cudaFree(tmp->flags);
+	cudaFree(tmp->keys_by_row);
+	cudaFree(tmp->his_by_row);
+	cudaFree(tmp->rows);
+	cudaFree(tmp->part_rows);
+	cudaFree(tmp->part_keys);
+	cudaFree(tmp->num);
+}
+
+/* The key columns of a side resident on the device, as the kernels see them. */
+static void
+device_columns(const DeviceSide *side, int ncols, GjKeyColumns *cols)
+{
+	memset(cols, 0, sizeof(GjKeyColumns));
+	cols->ncols = ncols;
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		cols->values[c] = side->values[c];
+		cols->isnull[c] = side->isnull[c];
+	}
+}
+
+static unsigned
+grid_for(int64_t n, int block)
+{
+	return (unsigned) max64(ceil_div(n, block), 1);
+}
+
+#define CUDA_LAUNCHED(what) CUDA_TRY(cudaGetLastError(), "could not launch " what)
+
+static bool
+prepare_sorted_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
+{
+	const GjJoinInput *in = &state->input;
+	int64_t		ni = in->inner_nrows;
+	int64_t		no = in->outer_nrows;
+	int64_t		nmax = max64(max64(ni, no), 1);
+	int64_t		nvalid,
+				nall,
+				nbounded,
+				nempty;
+	KeyArgs		a;
+	GjStats		ignored;
+
+	memset(&ignored, 0, sizeof(ignored));
+	/* the whole of each side's key columns stays on the device */
+	if ((no > 0 && !upload_side(state, &state->outer, &in->outer, 0, no, &ignored, err)) ||
+		(ni > 0 && !upload_side(state, &state->inner, &in->inner, 0, ni, &ignored, err)))
+		return false;
+
+#define ALLOC(ptr, bytes) \
+	CUDA_TRY(cudaMalloc((void **) &(ptr), (bytes)), \
+			 "could not allocate device memory to sort the join keys")
+	ALLOC(state->d_inner_keys, sizeof(int64_t) * max64(ni, 1));
+	ALLOC(state->d_inner_perm, sizeof(uint32_t) * max64(ni, 1));
+	ALLOC(state->d_outer_perm, sizeof(uint32_t) * max64(no, 1));
+	ALLOC(state->d_outer_lo, sizeof(int64_t) * max64(no, 1));
+	ALLOC(state->d_outer_hi, sizeof(int64_t) * max64(no, 1));
+	ALLOC(state->d_outer_status, max64(no, 1));
+	ALLOC(tmp->flags, 3 * nmax);
+	ALLOC(tmp->keys_by_row, sizeof(int64_t) * nmax);
+	ALLOC(tmp->his_by_row, sizeof(int64_t) * nmax);
+	ALLOC(tmp->rows, sizeof(uint32_t) * nmax);
+	ALLOC(tmp->part_rows, sizeof(uint32_t) * nmax);
+	ALLOC(tmp->part_keys, sizeof(int64_t) * nmax);
+	ALLOC(tmp->num, sizeof(int));
+#undef ALLOC
+
+	memset(&a, 0, sizeof(a));
+	a.range = in->range;
+	a.equi = in->equi;
+	a.algorithm = in->algorithm;
+	a.rows = tmp->rows;
+	a.keys = tmp->keys_by_row;
+	a.his = tmp->his_by_row;
+	for (int s = 0; s < 3; s++)
+		a.flags[s] = tmp->flags + s * nmax;
+
+	/* inner: keyed rows sorted by key, then the rows without a key */
+	if (ni > 0)
+	{
+		device_columns(&state->inner, in->inner.ncols, &a.cols);
+		a.nrows = ni;
+		inner_key_kernel<<<grid_for(ni, 256), 256, 0, state->stream>>>(a);
+		CUDA_LAUNCHED("the inner key kernel");
+	}
+	if (!select_rows(state, tmp->rows, a.flags[0], tmp->part_rows, ni, true, tmp->num,
+					 &nvalid, err))
+		return false;
+	if (nvalid > 0)
+	{
+		gather_kernel<<<grid_for(nvalid, 256), 256, 0, state->stream>>>(
+			tmp->part_rows, tmp->keys_by_row, tmp->part_keys, nvalid);
+		CUDA_LAUNCHED("the gather kernel");
+	}
+	if (!sort_pairs(state, tmp->part_keys, state->d_inner_keys, tmp->part_rows,
+					state->d_inner_perm, nvalid, err))
+		return false;
+	if (ni > nvalid)
+	{
+		inner_tail_kernel<<<grid_for(ni - nvalid, 256), 256, 0, state->stream>>>(
+			tmp->part_rows, nvalid, ni, state->d_inner_keys, state->d_inner_perm);
+		CUDA_LAUNCHED("the inner tail kernel");
+	}
+	state->inner_valid = nvalid;
+
+	/* outer: OUTER_ALL rows, bounded rows by lower bound, empty rows */
+	if (no > 0)
+	{
+		device_columns(&state->outer, in->outer.ncols, &a.cols);
+		a.nrows = no;
+		outer_bound_kernel<<<grid_for(no, 256), 256, 0, state->stream>>>(a);
+		CUDA_LAUNCHED("the outer bounds kernel");
+	}
+	if (!select_rows(state, tmp->rows, a.flags[OUTER_ALL], state->d_outer_perm, no, false,
+					 tmp->num, &nall, err) ||
+		!select_rows(state, tmp->rows, a.flags[OUTER_BOUNDED], tmp->part_rows, no, false,
+					 tmp->num, &nbounded, err) ||
+		!select_rows(state, tmp->rows, a.flags[OUTER_EMPTY],
+					 state->d_outer_perm + nall + nbounded, no, false, tmp->num, &nempty, err))
+		return false;
+	if (nall + nbounded + nempty != no)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "outer rows were lost while sorting (%lld + %lld + %lld of %lld)",
+				 (long long) nall, (long long) nbounded, (long long) nempty, (long long) no);
+		return false;
+	}
+	if (nbounded > 0)
+	{
+		gather_kernel<<<grid_for(nbounded, 256), 256, 0, state->stream>>>(
+			tmp->part_rows, tmp->keys_by_row, tmp->part_keys, nbounded);
+		CUDA_LAUNCHED("the gather kernel");
+	}
+	if (!sort_pairs(state, tmp->part_keys, state->d_outer_lo + nall, tmp->part_rows,
+					state->d_outer_perm + nall, nbounded, err))
+		return false;
+	if (no > 0)
+	{
+		outer_finish_kernel<<<grid_for(no, 256), 256, 0, state->stream>>>(
+			state->d_outer_perm, tmp->his_by_row, nall, nbounded, no,
+			state->d_outer_status, state->d_outer_lo, state->d_outer_hi);
+		CUDA_LAUNCHED("the outer finish kernel");
+	}
+	state->outer_all = nall;
+
+	/* host copies for tile pruning */
+	state->h_inner_keys = (int64_t *) malloc(sizeof(int64_t) * max64(ni, 1));
+	state->h_outer_lo = (int64_t *) malloc(sizeof(int64_t) * max64(no, 1));
+	state->h_outer_hi = (int64_t *) malloc(sizeof(int64_t) * max64(no, 1));
+	state->h_outer_status = (uint8_t *) malloc(max64(no, 1));
+	if (state->h_inner_keys == NULL || state->h_outer_lo == NULL ||
+		state->h_outer_hi == NULL || state->h_outer_status == NULL)
+	{
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for the sorted keys of %lld x %lld rows",
+				 (long long) no, (long long) ni);
+		return false;
+	}
+	CUDA_TRY(cudaMemcpyAsync(state->h_inner_keys, state->d_inner_keys, sizeof(int64_t) * ni,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_outer_lo, state->d_outer_lo, sizeof(int64_t) * no,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_outer_hi, state->d_outer_hi, sizeof(int64_t) * no,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_outer_status, state->d_outer_status, no,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "sorting the join keys failed");
+
+	/* per-row scratch of a step */
+	state->step_cap = min64(SORTED_ROWS_PER_STEP, max64(no, 1));
+	CUDA_TRY(cudaMalloc((void **) &state->d_first, sizeof(uint32_t) * state->step_cap),
+			 "could not allocate device scratch memory");
+	CUDA_TRY(cudaMalloc((void **) &state->d_cand, sizeof(uint64_t) * (state->step_cap + 1)),
+			 "could not allocate device scratch memory");
+	CUDA_TRY(cudaMalloc((void **) &state->d_count, sizeof(uint64_t) * (state->step_cap + 1)),
+			 "could not allocate device scratch memory");
+	CUDA_TRY(cudaMalloc((void **) &state->d_cut, sizeof(uint64_t) * CUT_ENTRIES),
+			 "could not allocate device memory");
+	CUDA_TRY(cudaMallocHost((void **) &state->h_cut, sizeof(uint64_t) * CUT_ENTRIES),
+			 "could not allocate pinned host memory");
+	return true;
+}
+
+/*
+ * Put both sides in key order on the device (see the kernels above), and
+ * keep host copies of what tile pruning reads.
+ */
+static bool
+prepare_sorted(CudaJoinState *state, GjError *err)
+{
+	PrepareTemp tmp;
+	bool		ok;
+
+	memset(&tmp, 0, sizeof(tmp));
+	ok = prepare_sorted_work(state, &tmp, err);
+	/* nothing may still use the temporaries (a failure has synchronised) */
+	if (state->have_stream)
+		cudaStreamSynchronize(state->stream);
+	free_prepare_temp(&tmp);
+	(void) cudaGetLastError();
+	return ok;
+}
+
+/* As cpu_sorted_tile_can_match(), on the host copies of the sorted keys. */
+static bool
+sorted_tile_can_match(const CudaJoinState *state, const GjTile *tile)
+{
+	int64_t		valid_end = min64(tile->inner_end, state->inner_valid);
+	int64_t		kmin,
+				kmax,
+				p;
+
+	if (tile->inner_end <= tile->inner_begin)
+		return false;
+	for (p = tile->outer_begin; p < tile->outer_end; p++)
+	{
+		if (state->h_outer_status[p] == OUTER_ALL)
+			return true;
+		if (state->h_outer_status[p] == OUTER_BOUNDED)
+			break;
+	}
+	if (valid_end <= tile->inner_begin)
+		return false;
+	kmin = state->h_inner_keys[tile->inner_begin];
+	kmax = state->h_inner_keys[valid_end - 1];
+	/* bounded outer rows are sorted by lo: stop once lo passes kmax */
+	for (; p < tile->outer_end && state->h_outer_status[p] == OUTER_BOUNDED; p++)
+	{
+		if (state->h_outer_lo[p] > kmax)
+			break;
+		if (state->h_outer_hi[p] >= kmin)
+			return true;
+	}
+	return false;
+}
+
+static bool
+cuda_tile_can_match(void *arg, const GjTile *tile)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP)
+		return true;
+	return sorted_tile_can_match(state, tile);
+}
+
+/* ---------------------------------------------------------------------
+ * Sort-merge and hash: steps
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * One step of a sorted tile, count then write:
+ *
+ *	1. per step row, its candidates: a binary search of its bounds in the
+ *	   tile's sorted inner keys (every inner row of the tile for OUTER_ALL);
+ *	2. a scan of the candidates;
+ *	3. filtered (the device program must decide, or the step has OUTER_ALL
+ *	   rows): cut the rows at the work limit, evaluate every candidate pair,
+ *	   count matches per row, scan; unfiltered, every candidate is a match;
+ *	4. cut the rows at the match capacity (at a row boundary, exact), and
+ *	   write the pairs of that prefix.
+ *
+ * A step never mixes OUTER_ALL rows with bounded ones, so "filtered" is a
+ * property of the step.
+ */
+static bool
+sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+				GjMatches *matches, GjStats *stats, GjError *err)
+{
+	int64_t		o_begin = *outer_next;
+	int64_t		rows = min64(state->step_cap, tile->outer_end - o_begin);
+	bool		filter = state->input.filter_needed || o_begin < state->outer_all;
+	BoundsArgs	b;
+	PairArgs	a;
+	int64_t		k,
+				total,
+				pairs;
+
+	/* empty rows come last and have no candidates: the tile is done */
+	if (state->h_outer_status[o_begin] == OUTER_EMPTY)
+	{
+		*outer_next = tile->outer_end;
+		return true;
+	}
+	if (o_begin < state->outer_all)
+		rows = min64(rows, state->outer_all - o_begin);
+
+	CUDA_TRY(cudaEventRecord(state->events[EV_START], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
+			 "could not record a CUDA event");
+	b.status = state->d_outer_status;
+	b.lo = state->d_outer_lo;
+	b.hi = state->d_outer_hi;
+	b.inner_keys = state->d_inner_keys;
+	b.o_begin = o_begin;
+	b.nrows = rows;
+	b.inner_begin = tile->inner_begin;
+	b.inner_end = tile->inner_end;
+	b.valid_end = max64(min64(tile->inner_end, state->inner_valid), tile->inner_begin);
+	b.first = state->d_first;
+	b.cand = state->d_cand;
+	bounds_kernel<<<grid_for(rows + 1, 256), 256, 0, state->stream>>>(b);
+	CUDA_LAUNCHED("the bounds kernel");
+	if (!scan_counts(state, state->d_cand, rows + 1, err))
+		return false;
+
+	memset(&a, 0, sizeof(a));
+	a.program = state->program;
+	device_columns(&state->outer, state->input.outer.ncols, &a.outer);
+	device_columns(&state->inner, state->input.inner.ncols, &a.inner);
+	a.outer_perm = state->d_outer_perm;
+	a.inner_perm = state->d_inner_perm;
+	a.first = state->d_first;
+	a.cand_off = state->d_cand;
+	a.o_begin = o_begin;
+	a.nrows = rows;
+	a.filter = filter;
+	a.count = state->d_count;
+	a.cursor = (unsigned long long *) (state->d_cut + 5);
+	a.out_outer = state->d_out_outer;
+	a.out_inner = state->d_out_inner;
+	if (filter)
+	{
+		work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, rows,
+													 (uint64_t) SORTED_PAIRS_PER_STEP,
+													 state->d_cut);
+		CUDA_LAUNCHED("the work cut kernel");
+		CUDA_TRY(cudaMemsetAsync(state->d_count, 0, sizeof(uint64_t) * (rows + 1),
+								 state->stream),
+				 "could not clear device scratch memory");
+		a.npairs_at = state->d_cut + 1;
+		count_pairs_kernel<<<(unsigned) state->sm_count * SORTED_BLOCKS_PER_SM,
+			SORTED_BLOCK, 0, state->stream>>>(a);
+		CUDA_LAUNCHED("the pair count kernel");
+		if (!scan_counts(state, state->d_count, rows + 1, err))
+			return false;
+	}
+	sorted_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand,
+												  filter ? state->d_count : NULL, rows,
+												  (uint64_t) state->capacity, state->d_cut);
+	CUDA_LAUNCHED("the cut kernel");
+	CUDA_TRY(cudaMemcpyAsync(state->h_cut, state->d_cut, sizeof(uint64_t) * CUT_ENTRIES,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy the match count from the device");
+	CUDA_TRY(cudaEventRecord(state->events[EV_COUNTED], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "count kernel failed");
+	k = (int64_t) state->h_cut[2];
+	total = (int64_t) state->h_cut[3];
+	pairs = (int64_t) state->h_cut[4];
+	stats->bytes_from_device += sizeof(uint64_t) * CUT_ENTRIES;
+	stats->kernel_ms += event_ms(state, EV_UPLOADED, EV_COUNTED);
+	if (k < 1 || total > state->capacity || total > pairs)
+	{
+		/* cannot happen: one row has at most inner_rows <= capacity matches */
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "count kernel returned an invalid prefix (%lld rows, %lld matches, %lld pairs)",
+				 (long long) k, (long long) total, (long long) pairs);
+		return false;
+	}
+
+	if (total > 0)
+	{
+		if (!ensure_host_matches(state, total, err))
+			return false;
+		a.npairs = (uint64_t) pairs;
+		CUDA_TRY(cudaEventRecord(state->events[EV_WRITE], state->stream),
+				 "could not record a CUDA event");
+		write_pairs_kernel<<<grid_for(pairs, SORTED_BLOCK), SORTED_BLOCK, 0,
+			state->stream>>>(a);
+		CUDA_LAUNCHED("the pair write kernel");
+		CUDA_TRY(cudaEventRecord(state->events[EV_WRITTEN], state->stream),
+				 "could not record a CUDA event");
+		CUDA_TRY(cudaMemcpyAsync(state->h_out_outer, state->d_out_outer,
+								 sizeof(uint32_t) * total, cudaMemcpyDeviceToHost,
+								 state->stream),
+				 "could not copy matches from the device");
+		CUDA_TRY(cudaMemcpyAsync(state->h_out_inner, state->d_out_inner,
+								 sizeof(uint32_t) * total, cudaMemcpyDeviceToHost,
+								 state->stream),
+				 "could not copy matches from the device");
+		CUDA_TRY(cudaEventRecord(state->events[EV_DONE], state->stream),
+				 "could not record a CUDA event");
+		CUDA_TRY(cudaStreamSynchronize(state->stream), "write kernel failed");
+		stats->kernel_ms += event_ms(state, EV_WRITE, EV_WRITTEN);
+		stats->transfer_ms += event_ms(state, EV_WRITTEN, EV_DONE);
+		stats->bytes_from_device += 2 * sizeof(uint32_t) * total;
+	}
+
+	stats->pairs_evaluated += pairs;
+	stats->device_matches += total;
+	matches->outer_rows = state->h_out_outer;
+	matches->inner_rows = state->h_out_inner;
+	matches->count = total;
+	*outer_next = o_begin + k;
+	return true;
+}
+
 static bool
 cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 			  GjMatches *matches, GjStats *stats, GjError *err)
@@ -1033,6 +2142,9 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 				 (long long) state->capacity, (long long) inner_rows);
 		return false;
 	}
+
+	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
+		return sorted_run_step(state, tile, outer_next, matches, stats, err);
 
 	CUDA_TRY(cudaEventRecord(state->events[EV_START], state->stream),
 			 "could not record a CUDA event");
@@ -1139,13 +2251,12 @@ gj_cuda_bench_count(void *arg, const GjTile *tile, int64_t *nmatches,
 
 extern "C" bool gj_cuda_compiled = true;
 
-/* sortmerge and hash have no kernels yet: the executor runs them on cpu */
 extern "C" const GjBackend gj_cuda_backend = {
 	"cuda",
 	cuda_begin_join,
 	cuda_run_step,
 	cuda_end_join,
-	(1u << GJ_ALGO_NESTLOOP),
-	NULL,
-	NULL
+	(1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH),
+	cuda_tile_can_match,
+	NULL						/* agg_step: the executor reduces the pairs */
 };
