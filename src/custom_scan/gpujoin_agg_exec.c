@@ -332,6 +332,9 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	GpuJoinState *gjs = &gas->gj;
 	bool		backend_reduces;
 
+	/* the backend's aggregate fast path: range widths, no pair formed */
+	gjs->wants_agg_step = gjs->info.algorithm == GJ_ALGO_SORTMERGE &&
+		!gjs->info.filter_needed && gjs->host_qual == NULL;
 	if (gpujoin_prepare(gjs) != GJ_PHASE_RUN_STEP)
 		return;					/* an empty join */
 	gpujoin_agg_arg_columns(gas);

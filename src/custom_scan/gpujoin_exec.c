@@ -300,6 +300,16 @@ gpujoin_prepare(GpuJoinState *gjs)
 											gpujoin_algorithm_name(gjs->info.algorithm));
 			gjs->backend = &gj_cpu_backend;
 		}
+		else if (gjs->wants_agg_step && gjs->backend->agg_step == NULL)
+		{
+			/*
+			 * Counting and summing from range widths beats returning every
+			 * pair, however fast the device produces them.
+			 */
+			gjs->fallback_from = gjs->backend;
+			gjs->fallback_reason = psprintf("%s has no aggregate kernel", gjs->backend->name);
+			gjs->backend = &gj_cpu_backend;
+		}
 	}
 
 	if (gpujoin_device_memory_kb > 0)

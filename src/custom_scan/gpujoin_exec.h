@@ -67,6 +67,7 @@ typedef struct GpuJoinState
 	const GjBackend *backend;	/* chosen at the first execution */
 	const GjBackend *fallback_from; /* the join left this backend ... */
 	const char *fallback_reason;	/* ... for this reason */
+	bool		wants_agg_step; /* the aggregate node can reduce in a backend */
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	void	   *backend_state;

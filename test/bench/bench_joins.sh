@@ -83,3 +83,21 @@ row "band join vs native without index" "${BAND_SMALL} x ${BAND_SMALL}" "$BAND_S
 row "band join (GpuJoin at full size) vs native without index" "${BAND_N} vs ${BAND_SMALL}" "$BAND" "$BAND_S"
 row "theta join r.a > s.a, count(*)" "${THETA_N} x ${THETA_N}" "$THETA" "$THETA"
 row "equi-join sum(f.v * d.w)" "${FACT_N} x ${DIM_N}" "$EQUI" "$EQUI"
+NOAGG="$GPU; SET gpujoin.enable_aggregate = off"
+GPU="$NOAGG" row "band join, rows to Agg (no aggregate pushdown)" "${BAND_N} x ${BAND_N}" "$BAND" "$BAND_IDX"
+
+# where the GpuJoin time goes: the node's own clock (drain = reading both
+# inputs into host buffers; backend = sorting/searching/kernels incl.
+# transfers; the rest of the execution time is emitting rows and above)
+echo
+echo "Time breakdown of the GpuJoin plans (EXPLAIN ANALYZE, TIMING OFF):"
+for q in "$BAND" "$THETA" "$EQUI"; do
+	echo
+	echo "$q"
+	for settings in "$GPU" "$NOAGG"; do
+		[ "$q" = "$THETA" ] && [ "$settings" = "$NOAGG" ] && continue
+		psql -c "$settings" -c "EXPLAIN (ANALYZE, TIMING OFF) $q" |
+			grep -E 'Custom Scan|GPU Aggregates|Algorithm|Backend:|Drain Time|Backend Time|Transfer Time|Kernel Time|CUDA Init|Execution Time' |
+			sed -E 's/ +\(cost=[^)]*\)//; s/^ +/    /'
+	done
+done
