@@ -87,3 +87,22 @@ FROM unnest(ARRAY['step_error', 'step_oom']) AS fault,
 ORDER BY 1, 2;
 RESET gpujoin.debug_fault;
 SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b') AS result;
+
+-- gpujoin.max_host_memory: a join whose inputs would not fit is left to
+-- PostgreSQL, and one the planner underestimated ends with a clear ERROR
+SET gpujoin.max_host_memory = '1MB';
+CREATE TABLE t_hostmem AS SELECT g AS a FROM generate_series(1, 100000) g;
+ANALYZE t_hostmem;
+BEGIN;
+SELECT gj_force(true);
+SELECT gj_uses_gpujoin('SELECT x.a FROM t_hostmem x JOIN t_hostmem y ON x.a = y.a + 1') AS offered;
+SET LOCAL gpujoin.enable_aggregate = off;
+-- "a % 1 = 0" is estimated to keep 0.5% of the rows; it keeps them all
+-- (terse: the detail counts rows and bytes, which depend on the layout)
+\set VERBOSITY terse
+SELECT count(*) FROM t_hostmem x JOIN t_hostmem y ON x.a = y.a + 1
+WHERE x.a % 1 = 0 AND y.a % 1 = 0;
+\set VERBOSITY default
+ROLLBACK;
+RESET gpujoin.max_host_memory;
+SELECT gj_compare('SELECT x.a FROM t_hostmem x JOIN t_hostmem y ON x.a = y.a + 1') AS result;

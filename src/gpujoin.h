@@ -32,6 +32,7 @@ typedef enum GpuJoinDevice
 extern bool gpujoin_enabled;
 extern int	gpujoin_device;
 extern int	gpujoin_device_memory_kb;
+extern int	gpujoin_max_host_memory_kb;
 extern int	gpujoin_algorithm;
 extern double gpujoin_startup_cost;
 extern double gpujoin_row_cost;

@@ -30,6 +30,7 @@ void		_PG_init(void);
 bool		gpujoin_enabled = true;
 int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 int			gpujoin_device_memory_kb = 0;
+int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 
@@ -113,6 +114,12 @@ define_gucs(void)
 							"Device memory one GpuJoin may use for its tiles; 0 picks it from the device.",
 							"On the cpu backend this bounds the working set of one tile the same way.",
 							&gpujoin_device_memory_kb, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpujoin.max_host_memory",
+							"Host memory one GpuJoin may use to hold its two inputs.",
+							"GpuJoin cannot spill: a join whose inputs are estimated to need more is "
+							"left to PostgreSQL's plans, and one that needs more at execution ends with an ERROR.",
+							&gpujoin_max_host_memory_kb, 4 * 1024 * 1024, 1024, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpujoin.algorithm",
 							 "Join algorithm GpuJoin uses: auto, nestloop, sortmerge or hash.",

@@ -165,8 +165,10 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 }
 
 static void
-gpujoin_drain(PlanState *child, HostSideBuffer *buf)
+gpujoin_drain(PlanState *child, HostSideBuffer *buf, int64 other_side_bytes)
 {
+	int64		host_limit = (int64) gpujoin_max_host_memory_kb * 1024;
+
 	for (;;)
 	{
 		TupleTableSlot *slot;
@@ -176,6 +178,14 @@ gpujoin_drain(PlanState *child, HostSideBuffer *buf)
 		if (TupIsNull(slot))
 			break;
 		host_buffer_append(buf, slot);
+		if (unlikely(buf->bytes_stored + other_side_bytes > host_limit))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("GpuJoin inputs need more than gpujoin.max_host_memory (%d kB) of host memory",
+							gpujoin_max_host_memory_kb),
+					 errdetail("GpuJoin holds both inputs in memory; %lld rows of one input took %lld kB.",
+							   (long long) buf->nrows, (long long) (buf->bytes_stored / 1024)),
+					 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enabled to off for this query.")));
 	}
 	buf->complete = true;
 }
@@ -254,7 +264,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 	INSTR_TIME_SET_CURRENT(start);
 	if (!gjs->inner_buf.complete)
 	{
-		gpujoin_drain(gjs->inner_ps, &gjs->inner_buf);
+		gpujoin_drain(gjs->inner_ps, &gjs->inner_buf, gjs->outer_buf.bytes_stored);
 		gjs->inner_drained += gjs->inner_buf.nrows;
 	}
 
@@ -267,7 +277,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 		return GJ_PHASE_DONE;
 	if (!gjs->outer_buf.complete)
 	{
-		gpujoin_drain(gjs->outer_ps, &gjs->outer_buf);
+		gpujoin_drain(gjs->outer_ps, &gjs->outer_buf, gjs->inner_buf.bytes_stored);
 		gjs->outer_drained += gjs->outer_buf.nrows;
 	}
 	INSTR_TIME_SET_CURRENT(end);

@@ -202,6 +202,26 @@ native_full_join_exists(List *join_rinfos, RelOptInfo *outerrel, RelOptInfo *inn
 	return join_rinfos != NIL && all_mergeable;
 }
 
+/*
+ * Do both inputs fit gpujoin.max_host_memory, by the planner's estimate?
+ * GpuJoin holds them in memory (it cannot spill, as a hash join would), so
+ * a join that would not fit is left to PostgreSQL's own plans.  The
+ * executor enforces the limit too, should the estimate be wrong.
+ */
+static bool
+host_memory_fits(Path *outer_path, Path *inner_path)
+{
+	/* per row: the stored columns, null flags and key columns */
+	double		bytes = outer_path->rows * (outer_path->pathtarget->width + 24.0) +
+		inner_path->rows * (inner_path->pathtarget->width + 24.0);
+
+	if (bytes <= (double) gpujoin_max_host_memory_kb * 1024.0)
+		return true;
+	elog(DEBUG1, "GpuJoin: not offered: its inputs need about %.0f kB of host memory, more than gpujoin.max_host_memory (%d kB)",
+		 bytes / 1024.0, gpujoin_max_host_memory_kb);
+	return false;
+}
+
 /* A GpuJoin path over the given inputs; parallel_workers > 0 for a partial one. */
 static CustomPath *
 make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,
@@ -378,10 +398,13 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 						outer_path->pathtarget, inner_path->pathtarget))
 		return;
 
-	cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, device_rinfos,
-							  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
-							  info.algorithm, joinrel->rows, 0);
-	add_path(joinrel, &cpath->path);
+	if (host_memory_fits(outer_path, inner_path))
+	{
+		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, device_rinfos,
+								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
+								  info.algorithm, joinrel->rows, 0);
+		add_path(joinrel, &cpath->path);
+	}
 
 	/*
 	 * A partial path for parallel plans: each process drains its share of
@@ -411,6 +434,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 		}
 		if (inner_safe != NULL && outer_partial->param_info == NULL &&
 			outer_partial->parallel_workers > 0 &&
+			host_memory_fits(outer_partial, inner_safe) &&
 			vars_available(joinrel->reltarget->exprs, outer_partial->pathtarget,
 						   inner_safe->pathtarget) &&
 			vars_available(extract_actual_clauses(extra->restrictlist, false),
