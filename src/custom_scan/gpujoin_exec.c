@@ -72,6 +72,7 @@
 
 static TupleTableSlot *gpujoin_exec(CustomScanState *node);
 static void gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan);
+static void gpujoin_plan_direct_output(GpuJoinState *gjs, CustomScan *cscan);
 
 static const CustomExecMethods gpujoin_exec_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -177,6 +178,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
 					 gjs->info.inner_key_attnos, gjs->info.inner_key_types,
 					 inner_cols, ExecGetResultType(gjs->inner_ps));
+	gpujoin_plan_direct_output(gjs, cscan);
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
 	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
@@ -218,6 +220,55 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
 			gjs->npair_cols = n;
 	}
 	bms_free(pair_attrs);
+}
+
+/*
+ * Set direct_src when a pair's output row can be filled without a scan tuple:
+ * the node projects (its target list is not the scan tuple itself), every
+ * target entry is a plain scan column, the output slot is virtual, and no
+ * host qual or filter has to see the scan tuple first.
+ */
+static void
+gpujoin_plan_direct_output(GpuJoinState *gjs, CustomScan *cscan)
+{
+	PlanState  *ps = &gjs->css.ss.ps;
+	List	   *tlist = cscan->scan.plan.targetlist;
+	int		   *direct_src;
+	ListCell   *lc;
+	int			j = 0;
+
+	gjs->direct_src = NULL;
+	gjs->ndirect = 0;
+	if (ps->ps_ProjInfo == NULL || ps->ps_ResultTupleSlot == NULL ||
+		ps->ps_ResultTupleSlot->tts_ops != &TTSOpsVirtual ||
+		gjs->host_qual != NULL || gjs->filter_qual != NULL ||
+		list_length(tlist) != ps->ps_ResultTupleSlot->tts_tupleDescriptor->natts)
+		return;
+
+	direct_src = palloc(sizeof(int) * Max(list_length(tlist), 1));
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+		int			k;
+
+		if (!IsA(var, Var) || var->varno != INDEX_VAR || var->varlevelsup != 0 ||
+			var->varattno < 1 || var->varattno > gjs->nscan)
+		{
+			pfree(direct_src);
+			return;
+		}
+		/* target list columns are among the first npair_cols */
+		for (k = 0; k < gjs->npair_cols; k++)
+		{
+			if (gjs->scan_src[k].scanpos == var->varattno - 1)
+				break;
+		}
+		Assert(k < gjs->npair_cols);
+		direct_src[j++] = k;
+	}
+	gjs->direct_src = direct_src;
+	gjs->ndirect = j;
 }
 
 static void
@@ -565,6 +616,25 @@ gpujoin_form_pair_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
 	ExecStoreVirtualTuple(scan);
 }
 
+/* A pair's output row, filled from the stored arrays (see direct_src). */
+static inline TupleTableSlot *
+gpujoin_form_direct_output(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	TupleTableSlot *result = gjs->css.ss.ps.ps_ResultTupleSlot;
+	int			j;
+
+	ExecClearTuple(result);
+	for (j = 0; j < gjs->ndirect; j++)
+	{
+		const GjScanColumn *src = &gjs->scan_src[gjs->direct_src[j]];
+		int64		row = src->outer ? outer_row : inner_row;
+
+		result->tts_values[j] = src->values[row];
+		result->tts_isnull[j] = src->isnull != NULL && src->isnull[row];
+	}
+	return ExecStoreVirtualTuple(result);
+}
+
 /* Ask the cache for the stored columns of a pair that will be formed soon. */
 static inline void
 gpujoin_prefetch_pair(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
@@ -734,6 +804,19 @@ gpujoin_exec(CustomScanState *node)
 					{
 						gjs->pairs_skipped++;
 						continue;
+					}
+
+					/* the common case: nothing to evaluate on the host */
+					if (gjs->direct_src != NULL && !(outer_row & GJ_PAIR_RECHECK))
+					{
+						if (gjs->outer_matched != NULL)
+							match_flag_set(gjs->outer_matched, outer_pos);
+						if (gjs->inner_matched != NULL)
+							match_flag_set(gjs->inner_matched, inner_row);
+						if (!gjs->emit_pairs)
+							continue;
+						gjs->rows_returned++;
+						return gpujoin_form_direct_output(gjs, outer_pos, inner_row);
 					}
 					ResetExprContext(econtext);
 					gpujoin_form_pair_tuple(gjs, outer_pos, inner_row);

@@ -81,6 +81,15 @@ typedef struct GpuJoinState
 	GjScanColumn *scan_src;
 	int			npair_cols;
 
+	/*
+	 * When the target list is plain scan columns and no host qual or filter
+	 * reads the scan tuple, a pair's output row is filled straight from the
+	 * stored arrays: output column j from scan_src[direct_src[j]], no scan
+	 * tuple and no ExecProject.  NULL otherwise.
+	 */
+	int		   *direct_src;
+	int			ndirect;
+
 	MemoryContext join_cxt;
 	MemoryContextCallback cleanup;
 	HostSideBuffer outer_buf;
