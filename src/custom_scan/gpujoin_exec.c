@@ -14,7 +14,9 @@
  *			  scan tuple from the stored columns, evaluate the host quals
  *			  (and, for pairs the device flagged, the device quals); a pair
  *			  that passes is a match: set the match flags of its rows, then
- *			  apply the join's filter and project
+ *			  apply the join's filter and project.  With nothing to evaluate
+ *			  on the host, the output row is filled straight from the
+ *			  stored columns instead (see gpujoin_plan_direct_output)
  *	EMIT_UNMATCHED  after the last tile, for outer joins: each row of a
  *			  preserved side whose match flag is clear, with NULLs in the
  *			  other side's columns, through the filter, projected
