@@ -6,9 +6,12 @@
 # installed), loads an equi-join fact x dim, and runs queries whose GpuJoin
 # returns every joined row to a native aggregate above it
 # (gpujoin.enable_aggregate = off, so the join itself does not aggregate).
-# Each query runs RUNS times timed by psql's \timing; the table shows the
-# median, and the Drain Time that EXPLAIN (ANALYZE, TIMING OFF) reports for
-# one more run, plus the native plan (gpujoin.enabled = off) for reference.
+# Each query runs RUNS times in one session after a warm-up run; the table
+# shows the median wall time (psql's \timing), the least CPU time of the
+# backend (from /proc/PID/schedstat: steadier than wall time on a shared
+# machine), the Drain Time that EXPLAIN (ANALYZE, TIMING OFF) reports, and the
+# native plan's median wall time (gpujoin.enabled = off, parallel workers as
+# configured) for reference.
 #
 #   FACT_N rows (default 1M) x DIM_N rows (default 100k), every fact row
 #   matches one dim row
@@ -28,7 +31,7 @@ psql() { "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
 psql <<SQL
 CREATE EXTENSION IF NOT EXISTS gpujoin;
-SELECT setseed(0.42);
+SELECT setseed(0.42) \\g /dev/null
 CREATE TABLE f AS SELECT g AS id, (random() * ($DIM_N - 1))::int AS k, (g % 100)::float8 AS v,
   CASE WHEN g % 10 = 0 THEN NULL ELSE g % 7 END AS n
   FROM generate_series(1, $FACT_N) g;
@@ -37,14 +40,29 @@ CREATE TABLE d AS SELECT g AS k, (g % 10)::float8 AS w, 'name ' || g AS name
 VACUUM ANALYZE;
 SQL
 
-# time_query SETTINGS QUERY -> median milliseconds of RUNS runs
+# time_query SETTINGS QUERY -> "median wall ms, least backend CPU ms" of RUNS
+# runs in one session, after a warm-up run
 time_query() {
-	local settings=$1 query=$2 i t times=()
+	local settings=$1 query=$2 pid line i c0 c1 t0 t1 walls=() cpus=()
+	coproc PQ { psql -At 2>&1; }
+	echo "SELECT pg_backend_pid(); $settings; $query; SELECT 'done';" >&"${PQ[1]}"
+	read -r pid <&"${PQ[0]}"
+	while read -r line <&"${PQ[0]}" && [ "$line" != done ]; do :; done
 	for i in $(seq "$RUNS"); do
-		t=$(psql -c "$settings" -c '\timing on' -c "$query" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
-		times+=("$t")
+		c0=$(cut -d' ' -f1 "/proc/$pid/schedstat")
+		t0=$(date +%s%N)
+		echo "$query; SELECT 'done';" >&"${PQ[1]}"
+		while read -r line <&"${PQ[0]}" && [ "$line" != done ]; do :; done
+		t1=$(date +%s%N)
+		c1=$(cut -d' ' -f1 "/proc/$pid/schedstat")
+		walls+=("$(((t1 - t0) / 1000))")
+		cpus+=("$(((c1 - c0) / 1000))")
 	done
-	printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+	exec {PQ[1]}>&-
+	wait "$PQ_PID" 2>/dev/null || true
+	printf '%s, %s' \
+		"$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] / 1000}')" \
+		"$(printf '%s\n' "${cpus[@]}" | sort -n | awk 'NR == 1 {printf "%.1f", $1 / 1000}')"
 }
 # drain_ms SETTINGS QUERY -> GpuJoin's Drain Time
 drain_ms() {
@@ -54,10 +72,11 @@ drain_ms() {
 
 GPU="SET gpujoin.enabled = on; SET gpujoin.enable_aggregate = off; SET max_parallel_workers_per_gather = 0; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off"
 NATIVE="SET gpujoin.enabled = off"
+# the wall time of a parallel plan includes its workers; its cpu time does not
 
-echo "fact $FACT_N rows x dim $DIM_N rows; $FACT_N joined rows per query; median of $RUNS runs"
+echo "fact $FACT_N rows x dim $DIM_N rows; $FACT_N joined rows per query; RUNS = $RUNS"
 echo
-echo "| query | GpuJoin ms | drain ms | native ms |"
+echo "| query | GpuJoin wall ms, cpu ms | drain ms | native wall ms, cpu ms |"
 echo "| --- | --- | --- | --- |"
 row() {
 	local name=$1 q=$2
@@ -66,6 +85,6 @@ row() {
 row "sum(f.v * d.w)" "SELECT sum(f.v * d.w) FROM f JOIN d ON f.k = d.k"
 row "count(*)" "SELECT count(*) FROM f JOIN d ON f.k = d.k"
 row "sum(length(d.name)) (by-ref)" "SELECT sum(length(d.name)) FROM f JOIN d ON f.k = d.k"
-row "host qual d.name <> 'x'" "SELECT count(*) FROM f JOIN d ON f.k = d.k AND d.name::text <> f.n::text"
+row "host qual d.name <> f.n::text" "SELECT count(*) FROM f JOIN d ON f.k = d.k AND d.name::text <> f.n::text"
 row "left join, count(d.w)" "SELECT count(d.w) FROM f LEFT JOIN d ON f.k = d.k AND d.w > 4"
 row "semi join" "SELECT count(*) FROM d WHERE EXISTS (SELECT 1 FROM f WHERE f.k = d.k)"
