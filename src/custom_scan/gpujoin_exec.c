@@ -14,7 +14,9 @@
  *			  scan tuple from the stored columns, evaluate the host quals
  *			  (and, for pairs the device flagged, the device quals); a pair
  *			  that passes is a match: set the match flags of its rows, then
- *			  apply the join's filter and project
+ *			  apply the join's filter and project.  With nothing to evaluate
+ *			  on the host, the output row is filled straight from the
+ *			  stored columns instead (see gpujoin_plan_direct_output)
  *	EMIT_UNMATCHED  after the last tile, for outer joins: each row of a
  *			  preserved side whose match flag is clear, with NULLs in the
  *			  other side's columns, through the filter, projected
@@ -39,9 +41,11 @@
  */
 #include "postgres.h"
 
+#include "access/sysattr.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
@@ -53,7 +57,24 @@
 /* Smallest budget a join that ran out of device memory is retried with. */
 #define MIN_RETRY_BUDGET		((int64) 1024 * 1024)
 
+/*
+ * EMIT reads the stored columns of the pair this many pairs ahead into the
+ * cache.  The pairs of a hash or sort-merge step come in key order, so their
+ * rows are scattered over the drained arrays and, without the prefetch,
+ * forming the scan tuple waits on a cache miss per column (see
+ * test/bench/bench_emit.sh).
+ */
+#define EMIT_PREFETCH_DISTANCE	16
+
+#if defined(__GNUC__) || defined(__clang__)
+#define gj_prefetch(addr)		__builtin_prefetch(addr)
+#else
+#define gj_prefetch(addr)		((void) 0)
+#endif
+
 static TupleTableSlot *gpujoin_exec(CustomScanState *node);
+static void gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan);
+static void gpujoin_plan_direct_output(GpuJoinState *gjs, CustomScan *cscan);
 
 static const CustomExecMethods gpujoin_exec_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -128,6 +149,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	gjs->nscan = list_length(gjs->info.scan_sides);
 	gjs->scan_sides = palloc(sizeof(int) * Max(gjs->nscan, 1));
 	gjs->scan_cols = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	gjs->scan_src = palloc0(sizeof(GjScanColumn) * Max(gjs->nscan, 1));
 	forboth(ls, gjs->info.scan_sides, la, gjs->info.scan_attnos)
 	{
 		List	  **cols = lfirst_int(ls) == GJ_SIDE_OUTER ? &outer_cols : &inner_cols;
@@ -148,6 +170,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 		gjs->scan_cols[k] = pos;
 		k++;
 	}
+	gpujoin_order_scan_columns(gjs, cscan);
 
 	gjs->join_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuJoin",
 										  ALLOCSET_DEFAULT_SIZES);
@@ -157,11 +180,97 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
 					 gjs->info.inner_key_attnos, gjs->info.inner_key_types,
 					 inner_cols, ExecGetResultType(gjs->inner_ps));
+	gpujoin_plan_direct_output(gjs, cscan);
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
 	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
 
 	gjs->phase = GJ_PHASE_DRAIN;
+}
+
+/*
+ * Order scan_src: first the scan columns that every emitted pair needs (read
+ * by the target list, the host quals or the filter), then those that only
+ * the recheck quals read.  The plan's expressions refer to the scan tuple as
+ * INDEX_VAR.
+ */
+static void
+gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
+{
+	Bitmapset  *pair_attrs = NULL;
+	int			n = 0;
+	int			pass;
+	int			k;
+
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, INDEX_VAR, &pair_attrs);
+	pull_varattnos(linitial(cscan->custom_exprs), INDEX_VAR, &pair_attrs);
+	pull_varattnos(lfourth(cscan->custom_exprs), INDEX_VAR, &pair_attrs);
+	for (pass = 0; pass < 2; pass++)
+	{
+		for (k = 0; k < gjs->nscan; k++)
+		{
+			bool		every_pair = bms_is_member(k + 1 - FirstLowInvalidHeapAttributeNumber,
+												   pair_attrs);
+
+			if (every_pair != (pass == 0))
+				continue;
+			gjs->scan_src[n].scanpos = k;
+			gjs->scan_src[n].outer = gjs->scan_sides[k] == GJ_SIDE_OUTER;
+			n++;
+		}
+		if (pass == 0)
+			gjs->npair_cols = n;
+	}
+	bms_free(pair_attrs);
+}
+
+/*
+ * Set direct_src when a pair's output row can be filled without a scan tuple:
+ * the node projects (its target list is not the scan tuple itself), every
+ * target entry is a plain scan column, the output slot is virtual, and no
+ * host qual or filter has to see the scan tuple first.
+ */
+static void
+gpujoin_plan_direct_output(GpuJoinState *gjs, CustomScan *cscan)
+{
+	PlanState  *ps = &gjs->css.ss.ps;
+	List	   *tlist = cscan->scan.plan.targetlist;
+	int		   *direct_src;
+	ListCell   *lc;
+	int			j = 0;
+
+	gjs->direct_src = NULL;
+	gjs->ndirect = 0;
+	if (ps->ps_ProjInfo == NULL || ps->ps_ResultTupleSlot == NULL ||
+		ps->ps_ResultTupleSlot->tts_ops != &TTSOpsVirtual ||
+		gjs->host_qual != NULL || gjs->filter_qual != NULL ||
+		list_length(tlist) != ps->ps_ResultTupleSlot->tts_tupleDescriptor->natts)
+		return;
+
+	direct_src = palloc(sizeof(int) * Max(list_length(tlist), 1));
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+		int			k;
+
+		if (!IsA(var, Var) || var->varno != INDEX_VAR || var->varlevelsup != 0 ||
+			var->varattno < 1 || var->varattno > gjs->nscan)
+		{
+			pfree(direct_src);
+			return;
+		}
+		/* target list columns are among the first npair_cols */
+		for (k = 0; k < gjs->npair_cols; k++)
+		{
+			if (gjs->scan_src[k].scanpos == var->varattno - 1)
+				break;
+		}
+		Assert(k < gjs->npair_cols);
+		direct_src[j++] = k;
+	}
+	gjs->direct_src = direct_src;
+	gjs->ndirect = j;
 }
 
 static void
@@ -188,6 +297,30 @@ gpujoin_drain(PlanState *child, HostSideBuffer *buf, int64 other_side_bytes)
 					 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enabled to off for this query.")));
 	}
 	buf->complete = true;
+}
+
+/*
+ * Point each scan column at the arrays it is read from; called once both
+ * inputs are drained, when the arrays no longer move.
+ */
+static void
+gpujoin_resolve_scan_columns(GpuJoinState *gjs)
+{
+	int			k;
+
+	for (k = 0; k < gjs->nscan; k++)
+	{
+		GjScanColumn *src = &gjs->scan_src[k];
+		HostSideBuffer *buf = src->outer ? &gjs->outer_buf : &gjs->inner_buf;
+		HostDatumColumn *col = buf->cols + gjs->scan_cols[src->scanpos];
+
+		src->values = col->values;
+		/* a column without NULLs is not read there: one cache miss less */
+		src->isnull = col->has_nulls ? col->isnull : NULL;
+		/* NULL until a recheck fills it, never a stale pointer */
+		if (k >= gjs->npair_cols)
+			gjs->css.ss.ss_ScanTupleSlot->tts_isnull[src->scanpos] = true;
+	}
 }
 
 /* Turn a backend failure into an ERROR a DBA can act on. */
@@ -283,6 +416,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->drain_ms += INSTR_TIME_GET_MILLISEC(end);
+	gpujoin_resolve_scan_columns(gjs);
 
 	/* every rescan starts with no row matched */
 	if (gjs->fill_outer || gjs->once_per_outer)
@@ -455,24 +589,84 @@ gpujoin_run_step(GpuJoinState *gjs)
 	return true;
 }
 
-/* Fill the scan tuple from the stored columns of one pair. */
-void
-gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+/* Copy scan_src[from .. to - 1] of one pair into the scan tuple. */
+static inline void
+gpujoin_fill_columns(GpuJoinState *gjs, int from, int to,
+					 int64 outer_row, int64 inner_row)
 {
 	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
 	int			k;
 
-	ExecClearTuple(scan);
-	for (k = 0; k < gjs->nscan; k++)
+	for (k = from; k < to; k++)
 	{
-		bool		outer = gjs->scan_sides[k] == GJ_SIDE_OUTER;
-		HostDatumColumn *col = (outer ? gjs->outer_buf.cols : gjs->inner_buf.cols) + gjs->scan_cols[k];
-		int64		row = outer ? outer_row : inner_row;
+		const GjScanColumn *src = &gjs->scan_src[k];
+		int64		row = src->outer ? outer_row : inner_row;
 
-		scan->tts_values[k] = col->values[row];
-		scan->tts_isnull[k] = col->isnull[row];
+		scan->tts_values[src->scanpos] = src->values[row];
+		scan->tts_isnull[src->scanpos] = src->isnull != NULL && src->isnull[row];
 	}
+}
+
+/* Fill the whole scan tuple from the stored columns of one pair. */
+void
+gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(scan);
+	gpujoin_fill_columns(gjs, 0, gjs->nscan, outer_row, inner_row);
 	ExecStoreVirtualTuple(scan);
+}
+
+/*
+ * Fill the columns of the scan tuple that every pair needs; the others keep
+ * whatever they held (valid values of earlier pairs, or NULLs), and nothing
+ * reads them unless gpujoin_fill_columns fills them for a recheck.
+ */
+static inline void
+gpujoin_form_pair_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(scan);
+	gpujoin_fill_columns(gjs, 0, gjs->npair_cols, outer_row, inner_row);
+	ExecStoreVirtualTuple(scan);
+}
+
+/* A pair's output row, filled from the stored arrays (see direct_src). */
+static inline TupleTableSlot *
+gpujoin_form_direct_output(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	TupleTableSlot *result = gjs->css.ss.ps.ps_ResultTupleSlot;
+	int			j;
+
+	ExecClearTuple(result);
+	for (j = 0; j < gjs->ndirect; j++)
+	{
+		const GjScanColumn *src = &gjs->scan_src[gjs->direct_src[j]];
+		int64		row = src->outer ? outer_row : inner_row;
+
+		result->tts_values[j] = src->values[row];
+		result->tts_isnull[j] = src->isnull != NULL && src->isnull[row];
+	}
+	return ExecStoreVirtualTuple(result);
+}
+
+/* Ask the cache for the stored columns of a pair that will be formed soon. */
+static inline void
+gpujoin_prefetch_pair(GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	int			k;
+
+	for (k = 0; k < gjs->npair_cols; k++)
+	{
+		const GjScanColumn *src = &gjs->scan_src[k];
+		int64		row = src->outer ? outer_row : inner_row;
+
+		gj_prefetch(&src->values[row]);
+		if (src->isnull != NULL)
+			gj_prefetch(&src->isnull[row]);
+	}
 }
 
 /*
@@ -607,6 +801,14 @@ gpujoin_exec(CustomScanState *node)
 					uint32		inner_row = gjs->matches.inner_rows[gjs->match_pos];
 					int64		outer_pos = outer_row & GJ_PAIR_ROW_MASK;
 
+					if (gjs->match_pos + EMIT_PREFETCH_DISTANCE < gjs->matches.count)
+					{
+						int64		ahead = gjs->match_pos + EMIT_PREFETCH_DISTANCE;
+
+						gpujoin_prefetch_pair(gjs,
+											  gjs->matches.outer_rows[ahead] & GJ_PAIR_ROW_MASK,
+											  gjs->matches.inner_rows[ahead]);
+					}
 					gjs->match_pos++;
 					CHECK_FOR_INTERRUPTS();
 
@@ -620,8 +822,21 @@ gpujoin_exec(CustomScanState *node)
 						gjs->pairs_skipped++;
 						continue;
 					}
+
+					/* the common case: nothing to evaluate on the host */
+					if (gjs->direct_src != NULL && !(outer_row & GJ_PAIR_RECHECK))
+					{
+						if (gjs->outer_matched != NULL)
+							match_flag_set(gjs->outer_matched, outer_pos);
+						if (gjs->inner_matched != NULL)
+							match_flag_set(gjs->inner_matched, inner_row);
+						if (!gjs->emit_pairs)
+							continue;
+						gjs->rows_returned++;
+						return gpujoin_form_direct_output(gjs, outer_pos, inner_row);
+					}
 					ResetExprContext(econtext);
-					gpujoin_form_scan_tuple(gjs, outer_pos, inner_row);
+					gpujoin_form_pair_tuple(gjs, outer_pos, inner_row);
 					econtext->ecxt_scantuple = node->ss.ss_ScanTupleSlot;
 
 					/*
@@ -632,6 +847,8 @@ gpujoin_exec(CustomScanState *node)
 					if (outer_row & GJ_PAIR_RECHECK)
 					{
 						gjs->host_rechecks++;
+						gpujoin_fill_columns(gjs, gjs->npair_cols, gjs->nscan,
+											 outer_pos, inner_row);
 						if (!ExecQual(gjs->recheck_qual, econtext))
 							continue;
 					}

@@ -22,6 +22,20 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_DONE
 } GpuJoinPhase;
 
+/*
+ * Where one scan tuple column comes from, resolved to the stored arrays so
+ * that forming a pair's scan tuple is two loads per column.  The arrays are
+ * valid from the end of the drain until the next rescan (they do not move
+ * meanwhile).
+ */
+typedef struct GjScanColumn
+{
+	const Datum *values;
+	const bool *isnull;			/* NULL when the column has no NULLs */
+	int			scanpos;		/* column of the scan tuple */
+	bool		outer;			/* indexed by the outer row, else the inner */
+} GjScanColumn;
+
 typedef struct GpuJoinState
 {
 	CustomScanState css;
@@ -56,6 +70,25 @@ typedef struct GpuJoinState
 	int			nscan;
 	int		   *scan_sides;
 	int		   *scan_cols;
+
+	/*
+	 * The same columns, resolved to their arrays once the inputs are
+	 * drained.  The first npair_cols are those the target list, the host
+	 * quals or the filter read, which every emitted pair needs; the others
+	 * only the device quals read, so only a pair the device flagged for a
+	 * recheck needs them.
+	 */
+	GjScanColumn *scan_src;
+	int			npair_cols;
+
+	/*
+	 * When the target list is plain scan columns and no host qual or filter
+	 * reads the scan tuple, a pair's output row is filled straight from the
+	 * stored arrays: output column j from scan_src[direct_src[j]], no scan
+	 * tuple and no ExecProject.  NULL otherwise.
+	 */
+	int		   *direct_src;
+	int			ndirect;
 
 	MemoryContext join_cxt;
 	MemoryContextCallback cleanup;

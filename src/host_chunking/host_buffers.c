@@ -79,6 +79,7 @@ host_buffer_reset(HostSideBuffer *buf)
 	{
 		buf->cols[i].values = NULL;
 		buf->cols[i].isnull = NULL;
+		buf->cols[i].has_nulls = false;
 	}
 }
 
@@ -204,7 +205,10 @@ host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 
 		col->isnull[row] = isnull;
 		if (isnull)
+		{
 			col->values[row] = (Datum) 0;
+			col->has_nulls = true;
+		}
 		else if (col->byval)
 			col->values[row] = value;
 		else

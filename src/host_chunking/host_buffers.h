@@ -34,6 +34,7 @@ typedef struct HostDatumColumn
 	int16		typlen;
 	Datum	   *values;			/* by-reference values point into the arena */
 	bool	   *isnull;
+	bool		has_nulls;		/* some isnull[] is true */
 } HostDatumColumn;
 
 typedef struct HostSideBuffer
