@@ -48,7 +48,7 @@ else
 OBJS += src/kernels/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates types_text
 REGRESS_OPTS = --load-extension=gpujoin
 
 PG_CPPFLAGS = -I$(srcdir)/src
