@@ -115,6 +115,16 @@ ORDER BY algo, mem, q;
 RESET gpujoin.algorithm;
 RESET gpujoin.device_memory;
 
+-- rescans: the hashed key columns are filled again from a side drained again
+SELECT gj_compare('
+    SELECT o.id, (SELECT count(*) FROM (SELECT * FROM t_txt WHERE a > o.a) x
+                  JOIN t_txt y ON x.t = y.t AND x.c = y.c) AS n
+    FROM t_txt o WHERE o.id % 10 = 1') AS result;
+SELECT gj_compare('
+    SELECT o.id, (SELECT count(*) FROM t_txt x JOIN t_txt y ON x.u = y.u
+                  WHERE x.b = o.b) AS n
+    FROM t_txt o WHERE o.id % 10 = 2') AS result;
+
 -- errors: a qual next to the equality is evaluated only on pairs whose keys
 -- are equal, as in PostgreSQL's hash join (no such pair in the first query:
 -- no error; the second raises PostgreSQL's error)
