@@ -283,11 +283,13 @@ static Var *plain_var(Node *node);
  * without trailing spaces, text's (and varchar's, which is text's) compare
  * and hash the bytes.
  */
-static const struct
+typedef struct HashedEquality
 {
-	Oid			eqfunc;
-	Oid			hashfunc;
-}			hashed_equalities[] = {
+	Oid			eqfunc;			/* the operator's function */
+	Oid			hashfunc;		/* extended hash function of its opfamily */
+} HashedEquality;
+
+static const HashedEquality hashed_equalities[] = {
 	{F_TEXTEQ, F_HASHTEXTEXTENDED},
 	{F_BPCHAREQ, F_HASHBPCHAREXTENDED},
 	{F_UUID_EQ, F_UUID_HASH_EXTENDED},
