@@ -99,6 +99,11 @@ typedef struct GpuJoinPlanInfo
 	List	   *outer_key_types;	/* GjType of each */
 	List	   *inner_key_attnos;
 	List	   *inner_key_types;
+	/* hashed key columns: hash function and collation, else InvalidOid */
+	List	   *outer_key_hashfuncs;	/* OID lists */
+	List	   *outer_key_collations;
+	List	   *inner_key_hashfuncs;
+	List	   *inner_key_collations;
 	List	   *scan_sides;
 	List	   *scan_attnos;
 	GjProgram	program;
@@ -113,7 +118,8 @@ typedef struct DeviceCompileContext
 {
 	Relids		outer_relids;
 	Relids		inner_relids;
-	List	   *outer_vars;		/* Vars loaded from the outer side, in column order */
+	List	   *outer_vars;		/* Vars loaded from the outer side, in column order,
+								 * or hashfunc(Var, 0) for a hashed column */
 	List	   *inner_vars;
 	GjProgram	program;
 	int			depth;			/* current stack depth */
@@ -126,6 +132,8 @@ extern void device_compile_init(DeviceCompileContext *cxt,
 extern bool device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
 extern int	device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program);
 extern int	device_type_of(Oid typid);
+extern bool device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual);
+extern Var *key_column_var(Node *key, Oid *hashfunc, Oid *collation);
 extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
@@ -144,6 +152,7 @@ extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   GpuJoinPlanInfo *info);
 extern int	child_attno(Plan *child, Var *var);
 extern void key_columns(List *vars, Plan *child, List **attnos, List **types);
+extern void key_column_hashes(List *vars, List **hashfuncs, List **collations);
 
 /* custom_scan/gpujoin_agg_path.c */
 extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
@@ -158,7 +167,7 @@ extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
  * GPUJOIN_PRIVATE_LENGTH entries; the aggregate node appends its own after
  * them.
  */
-#define GPUJOIN_PRIVATE_LENGTH 6
+#define GPUJOIN_PRIVATE_LENGTH 7
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
 extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 

@@ -11,15 +11,29 @@
  * (the built-in pg_proc entries behind the operators), never by name, so a
  * user-defined operator that happens to be spelled "<" stays on the host.
  *
+ * Equality of text, varchar, bpchar, uuid and bytea columns is compiled as
+ * an equality of 64-bit hashes: the host hashes each key value while it
+ * drains the input (with the extended hash function of the operator's hash
+ * opfamily and the operator's collation), and the device compares the
+ * hashes as int8.  Equal values have equal hashes, so the device never
+ * rejects a pair the operator accepts; a pair whose hashes collide is
+ * rejected by the host, which evaluates the qual exactly as well (see
+ * device_qual_is_hashed and gpujoin_classify_quals).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/hash.h"
+#include "catalog/pg_amop.h"
 #include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/catcache.h"
 #include "utils/date.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "gpujoin.h"
@@ -220,7 +234,7 @@ emit(DeviceCompileContext *cxt, int op, int type, int arg, int64 imm, int stack_
 
 /* Column number of a Var on its side, adding it to the side's key columns. */
 static int
-key_column(List **vars, Var *var)
+key_column(List **vars, Node *var)
 {
 	ListCell   *lc;
 	int			i = 0;
@@ -259,6 +273,156 @@ const_bits(Const *con, int type)
 	}
 }
 
+static Var *plain_var(Node *node);
+
+/*
+ * The equality operators whose operands the host hashes for the device, and
+ * the extended (64-bit) hash function of each one's hash opfamily.  Each
+ * equality is plain byte or code comparison under a deterministic
+ * collation, so equal values always hash alike: bpchar's compares and hashes
+ * without trailing spaces, text's (and varchar's, which is text's) compare
+ * and hash the bytes.
+ */
+typedef struct HashedEquality
+{
+	Oid			eqfunc;			/* the operator's function */
+	Oid			hashfunc;		/* extended hash function of its opfamily */
+} HashedEquality;
+
+static const HashedEquality hashed_equalities[] = {
+	{F_TEXTEQ, F_HASHTEXTEXTENDED},
+	{F_BPCHAREQ, F_HASHBPCHAREXTENDED},
+	{F_UUID_EQ, F_UUID_HASH_EXTENDED},
+	{F_BYTEAEQ, F_HASHVARLENAEXTENDED},
+};
+
+/*
+ * The extended hash function of the hash opfamily that holds the equality
+ * operator opno, or InvalidOid.  get_op_hash_functions() first: it declines
+ * operators without hash support, and cross-type members, whose two sides
+ * would hash differently.
+ */
+static Oid
+extended_hash_function(Oid opno)
+{
+	RegProcedure lhs;
+	RegProcedure rhs;
+	CatCList   *catlist;
+	Oid			result = InvalidOid;
+	int			i;
+
+	if (!get_op_hash_functions(opno, &lhs, &rhs) || lhs != rhs)
+		return InvalidOid;
+	catlist = SearchSysCacheList1(AMOPOPID, ObjectIdGetDatum(opno));
+	for (i = 0; i < catlist->n_members; i++)
+	{
+		Form_pg_amop aform = (Form_pg_amop) GETSTRUCT(&catlist->members[i]->tuple);
+
+		if (aform->amopmethod == HASH_AM_OID &&
+			aform->amopstrategy == HTEqualStrategyNumber &&
+			aform->amoplefttype == aform->amoprighttype)
+		{
+			result = get_opfamily_proc(aform->amopfamily, aform->amoplefttype,
+									   aform->amoplefttype, HASHEXTENDED_PROC);
+			break;
+		}
+	}
+	ReleaseSysCacheList(catlist);
+	return result;
+}
+
+/*
+ * If expr is "outer Var = inner Var" (either order, through binary
+ * relabelling) with one of the hashed_equalities[] under a deterministic
+ * collation, set the key expressions of the two sides: the hash of each Var,
+ * hashfunc(var, 0) with the operator's collation.  These are what the key
+ * column lists hold for hashed columns, so that one Var hashed under two
+ * collations or functions makes two columns.
+ */
+static bool
+match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
+					  FuncExpr **outer_key, FuncExpr **inner_key)
+{
+	OpExpr	   *op = (OpExpr *) expr;
+	Var		   *a,
+			   *b;
+	Oid			hashfunc = InvalidOid;
+	int			i;
+
+	if (expr == NULL || !IsA(expr, OpExpr) || list_length(op->args) != 2)
+		return false;
+	set_opfuncid(op);
+	for (i = 0; i < lengthof(hashed_equalities); i++)
+	{
+		if (hashed_equalities[i].eqfunc == op->opfuncid)
+			hashfunc = hashed_equalities[i].hashfunc;
+	}
+	if (!OidIsValid(hashfunc))
+		return false;
+	a = plain_var(linitial(op->args));
+	b = plain_var(lsecond(op->args));
+	if (a == NULL || b == NULL || a->varlevelsup != 0 || b->varlevelsup != 0 ||
+		a->varattno <= 0 || b->varattno <= 0)
+		return false;
+	if (bms_is_member(b->varno, cxt->outer_relids) && bms_is_member(a->varno, cxt->inner_relids))
+	{
+		Var		   *t = a;
+
+		a = b;
+		b = t;
+	}
+	if (!bms_is_member(a->varno, cxt->outer_relids) || !bms_is_member(b->varno, cxt->inner_relids))
+		return false;
+
+	/* a nondeterministic collation's equality is not byte equality */
+	if (type_is_collatable(exprType(linitial(op->args))) &&
+		(!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid)))
+		return false;
+	if (extended_hash_function(op->opno) != hashfunc)
+		return false;
+
+	*outer_key = makeFuncExpr(hashfunc, INT8OID,
+							  list_make2(copyObject(a), makeConst(INT8OID, -1, InvalidOid, 8,
+																  Int64GetDatum(0), false,
+																  FLOAT8PASSBYVAL)),
+							  InvalidOid, op->inputcollid, COERCE_EXPLICIT_CALL);
+	*inner_key = copyObject(*outer_key);
+	linitial((*inner_key)->args) = copyObject(b);
+	return true;
+}
+
+/*
+ * Is the qual one the device evaluates as a hash equality?  Such a qual is
+ * also a host qual: the host evaluates it exactly on every pair the device
+ * returns.
+ */
+bool
+device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual)
+{
+	FuncExpr   *outer_key;
+	FuncExpr   *inner_key;
+
+	return match_hashed_equality(cxt, (Node *) qual, &outer_key, &inner_key);
+}
+
+/*
+ * The Var and the host hashing of a key column: hash function and collation
+ * for a hashed column, InvalidOid for a column the device reads as is.
+ */
+Var *
+key_column_var(Node *key, Oid *hashfunc, Oid *collation)
+{
+	if (IsA(key, FuncExpr))
+	{
+		*hashfunc = ((FuncExpr *) key)->funcid;
+		*collation = ((FuncExpr *) key)->inputcollid;
+		return linitial_node(Var, ((FuncExpr *) key)->args);
+	}
+	*hashfunc = InvalidOid;
+	*collation = InvalidOid;
+	return castNode(Var, key);
+}
+
 /*
  * Compile one expression, leaving its value on the stack.  Returns its
  * GjType, or -1 when the expression is not device-evaluable (the caller then
@@ -282,13 +446,13 @@ compile_expr(DeviceCompileContext *cxt, Node *node)
 					return -1;
 				if (bms_is_member(var->varno, cxt->outer_relids))
 				{
-					col = key_column(&cxt->outer_vars, var);
+					col = key_column(&cxt->outer_vars, (Node *) var);
 					if (col < 0 || !emit(cxt, GJOP_LOAD_OUTER, type, col, 0, 1))
 						return -1;
 				}
 				else if (bms_is_member(var->varno, cxt->inner_relids))
 				{
-					col = key_column(&cxt->inner_vars, var);
+					col = key_column(&cxt->inner_vars, (Node *) var);
 					if (col < 0 || !emit(cxt, GJOP_LOAD_INNER, type, col, 0, 1))
 						return -1;
 				}
@@ -423,9 +587,28 @@ device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
 {
 	DeviceCompileContext saved = *cxt;
 	bool		first = (cxt->program.ninstrs == 0);
+	FuncExpr   *outer_key;
+	FuncExpr   *inner_key;
 
-	if (compile_expr(cxt, (Node *) qual) == GJT_BOOL &&
-		(first || emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
+	/*
+	 * A hashed equality only as a whole qual: the hash comparison accepts
+	 * every pair the operator accepts, and more, so it may stand in for the
+	 * qual only where a false result rejects the pair (not under NOT).
+	 */
+	if (match_hashed_equality(cxt, (Node *) qual, &outer_key, &inner_key))
+	{
+		int			oc = key_column(&cxt->outer_vars, (Node *) outer_key);
+		int			ic = key_column(&cxt->inner_vars, (Node *) inner_key);
+
+		if (oc >= 0 && ic >= 0 &&
+			emit(cxt, GJOP_LOAD_OUTER, GJT_INT8, oc, 0, 1) &&
+			emit(cxt, GJOP_LOAD_INNER, GJT_INT8, ic, 0, 1) &&
+			emit(cxt, GJOP_EQ, GJ_CLASS_INT, 0, 0, -1) &&
+			(first || emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
+			return true;
+	}
+	else if (compile_expr(cxt, (Node *) qual) == GJT_BOOL &&
+			 (first || emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
 		return true;
 
 	/* roll back: the lists only ever grew at their tails */
@@ -483,7 +666,7 @@ outer_only_walker(Node *node, DeviceCompileContext *cxt)
 
 /* Column number of a Var already among a side's key columns, or -1. */
 static int
-existing_column(List *vars, Var *var)
+existing_column(List *vars, Node *var)
 {
 	ListCell   *lc;
 	int			i = 0;
@@ -622,7 +805,7 @@ compile_abs_band(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var,
 		absf->arg1 != diff_type || outer_only_walker(radius, cxt) ||
 		range->cls != GJ_CLASS_INT)
 		return false;
-	oc = existing_column(cxt->outer_vars, outer_var);
+	oc = existing_column(cxt->outer_vars, (Node *) outer_var);
 	if (oc < 0)
 		return false;
 
@@ -707,11 +890,28 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		const DeviceFunc *df;
 		Var		   *a,
 				   *b;
+		FuncExpr   *outer_key;
+		FuncExpr   *inner_key;
 		int			oc,
 					ic;
 
 		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 			continue;
+		if (equi.nkeys < GJ_MAX_KEY_COLS &&
+			match_hashed_equality(cxt, (Node *) op, &outer_key, &inner_key))
+		{
+			/* a hashed equality: the key columns hold the hashes */
+			oc = existing_column(cxt->outer_vars, (Node *) outer_key);
+			ic = existing_column(cxt->inner_vars, (Node *) inner_key);
+			if (oc < 0 || ic < 0)
+				continue;
+			equi.outer_cols[equi.nkeys] = oc;
+			equi.inner_cols[equi.nkeys] = ic;
+			equi.cls[equi.nkeys] = GJ_CLASS_INT;
+			equi.nkeys++;
+			hash_clauses = lappend(hash_clauses, op);
+			continue;
+		}
 		df = lookup_device_func(op->opfuncid);
 		if (df == NULL || df->kind != DF_COMPARE || df->op != GJOP_EQ ||
 			gj_type_class(df->arg1) != gj_type_class(df->arg2))
@@ -727,8 +927,8 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 			a = b;
 			b = t;
 		}
-		oc = existing_column(cxt->outer_vars, a);
-		ic = existing_column(cxt->inner_vars, b);
+		oc = existing_column(cxt->outer_vars, (Node *) a);
+		ic = existing_column(cxt->inner_vars, (Node *) b);
 		if (oc < 0 || ic < 0 || !bms_is_member(a->varno, cxt->outer_relids) ||
 			!bms_is_member(b->varno, cxt->inner_relids))
 			continue;
@@ -760,6 +960,43 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		memset(&range, 0, sizeof(range));
 		memset(&guard, 0, sizeof(guard));
 		range.inner_col = ic;
+		if (IsA(inner_var, FuncExpr))
+		{
+			/*
+			 * A hashed column: the range of inner rows whose hash equals the
+			 * outer row's, the bounds a load of the outer hash column.
+			 */
+			range.cls = GJ_CLASS_INT;
+			foreach(lq, device_clauses)
+			{
+				FuncExpr   *outer_key;
+				FuncExpr   *inner_key;
+				int			oc;
+
+				if (!match_hashed_equality(cxt, lfirst(lq), &outer_key, &inner_key) ||
+					!equal(inner_key, inner_var) ||
+					(oc = existing_column(cxt->outer_vars, (Node *) outer_key)) < 0)
+					continue;
+				range.lo_instrs[0].op = range.hi_instrs[0].op = GJOP_LOAD_OUTER;
+				range.lo_instrs[0].type = range.hi_instrs[0].type = GJT_INT8;
+				range.lo_instrs[0].arg = range.hi_instrs[0].arg = oc;
+				range.lo_instrs[0].imm = range.hi_instrs[0].imm = 0;
+				range.lo_ninstrs = range.hi_ninstrs = 1;
+				range.lo_inclusive = range.hi_inclusive = true;
+				nclauses = 1;
+				bound_clauses = list_make1(lfirst(lq));
+				break;
+			}
+			if ((range.lo_ninstrs > 0) + (range.hi_ninstrs > 0) > best_score)
+			{
+				best_score = 2;
+				best_range = range;
+				best_guard = guard;
+				best_clauses = nclauses;
+				best_bound_clauses = bound_clauses;
+			}
+			continue;
+		}
 		/* comparisons are within one storage class: the inner column's */
 		range.cls = gj_type_class(device_type_of(inner_var->vartype));
 		foreach(lq, device_clauses)

@@ -446,6 +446,8 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, &info);
 	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
 	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
+	key_column_hashes(cxt.outer_vars, &info.outer_key_hashfuncs, &info.outer_key_collations);
+	key_column_hashes(cxt.inner_vars, &info.inner_key_hashfuncs, &info.inner_key_collations);
 
 	relids[GJ_SIDE_OUTER] = outer_path->parent->relids;
 	relids[GJ_SIDE_INNER] = inner_path->parent->relids;

@@ -180,6 +180,10 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
 					 gjs->info.inner_key_attnos, gjs->info.inner_key_types,
 					 inner_cols, ExecGetResultType(gjs->inner_ps));
+	host_buffer_set_key_hashes(&gjs->outer_buf, gjs->info.outer_key_hashfuncs,
+							   gjs->info.outer_key_collations);
+	host_buffer_set_key_hashes(&gjs->inner_buf, gjs->info.inner_key_hashfuncs,
+							   gjs->info.inner_key_collations);
 	gpujoin_plan_direct_output(gjs, cscan);
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;

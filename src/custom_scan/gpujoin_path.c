@@ -307,6 +307,15 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 		else
 		{
 			*device_rinfos = lappend(*device_rinfos, rinfo);
+
+			/*
+			 * The device compares a hashed equality's hashes: the host
+			 * evaluates the qual itself on every pair the device returns,
+			 * so a hash collision never makes a match.  Device quals after
+			 * it stay on the device: they cannot raise an error there.
+			 */
+			if (device_qual_is_hashed(&cxt, rinfo->clause))
+				*host_rinfos = lappend(*host_rinfos, rinfo);
 			if (bms_overlap(rinfo->clause_relids, outer_relids) &&
 				bms_overlap(rinfo->clause_relids, inner_relids))
 				links_sides = true;
@@ -524,13 +533,36 @@ key_columns(List *vars, Plan *child, List **attnos, List **types)
 	*types = NIL;
 	foreach(lc, vars)
 	{
-		Var		   *var = lfirst(lc);
+		Oid			hashfunc;
+		Oid			collation;
+		Var		   *var = key_column_var(lfirst(lc), &hashfunc, &collation);
 		int			attno = child_attno(child, var);
 
 		if (attno == 0)
 			elog(ERROR, "GpuJoin key column is missing from the child plan's target list");
 		*attnos = lappend_int(*attnos, attno);
-		*types = lappend_int(*types, device_type_of(var->vartype));
+		/* the device reads a hashed column's int8 hashes */
+		*types = lappend_int(*types, OidIsValid(hashfunc) ? GJT_INT8 :
+							 device_type_of(var->vartype));
+	}
+}
+
+/* The host hashing of each key column: see key_column_var(). */
+void
+key_column_hashes(List *vars, List **hashfuncs, List **collations)
+{
+	ListCell   *lc;
+
+	*hashfuncs = NIL;
+	*collations = NIL;
+	foreach(lc, vars)
+	{
+		Oid			hashfunc;
+		Oid			collation;
+
+		(void) key_column_var(lfirst(lc), &hashfunc, &collation);
+		*hashfuncs = lappend_oid(*hashfuncs, hashfunc);
+		*collations = lappend_oid(*collations, collation);
 	}
 }
 
@@ -567,6 +599,8 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, &info);
 	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
 	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
+	key_column_hashes(cxt.outer_vars, &info.outer_key_hashfuncs, &info.outer_key_collations);
+	key_column_hashes(cxt.inner_vars, &info.inner_key_hashfuncs, &info.inner_key_collations);
 
 	/* the scan tuple: every Var of the target list and of all quals */
 	vars = pull_var_clause((Node *) tlist, 0);

@@ -6,7 +6,8 @@
  * custom_private must be a tree of Nodes that copyObject(), outfuncs and
  * readfuncs understand, so everything is flattened into integer lists.  A
  * device instruction becomes five integers: op, type, arg and the two 32-bit
- * halves of its 64-bit constant.
+ * halves of its 64-bit constant.  The host hashing of key columns (hash
+ * function and collation OIDs) travels as OID lists.
  *
  *-------------------------------------------------------------------------
  */
@@ -84,6 +85,7 @@ gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
 	const GpuJoinBandGuard *g = &info->band_guard;
 	List	   *range;
 	List	   *equi;
+	List	   *private;
 
 	range = list_make3(list_make4_int(r->inner_col, r->cls, r->lo_inclusive, r->hi_inclusive),
 					   program_to_list(r->lo_instrs, r->lo_ninstrs),
@@ -93,15 +95,19 @@ gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
 					  cols_to_list(e->inner_cols, e->nkeys),
 					  cols_to_list(e->cls, e->nkeys));
 
-	return lappend(list_make5(list_make3_int(info->algorithm, info->filter_needed,
-											 info->jointype),
-							  list_make4(info->outer_key_attnos, info->outer_key_types,
-										 info->inner_key_attnos, info->inner_key_types),
-							  list_make2(info->scan_sides, info->scan_attnos),
-							  program_to_list(info->program.instrs, info->program.ninstrs),
-							  list_make2(range, equi)),
-				   list_make5_int(g->active, g->outer_col, g->inner_col,
-								  g->outer_minus_inner, g->diff_type));
+	private = list_make5(list_make3_int(info->algorithm, info->filter_needed,
+										info->jointype),
+						 list_make4(info->outer_key_attnos, info->outer_key_types,
+									info->inner_key_attnos, info->inner_key_types),
+						 list_make2(info->scan_sides, info->scan_attnos),
+						 program_to_list(info->program.instrs, info->program.ninstrs),
+						 list_make2(range, equi));
+	private = lappend(private, list_make5_int(g->active, g->outer_col, g->inner_col,
+											  g->outer_minus_inner, g->diff_type));
+	private = lappend(private, list_make4(info->outer_key_hashfuncs, info->outer_key_collations,
+										  info->inner_key_hashfuncs, info->inner_key_collations));
+	Assert(list_length(private) == GPUJOIN_PRIVATE_LENGTH);
+	return private;
 }
 
 void
@@ -114,6 +120,7 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	List	   *range_head = linitial(range);
 	List	   *equi = lsecond(specs);
 	List	   *guard = list_nth(private, 5);
+	List	   *hashes = list_nth(private, 6);
 
 	Assert(list_length(private) >= GPUJOIN_PRIVATE_LENGTH);
 
@@ -146,4 +153,9 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	info->band_guard.inner_col = lthird_int(guard);
 	info->band_guard.outer_minus_inner = lfourth_int(guard);
 	info->band_guard.diff_type = list_nth_int(guard, 4);
+
+	info->outer_key_hashfuncs = linitial(hashes);
+	info->outer_key_collations = lsecond(hashes);
+	info->inner_key_hashfuncs = lthird(hashes);
+	info->inner_key_collations = lfourth(hashes);
 }

@@ -6,7 +6,9 @@
  *	  passed by reference are copied into large arena blocks), so forming the
  *	  scan tuple of a joined pair is a few array reads, with no tuple to
  *	  deform; the key columns the device program reads are extracted into
- *	  typed arrays, structure-of-arrays, ready to copy to the device.
+ *	  typed arrays, structure-of-arrays, ready to copy to the device.  A key
+ *	  the device cannot hold (text, uuid, bytea) is replaced by its 64-bit
+ *	  hash, computed here with PostgreSQL's own hash function for the type.
  *
  * All memory belongs to the buffer's own context, so a rescan or the end of
  * the query frees it in one step, on success and on ERROR alike.
@@ -55,6 +57,32 @@ host_buffer_init(HostSideBuffer *buf, MemoryContext parent, const char *name,
 		col->byval = attr->attbyval;
 		col->typlen = attr->attlen;
 		buf->max_attno = Max(buf->max_attno, col->attno);
+	}
+}
+
+/*
+ * Make key columns hashed: the device reads hashfunc(value, 0) computed with
+ * the collation, as int8 (InvalidOid entries leave a column as it is).  The
+ * function lookups live in the parent context, which outlives a rescan's
+ * reset of the buffer's own.
+ */
+void
+host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs, List *collations)
+{
+	ListCell   *lf,
+			   *lc;
+
+	Assert(list_length(hashfuncs) == 0 || list_length(hashfuncs) == buf->nkeys);
+	forboth(lf, hashfuncs, lc, collations)
+	{
+		HostKeyColumn *key = &buf->keys[foreach_current_index(lf)];
+
+		if (!OidIsValid(lfirst_oid(lf)))
+			continue;
+		Assert(key->type == GJT_INT8);
+		key->hashed = true;
+		key->hash_collation = lfirst_oid(lc);
+		fmgr_info_cxt(lfirst_oid(lf), &key->hash_fn, MemoryContextGetParent(buf->cxt));
 	}
 }
 
@@ -226,6 +254,11 @@ host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 			key->isnull[row] = 1;
 			key->values[row] = 0;
 		}
+		else if (key->hashed)
+			key->values[row] =
+				DatumGetInt64(FunctionCall2Coll(&key->hash_fn, key->hash_collation,
+												slot->tts_values[key->attno - 1],
+												Int64GetDatum(0)));
 		else
 			key->values[row] = key_value(slot->tts_values[key->attno - 1], key->type);
 	}

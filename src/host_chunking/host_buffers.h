@@ -14,6 +14,7 @@
 
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
+#include "fmgr.h"
 #include "nodes/pg_list.h"
 
 #include "kernels/device_program.h"
@@ -24,6 +25,10 @@ typedef struct HostKeyColumn
 	int			type;			/* GjType */
 	int64	   *values;			/* float columns hold double bits */
 	uint8	   *isnull;			/* allocated at the first NULL */
+	/* a hashed column (text, uuid, ...) holds hash_fn(value, 0) as int8 */
+	bool		hashed;
+	Oid			hash_collation;
+	FmgrInfo	hash_fn;
 } HostKeyColumn;
 
 /* A column the executor puts into the scan tuple of each joined pair. */
@@ -57,6 +62,8 @@ typedef struct HostSideBuffer
 extern void host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
 							 const char *name, List *key_attnos, List *key_types,
 							 List *col_attnos, TupleDesc child_desc);
+extern void host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs,
+									   List *collations);
 extern void host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
 extern void host_buffer_reset(HostSideBuffer *buf);
 extern void host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
