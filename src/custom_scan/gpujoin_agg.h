@@ -14,6 +14,12 @@
  * the Vars for each pair that needs a host qual, and the Aggrefs once, with
  * the results, for the node's single output row.
  *
+ * With GROUP BY, every grouping column is a Var of the outer input (the
+ * planner puts the grouped side outer); the node returns one row per group
+ * that has at least one joined pair, with the outer columns of the scan
+ * tuple taken from the group's first outer row (the grouping columns, and
+ * columns functionally dependent on them), the inner ones NULL.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUJOIN_AGG_H
@@ -23,6 +29,7 @@
 #include "kernels/agg_reduce.h"
 
 #define GJ_AGG_MAX_AGGS		32
+#define GJ_AGG_MAX_GROUP_COLS	16
 
 typedef enum GpuJoinAggKind
 {
@@ -50,6 +57,12 @@ typedef struct GpuJoinAggInfo
 	int			nvars[2];
 	int			var_scan[2][GJ_MAX_KEY_COLS];
 	int			var_type[2][GJ_MAX_KEY_COLS];
+
+	/* GROUP BY: scan tuple columns (outer side), equality operators */
+	int			ngroup;
+	int			group_scan[GJ_AGG_MAX_GROUP_COLS];
+	Oid			group_eqop[GJ_AGG_MAX_GROUP_COLS];
+	Oid			group_collation[GJ_AGG_MAX_GROUP_COLS];
 } GpuJoinAggInfo;
 
 extern List *gpujoin_agg_info_serialize(const GpuJoinAggInfo *info);

@@ -25,6 +25,15 @@
  * results, HAVING (the plan's qual) is applied, and the target list is
  * projected.
  *
+ * GROUP BY (plain columns of the outer input): once the inputs are drained,
+ * every outer row gets a group number from a TupleHashTable over its
+ * grouping columns (the types' own hash functions and equality operators,
+ * as PostgreSQL's hashed Agg: NULLs form one group, -0.0 and 0.0 one, NaNs
+ * one).  Each pair, or each sort-merge run of an outer row in the cpu
+ * backend's fast path, is added to the partials of its outer row's group.
+ * The node then returns one row per group that has a pair, its outer
+ * columns from the group's first outer row, each through HAVING.
+ *
  * Results are PostgreSQL's: count is int8; sum(int2/int4) is int8 and wraps
  * on overflow exactly as int4_sum() does (it does not check); sum(int8) and
  * avg(int2/int4/int8) go through numeric exactly as numeric_poly_sum() and
@@ -38,6 +47,7 @@
  */
 #include "postgres.h"
 
+#include "access/tupdesc.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -65,6 +75,20 @@ typedef struct GpuJoinAggState
 	MemoryContext agg_cxt;		/* value columns and results; reset on rescan */
 	bool		has_error_rows; /* some argument needs the host */
 	bool		done;
+
+	/* GROUP BY: group numbers and partials, in agg_cxt */
+	TupleTableSlot *group_slot; /* the grouping columns of one outer row */
+	Oid		   *group_eqfuncs;
+	FmgrInfo   *group_hashfuncs;
+	AttrNumber *group_cols;
+	MemoryContext hash_temp_cxt;	/* hashing one row */
+	uint32	   *outer_group;	/* per outer row */
+	int64	   *group_pairs;	/* per group */
+	GjAggAcc   *group_acc;		/* per group and argument */
+	int64	   *group_first_row;	/* per group: its first outer row */
+	int64		ngroups;
+	int64		next_group;		/* the next group to return */
+	int64		groups_returned;	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		pairs_aggregated;	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		pairs_in_backend;
 } GpuJoinAggState;
@@ -134,6 +158,97 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	gas->agg_cxt = AllocSetContextCreate(gas->gj.join_cxt, "GpuJoin aggregates",
 										 ALLOCSET_DEFAULT_SIZES);
+
+	if (gas->agg.ngroup > 0)
+	{
+		TupleDesc	scan_desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+		TupleDesc	desc = CreateTemplateTupleDesc(gas->agg.ngroup);
+
+		for (i = 0; i < gas->agg.ngroup; i++)
+		{
+			Form_pg_attribute attr = TupleDescAttr(scan_desc, gas->agg.group_scan[i]);
+
+			Assert(gas->gj.scan_sides[gas->agg.group_scan[i]] == GJ_SIDE_OUTER);
+			TupleDescInitEntry(desc, i + 1, NULL, attr->atttypid, attr->atttypmod, 0);
+			TupleDescInitEntryCollation(desc, i + 1, gas->agg.group_collation[i]);
+		}
+		gas->group_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
+		execTuplesHashPrepare(gas->agg.ngroup, gas->agg.group_eqop,
+							  &gas->group_eqfuncs, &gas->group_hashfuncs);
+		gas->group_cols = palloc(sizeof(AttrNumber) * gas->agg.ngroup);
+		for (i = 0; i < gas->agg.ngroup; i++)
+			gas->group_cols[i] = i + 1;
+	}
+}
+
+/*
+ * Number the groups of the outer rows: a hash table over the grouping
+ * columns, built as nodeAgg.c builds its own, so that "equal" is what it is
+ * for PostgreSQL's hashed GROUP BY.  Every outer row gets a group, also one
+ * that no pair will use: such groups are never returned.
+ */
+static void
+gpujoin_agg_number_groups(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	HostSideBuffer *buf = &gjs->outer_buf;
+	TupleTableSlot *slot = gas->group_slot;
+	int			ngroup = gas->agg.ngroup;
+	MemoryContext table_cxt = AllocSetContextCreate(gas->agg_cxt, "GpuJoin groups",
+													ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(table_cxt);
+	TupleHashTable table;
+	int64		nrows = buf->nrows;
+	int64		row;
+
+	gas->hash_temp_cxt = AllocSetContextCreate(gas->agg_cxt, "GpuJoin group hashing",
+											   ALLOCSET_SMALL_SIZES);
+	table = BuildTupleHashTableExt(&gjs->css.ss.ps, slot->tts_tupleDescriptor, ngroup,
+								   gas->group_cols, gas->group_eqfuncs,
+								   gas->group_hashfuncs, gas->agg.group_collation,
+								   Min(Max(nrows, 16), 65536), 0,
+								   table_cxt, table_cxt, gas->hash_temp_cxt, false);
+	gas->outer_group = MemoryContextAllocHuge(gas->agg_cxt, sizeof(uint32) * Max(nrows, 1));
+	gas->group_first_row = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * Max(nrows, 1));
+	gas->ngroups = 0;
+	for (row = 0; row < nrows; row++)
+	{
+		TupleHashEntry entry;
+		bool		isnew;
+		int			k;
+
+		if ((row & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		ExecClearTuple(slot);
+		for (k = 0; k < ngroup; k++)
+		{
+			HostDatumColumn *col = buf->cols + gjs->scan_cols[gas->agg.group_scan[k]];
+
+			slot->tts_values[k] = col->values[row];
+			slot->tts_isnull[k] = col->isnull[row];
+		}
+		ExecStoreVirtualTuple(slot);
+		entry = LookupTupleHashEntry(table, slot, &isnew, NULL);
+		if (isnew)
+		{
+			entry->additional = (void *) (uintptr_t) gas->ngroups;
+			gas->group_first_row[gas->ngroups++] = row;
+		}
+		gas->outer_group[row] = (uint32) (uintptr_t) entry->additional;
+		MemoryContextReset(gas->hash_temp_cxt);
+	}
+
+	/* the partials of each group; the table (all in table_cxt) goes */
+	gas->group_pairs = MemoryContextAllocExtended(gas->agg_cxt,
+												  sizeof(int64) * Max(gas->ngroups, 1),
+												  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	gas->group_acc = MemoryContextAllocExtended(gas->agg_cxt,
+												sizeof(GjAggAcc) * Max(gas->ngroups, 1) *
+												Max(gas->spec.nargs, 1),
+												MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(table_cxt);
+	gas->spec.outer_group = gas->outer_group;
 }
 
 /* The 8-byte device representation of a non-NULL datum (cf. host_buffers.c). */
@@ -274,6 +389,7 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 		uint32		orow = m->outer_rows[i] & GJ_PAIR_ROW_MASK;
 		uint32		irow = m->inner_rows[i];
 		bool		formed = false;
+		GjAggAcc   *accs = total->acc;
 		int			a;
 
 		if ((i & 0xffff) == 0)
@@ -297,13 +413,20 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 			}
 		}
 		total->pairs++;
+		if (spec->outer_group != NULL)
+		{
+			uint32		g = spec->outer_group[orow];
+
+			gas->group_pairs[g]++;
+			accs = gas->group_acc + (int64) g * spec->nargs;
+		}
 		for (a = 0; a < spec->nargs; a++)
 		{
 			const GjAggArg *ga = &spec->args[a];
 			uint32		row = ga->side == GJ_SIDE_OUTER ? orow : irow;
 
 			if (ga->flags[row] == GJ_AGG_ROW_VALUE)
-				gj_agg_add(&total->acc[a], ga, ga->values[row], 1);
+				gj_agg_add(&accs[a], ga, ga->values[row], 1);
 			else if (ga->flags[row] == GJ_AGG_ROW_ERROR)
 			{
 				Datum		d;
@@ -319,7 +442,7 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 				/* raises PostgreSQL's error, as the native Agg would */
 				d = ExecEvalExpr(gas->arg_exprs[a], econtext, &isnull);
 				if (!isnull)
-					gj_agg_add(&total->acc[a], ga, datum_to_value(d, gas->agg.arg_type[a]), 1);
+					gj_agg_add(&accs[a], ga, datum_to_value(d, gas->agg.arg_type[a]), 1);
 			}
 		}
 	}
@@ -338,6 +461,8 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	if (gpujoin_prepare(gjs) != GJ_PHASE_RUN_STEP)
 		return;					/* an empty join */
 	gpujoin_agg_arg_columns(gas);
+	if (gas->agg.ngroup > 0)
+		gpujoin_agg_number_groups(gas);
 	/* the backend's fast path never sees pairs or rows that need the host */
 	backend_reduces = gjs->backend->agg_step != NULL && !gas->has_error_rows &&
 		gjs->host_qual == NULL;
@@ -357,6 +482,8 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 
 		memset(&err, 0, sizeof(err));
 		memset(&step, 0, sizeof(step));
+		step.group_pairs = gas->group_pairs;
+		step.group_acc = gas->group_acc;
 		gjs->matches.count = 0;
 		INSTR_TIME_SET_CURRENT(start);
 		if (backend_reduces)
@@ -404,9 +531,13 @@ wrapped_int64(__int128 v)
 	return (int64) (uint64) (unsigned __int128) v;
 }
 
-/* The result of aggregate i, as PostgreSQL's final function returns it. */
+/*
+ * The result of aggregate i over pairs with the partials accs (one per
+ * argument), as PostgreSQL's final function returns it.
+ */
 static Datum
-gpujoin_agg_result(GpuJoinAggState *gas, int i, bool *isnull)
+gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *accs,
+				   bool *isnull)
 {
 	int			kind = gas->agg.agg_kind[i];
 	int			a = gas->agg.agg_arg[i];
@@ -415,8 +546,8 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, bool *isnull)
 
 	*isnull = false;
 	if (kind == GJ_AGGK_COUNT_STAR)
-		return Int64GetDatum(gas->total.pairs);
-	acc = &gas->total.acc[a];
+		return Int64GetDatum(pairs);
+	acc = &accs[a];
 	type = gas->agg.arg_type[a];
 	if (kind == GJ_AGGK_COUNT)
 		return Int64GetDatum(acc->count);
@@ -460,6 +591,74 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, bool *isnull)
 	}
 }
 
+/*
+ * GROUP BY: the next group that has a pair and passes HAVING.  Its scan
+ * tuple has the outer columns of the group's first outer row, NULL inner
+ * columns, and the aggregates, in per-tuple memory.
+ */
+static TupleTableSlot *
+gpujoin_agg_next_group(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	CustomScanState *node = &gjs->css;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *scan = node->ss.ss_ScanTupleSlot;
+
+	if (!gas->done)
+	{
+		gas->done = true;
+		gpujoin_agg_run(gas);
+		gas->pairs_aggregated += gas->total.pairs;
+		gas->next_group = 0;
+	}
+	while (gas->next_group < gas->ngroups)
+	{
+		int64		g = gas->next_group++;
+		int64		row = gas->group_first_row[g];
+		const GjAggAcc *accs = gas->group_acc + g * gas->spec.nargs;
+		MemoryContext old;
+		int			k;
+
+		if (gas->group_pairs[g] == 0)
+			continue;			/* no pair: an inner join has no such group */
+		CHECK_FOR_INTERRUPTS();
+		ResetExprContext(econtext);
+		ExecClearTuple(scan);
+		for (k = 0; k < gjs->nscan; k++)
+		{
+			if (gjs->scan_sides[k] == GJ_SIDE_OUTER)
+			{
+				HostDatumColumn *col = gjs->outer_buf.cols + gjs->scan_cols[k];
+
+				scan->tts_values[k] = col->values[row];
+				scan->tts_isnull[k] = col->isnull[row];
+			}
+			else
+			{
+				scan->tts_values[k] = (Datum) 0;
+				scan->tts_isnull[k] = true;
+			}
+		}
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		for (k = 0; k < gas->agg.naggs; k++)
+			scan->tts_values[gjs->nscan + k] =
+				gpujoin_agg_result(gas, k, gas->group_pairs[g], accs,
+								   &scan->tts_isnull[gjs->nscan + k]);
+		MemoryContextSwitchTo(old);
+		ExecStoreVirtualTuple(scan);
+		econtext->ecxt_scantuple = scan;
+
+		if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
+			continue;			/* HAVING */
+		gjs->rows_returned++;
+		gas->groups_returned++;
+		if (node->ss.ps.ps_ProjInfo == NULL)
+			return scan;
+		return ExecProject(node->ss.ps.ps_ProjInfo);
+	}
+	return NULL;
+}
+
 static TupleTableSlot *
 gpujoin_agg_exec(CustomScanState *node)
 {
@@ -470,6 +669,8 @@ gpujoin_agg_exec(CustomScanState *node)
 	MemoryContext old;
 	int			k;
 
+	if (gas->agg.ngroup > 0)
+		return gpujoin_agg_next_group(gas);
 	if (gas->done)
 		return NULL;
 	gas->done = true;
@@ -487,7 +688,8 @@ gpujoin_agg_exec(CustomScanState *node)
 	old = MemoryContextSwitchTo(gas->agg_cxt);
 	for (k = 0; k < gas->agg.naggs; k++)
 		scan->tts_values[gjs->nscan + k] =
-			gpujoin_agg_result(gas, k, &scan->tts_isnull[gjs->nscan + k]);
+			gpujoin_agg_result(gas, k, gas->total.pairs, gas->total.acc,
+							   &scan->tts_isnull[gjs->nscan + k]);
 	MemoryContextSwitchTo(old);
 	ExecStoreVirtualTuple(scan);
 	econtext->ecxt_scantuple = scan;
@@ -516,6 +718,15 @@ gpujoin_agg_rescan(CustomScanState *node)
 	}
 	gas->has_error_rows = false;
 	gas->done = false;
+	/* the group numbers and partials were in agg_cxt */
+	gas->spec.outer_group = NULL;
+	gas->outer_group = NULL;
+	gas->group_pairs = NULL;
+	gas->group_acc = NULL;
+	gas->group_first_row = NULL;
+	gas->hash_temp_cxt = NULL;
+	gas->ngroups = 0;
+	gas->next_group = 0;
 }
 
 static void
@@ -539,11 +750,30 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 												  list_length(es->rtable) > 1 || es->verbose,
 												  false));
 	}
-	ExplainPropertyText("GPU Aggregates", aggs.data, es);
+	if (gas->agg.ngroup > 0)
+	{
+		List	   *keys = NIL;
+		int			i;
+
+		for (i = 0; i < gas->agg.ngroup; i++)
+		{
+			TargetEntry *tle = list_nth(cscan->custom_scan_tlist, gas->agg.group_scan[i]);
+
+			keys = lappend(keys, deparse_expression((Node *) tle->expr, context,
+													list_length(es->rtable) > 1 || es->verbose,
+													false));
+		}
+		ExplainPropertyList("Group Key", keys, es);
+	}
+	/* GROUP BY with no aggregate (SELECT r.g ... GROUP BY r.g) has none */
+	if (gas->agg.naggs > 0)
+		ExplainPropertyText("GPU Aggregates", aggs.data, es);
 	gpujoin_explain(node, ancestors, es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Pairs Aggregated", NULL, gas->pairs_aggregated, es);
 		ExplainPropertyInteger("Pairs Reduced in Backend", NULL, gas->pairs_in_backend, es);
+		if (gas->agg.ngroup > 0)
+			ExplainPropertyInteger("Groups Returned", NULL, gas->groups_returned, es);
 	}
 }

@@ -8,8 +8,13 @@
  * From create_upper_paths_hook (UPPERREL_GROUP_AGG) we offer a CustomPath
  * that replaces Agg -> Join by one GpuJoin node when
  *	- the query aggregates directly over an inner join of exactly two base
- *	  relations, with no other special join, GROUP BY, grouping sets, window
+ *	  relations, with no other special join, grouping sets, window
  *	  functions or set-returning functions in the target list;
+ *	- a GROUP BY groups on plain columns of one input, which becomes the
+ *	  outer input (the executor numbers the groups of the outer rows once,
+ *	  then adds each pair to its outer row's group), with hashable equality
+ *	  operators; a grouping expression (it might raise an error on an outer
+ *	  row that no pair uses) or columns of both inputs: no path;
  *	- the join is one GpuJoin would run (a device-evaluable qual links the
  *	  sides, unparameterized inputs, no placeholders), for either order of
  *	  the inputs;
@@ -40,6 +45,8 @@
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
 
 #include "gpujoin.h"
 #include "custom_scan/gpujoin_agg.h"
@@ -123,7 +130,7 @@ list_index_of_expr(List *list, Expr *expr)
  * returns false when one of them cannot be computed in the join.
  */
 static bool
-analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2],
+analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool grouped,
 				   GpuJoinAggInfo *info, List **aggrefs, List **arg_exprs,
 				   List *side_vars[2])
 {
@@ -147,7 +154,14 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2],
 		Relids		varnos;
 		int			a;
 
-		/* Vars outside aggregates would need GROUP BY */
+		/*
+		 * Vars outside aggregates: grouping columns or columns functionally
+		 * dependent on them (the parser checked that), all of the outer
+		 * side, taken from each group's first outer row.
+		 */
+		if (IsA(aggref, Var) && grouped &&
+			bms_is_member(((Var *) aggref)->varno, relids[GJ_SIDE_OUTER]))
+			continue;
 		if (!IsA(aggref, Aggref))
 			return false;
 		if (list_member(*aggrefs, aggref))
@@ -273,7 +287,8 @@ join_restrictlist(RelOptInfo *joinrel)
  */
 static void
 cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
-				 RelOptInfo *joinrel, List *host_rinfos, int algorithm, int nargs)
+				 RelOptInfo *joinrel, List *host_rinfos, int algorithm, int nargs,
+				 int ngroup)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -296,10 +311,43 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 		candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
 		candidates * nargs * gpujoin_pair_cost;
 
+	/* GROUP BY: hash each outer row's grouping columns once */
+	startup += outer_rows * ngroup * cpu_operator_cost * 2;
+
 	/* nothing comes out before every pair is reduced */
 	cpath->path.startup_cost = startup + host_cost.startup + run;
-	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost +
-		cpath->path.pathtarget->cost.per_tuple;
+	cpath->path.total_cost = cpath->path.startup_cost +
+		cpath->path.rows * (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple);
+}
+
+/*
+ * The grouping columns, when every one is a plain Var of the given side
+ * with a hashable equality: their Vars, equality operators and collations.
+ */
+static bool
+analyse_grouping(PlannerInfo *root, Relids outer_relids, GpuJoinAggInfo *info,
+				 List **group_vars)
+{
+	ListCell   *lc;
+
+	*group_vars = NIL;
+	info->ngroup = 0;
+	foreach(lc, root->parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Node	   *expr = get_sortgroupclause_expr(sgc, root->processed_tlist);
+		Var		   *var = (Var *) expr;
+
+		if (!IsA(expr, Var) || var->varlevelsup != 0 ||
+			!bms_is_member(var->varno, outer_relids) || !sgc->hashable ||
+			!OidIsValid(sgc->eqop) || info->ngroup >= GJ_AGG_MAX_GROUP_COLS)
+			return false;
+		info->group_eqop[info->ngroup] = sgc->eqop;
+		info->group_collation[info->ngroup] = var->varcollid;
+		info->ngroup++;
+		*group_vars = lappend(*group_vars, var);
+	}
+	return true;
 }
 
 void
@@ -311,10 +359,11 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 	int			relid_a,
 				relid_b;
 	int			order;
+	double		num_groups;
 
 	if (!gpujoin_enabled || !gpujoin_enable_aggregate)
 		return;
-	if (!parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
+	if ((!parse->hasAggs && parse->groupClause == NIL) || parse->groupingSets != NIL ||
 		parse->hasWindowFuncs || parse->hasTargetSRFs || root->join_info_list != NIL ||
 		root->hasLateralRTEs)
 		return;
@@ -325,6 +374,21 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 	if (restrictlist == NIL)
 		return;
 	agg_exprs = list_concat_copy(grouped_rel->reltarget->exprs, (List *) parse->havingQual);
+
+	/*
+	 * PostgreSQL's estimate of the groups: grouped_rel->rows where it is
+	 * already set, else as get_number_of_groups() computes it for the Agg
+	 * paths (HAVING's selectivity is not applied there either).
+	 */
+	if (parse->groupClause == NIL)
+		num_groups = 1;
+	else if (grouped_rel->rows > 0)
+		num_groups = grouped_rel->rows;
+	else
+		num_groups = estimate_num_groups(root,
+										 get_sortgrouplist_exprs(parse->groupClause,
+																 root->processed_tlist),
+										 input_rel->rows, NULL, NULL);
 
 	relid_a = bms_next_member(input_rel->relids, -1);
 	relid_b = bms_next_member(input_rel->relids, relid_a);
@@ -343,8 +407,10 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		List	   *aggrefs;
 		List	   *arg_exprs;
 		List	   *side_vars[2];
+		List	   *group_vars;
 		Relids		relids[2];
 		CustomPath *cpath;
+		GpuJoinAggInfo group_info;
 
 		if (outer_path == NULL || inner_path == NULL ||
 			outer_path->param_info != NULL || inner_path->param_info != NULL)
@@ -360,9 +426,13 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 			return;
 		relids[GJ_SIDE_OUTER] = outerrel->relids;
 		relids[GJ_SIDE_INNER] = innerrel->relids;
-		if (!analyse_aggregates(root, agg_exprs, relids, &agg_info, &aggrefs, &arg_exprs,
-								side_vars))
-			return;
+
+		/* GROUP BY on the other side's columns: try the other order */
+		if (!analyse_grouping(root, outerrel->relids, &group_info, &group_vars))
+			continue;
+		if (!analyse_aggregates(root, agg_exprs, relids, parse->groupClause != NIL,
+								&agg_info, &aggrefs, &arg_exprs, side_vars))
+			continue;
 
 		cpath = makeNode(CustomPath);
 		cpath->path.pathtype = T_CustomScan;
@@ -372,14 +442,14 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		cpath->path.parallel_aware = false;
 		cpath->path.parallel_safe = false;
 		cpath->path.parallel_workers = 0;
-		cpath->path.rows = 1;
+		cpath->path.rows = num_groups;
 		cpath->path.pathkeys = NIL;
 		cpath->flags = 0;
 		cpath->custom_paths = list_make2(outer_path, inner_path);
 		cpath->custom_private = list_make3(device_rinfos, host_rinfos, restrictlist);
 		cpath->methods = &gpujoin_agg_path_methods;
 		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, host_rinfos,
-						 join_info.algorithm, agg_info.nargs);
+						 join_info.algorithm, agg_info.nargs, group_info.ngroup);
 		add_path(grouped_rel, &cpath->path);
 	}
 }
@@ -426,6 +496,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *aggrefs;
 	List	   *arg_exprs;
 	List	   *side_vars[2];
+	List	   *group_vars;
 	Relids		relids[2];
 	List	   *scan_tlist = NIL;
 	List	   *vars;
@@ -451,16 +522,28 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 	relids[GJ_SIDE_OUTER] = outer_path->parent->relids;
 	relids[GJ_SIDE_INNER] = inner_path->parent->relids;
-	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids, &agg_info,
+	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids,
+							root->parse->groupClause != NIL, &agg_info,
 							&aggrefs, &arg_exprs, side_vars))
 		elog(ERROR, "GpuJoin aggregates no longer compile");
+	if (!analyse_grouping(root, relids[GJ_SIDE_OUTER], &agg_info, &group_vars))
+		elog(ERROR, "GpuJoin grouping columns are not of the outer input");
 
 	/* the scan tuple: the Vars of the quals and the arguments, ... */
 	vars = pull_var_clause((Node *) host_clauses, 0);
 	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
 	vars = list_concat(vars, pull_var_clause((Node *) arg_exprs, 0));
+	/* the outer columns the target list and HAVING use outside aggregates */
+	vars = list_concat(vars, pull_var_clause((Node *) list_concat_copy(tlist, having),
+											 PVC_INCLUDE_AGGREGATES));
 	foreach(lc, vars)
-		scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+	{
+		if (IsA(lfirst(lc), Var))
+			scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+	}
+	foreach(lc, group_vars)
+		agg_info.group_scan[foreach_current_index(lc)] =
+			scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
 	for (side = 0; side < 2; side++)
 	{
 		agg_info.nvars[side] = list_length(side_vars[side]);
@@ -507,6 +590,7 @@ gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
 	List	   *aggs = NIL;
 	List	   *args = NIL;
 	List	   *vars = NIL;
+	List	   *groups = NIL;
 	int			i,
 				side;
 
@@ -537,7 +621,10 @@ gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
 			cols = lappend(cols, list_make2_int(info->var_scan[side][i], info->var_type[side][i]));
 		vars = lappend(vars, cols);
 	}
-	return list_make3(aggs, args, vars);
+	for (i = 0; i < info->ngroup; i++)
+		groups = lappend(groups, list_make3_int(info->group_scan[i], (int) info->group_eqop[i],
+												(int) info->group_collation[i]));
+	return list_make4(aggs, args, vars, groups);
 }
 
 void
@@ -580,5 +667,11 @@ gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
 			info->var_scan[side][info->nvars[side]] = linitial_int(lfirst(lc));
 			info->var_type[side][info->nvars[side]++] = lsecond_int(lfirst(lc));
 		}
+	}
+	foreach(lc, (List *) lfourth(private))
+	{
+		info->group_scan[info->ngroup] = linitial_int(lfirst(lc));
+		info->group_eqop[info->ngroup] = (Oid) lsecond_int(lfirst(lc));
+		info->group_collation[info->ngroup++] = (Oid) lthird_int(lfirst(lc));
 	}
 }

@@ -53,10 +53,16 @@ typedef struct GjAggArg
 	const uint8_t *flags;		/* per input row: GJ_AGG_ROW_* */
 } GjAggArg;
 
+/*
+ * With GROUP BY (on columns of the outer side), outer_group gives the group
+ * of each outer row (a dense number, computed on the host with the types'
+ * own hashing and equality); NULL without GROUP BY.
+ */
 typedef struct GjAggSpec
 {
 	int32_t		nargs;
 	GjAggArg	args[GJ_AGG_MAX_ARGS];
+	const uint32_t *outer_group;	/* per outer row, or NULL */
 } GjAggSpec;
 
 /* Running aggregate of one argument column. */
@@ -73,11 +79,19 @@ typedef struct GjAggAcc
 	int64_t		max_bits;
 } GjAggAcc;
 
-/* What a step (or a whole join) reduced. */
+/*
+ * What a step (or a whole join) reduced.  With GROUP BY the caller points
+ * group_pairs and group_acc at the running totals of every group (group g's
+ * argument a is group_acc[g * nargs + a]): a step adds each pair there, in
+ * the group of its outer row, and counts it in pairs too (for statistics);
+ * acc is then unused.
+ */
 typedef struct GjAggPartial
 {
 	int64_t		pairs;			/* count(*) */
 	GjAggAcc	acc[GJ_AGG_MAX_ARGS];
+	int64_t    *group_pairs;	/* per group, or NULL */
+	GjAggAcc   *group_acc;		/* per group and argument, or NULL */
 } GjAggPartial;
 
 static inline void

@@ -809,8 +809,10 @@ cpu_agg_prepare(CpuJoinState *state, const GjAggSpec *spec)
  * width, an outer argument's contribution its value times the width, and an
  * inner argument's count and integer sum two subtractions of prefix arrays;
  * only float sums and min/max of inner arguments walk the run (still with
- * no pair written).  Outer rows whose bounds the host must see (OUTER_ALL)
- * return their pairs as run_step does.  The caller guarantees that no
+ * no pair written).  With GROUP BY (on outer columns) each outer row's run
+ * goes to the partials of the row's group: one lookup per outer row, not
+ * per pair.  Outer rows whose bounds the host must see (OUTER_ALL) return
+ * their pairs as run_step does.  The caller guarantees that no
  * argument row is flagged GJ_AGG_ROW_ERROR.  Any other join is run_step.
  */
 static bool
@@ -851,6 +853,7 @@ cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 		int64_t		first,
 					last,
 					width;
+		GjAggAcc   *accs;
 		int			a;
 
 		if (state->outer_status[p] == OUTER_EMPTY)
@@ -872,10 +875,19 @@ cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 		partial->pairs += width;
 		stats->pairs_evaluated += width;
 		stats->device_matches += width;
+		/* GROUP BY: the whole run belongs to the group of the outer row */
+		accs = partial->acc;
+		if (spec->outer_group != NULL)
+		{
+			uint32_t	g = spec->outer_group[orow];
+
+			partial->group_pairs[g] += width;
+			accs = partial->group_acc + (int64_t) g * spec->nargs;
+		}
 		for (a = 0; a < spec->nargs; a++)
 		{
 			const GjAggArg *ga = &spec->args[a];
-			GjAggAcc   *acc = &partial->acc[a];
+			GjAggAcc   *acc = &accs[a];
 			int64_t		q;
 
 			if (ga->side == 0)

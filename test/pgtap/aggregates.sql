@@ -5,10 +5,10 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(7);
+SELECT plan(13);
 
-CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, g::int8 * 1000 AS x FROM generate_series(1, 2000) g;
-CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, g AS x FROM generate_series(1, 2000) g;
+CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, g::int8 * 1000 AS x, g % 10 AS g FROM generate_series(1, 2000) g;
+CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, g AS x, 'k' || g % 7 AS g FROM generate_series(1, 2000) g;
 ANALYZE r;
 ANALYZE s;
 
@@ -33,6 +33,30 @@ SELECT is((SELECT count(*) || ' ' || sum(s.x) || ' ' || avg(r.x) FROM r JOIN s O
 SELECT matches(pg_temp.plan_of('SELECT count(*) FROM r JOIN s ON r.a > s.a HAVING count(*) > 10 ORDER BY 1'),
                '^Sort\n.*\n\s+->  Custom Scan \(GpuJoin\)\n\s+Filter: \(\(count\(\*\)\) > 10\)\n\s+GPU Aggregates: count\(\*\)',
                'HAVING is the node''s filter, ORDER BY a Sort above it');
+
+-- GROUP BY on one side's columns: that side is the outer input
+SELECT matches(pg_temp.plan_of('SELECT r.g, count(*), sum(s.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g'),
+               '^Custom Scan \(GpuJoin\)\n\s+Group Key: r.g\n\s+GPU Aggregates: count\(\*\), sum\(s.x\)\n(.*\n)*\s+->  Seq Scan on r\n\s+->  Seq Scan on s\n$',
+               'GROUP BY r.g: the node groups, r is the outer input');
+SELECT matches(pg_temp.plan_of('SELECT s.g, count(*), max(r.x) FROM r JOIN s ON r.a > s.a GROUP BY s.g'),
+               '^Custom Scan \(GpuJoin\)\n\s+Group Key: s.g\n(.*\n)*\s+->  Seq Scan on s\n\s+->  Seq Scan on r\n$',
+               'GROUP BY s.g (text): s becomes the outer input');
+SELECT matches(pg_temp.plan_of('SELECT r.g, count(*) FROM r JOIN s ON r.a > s.a GROUP BY r.g HAVING count(*) > 10 ORDER BY 1'),
+               '^Sort\n.*\n\s+->  Custom Scan \(GpuJoin\)\n\s+Filter: \(\(count\(\*\)\) > 10\)\n\s+Group Key: r.g',
+               'GROUP BY with HAVING: the node''s filter, ORDER BY a Sort above it');
+SELECT matches(pg_temp.plan_of('SELECT r.g, s.g, count(*) FROM r JOIN s ON r.a > s.a GROUP BY r.g, s.g'),
+               '^(Hash|Group)Aggregate\n',
+               'GROUP BY columns of both sides: PostgreSQL''s Agg');
+SELECT matches(pg_temp.plan_of('SELECT r.g % 3, count(*) FROM r JOIN s ON r.a > s.a GROUP BY r.g % 3'),
+               '^(Hash|Group)Aggregate\n',
+               'GROUP BY an expression: PostgreSQL''s Agg');
+SET LOCAL gpujoin.enabled = off;
+CREATE TEMP TABLE native_groups AS
+SELECT r.g, count(*), sum(s.x), avg(r.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g;
+SET LOCAL gpujoin.enabled = on;
+SELECT bag_eq('SELECT r.g, count(*), sum(s.x), avg(r.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g',
+              'TABLE native_groups',
+              'GROUP BY: same groups and results as the native plan');
 
 SET LOCAL gpujoin.enable_aggregate = off;
 SELECT matches(pg_temp.plan_of('SELECT count(*), sum(s.x) FROM r JOIN s ON r.a > s.a'),
