@@ -159,6 +159,29 @@ check "session RSS comes back (growth <= ${RSS_SLACK_KB}kB over 6 batches)" \
 check "batch: only the intended errors" $([ "$unexpected" = 0 ] && echo 0 || echo 1) \
 	"$(grep ERROR "$OUT/memory.err" | grep -vE "out of range|statement timeout" | head -3)"
 
+# 3b. a backend that exits in the middle of a GpuJoin (pg_terminate_backend):
+# the connection ends with FATAL, the server keeps running, the next GpuJoin works
+PGAPPNAME=gpujoin_load_terminated $PSQL -d $DB -c "SET enable_nestloop = off; SET enable_hashjoin = off;
+	SET enable_mergejoin = off; SET gpujoin.enable_aggregate = off; SET gpujoin.algorithm = nestloop;
+	SELECT count(*) /* terminate-me */ FROM lr x JOIN ls y ON x.a + 1 < y.b - 1;" \
+	>"$OUT/terminated.out" 2>"$OUT/terminated.err" &
+victim=$!
+terminated=0
+for i in $(seq 50); do
+	sleep 0.2
+	terminated=$($PSQL -d $DB -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'gpujoin_load_terminated' AND state = 'active' AND query LIKE '%terminate-me%'")
+	[ "${terminated:-0}" -gt 0 ] && break
+done
+wait $victim
+check "a backend terminated mid-join ends its connection" \
+	$([ "${terminated:-0}" -gt 0 ] && grep -q "terminating connection due to administrator command" "$OUT/terminated.err" && echo 0 || echo 1) \
+	"terminated ${terminated:-0}; $(head -2 "$OUT/terminated.err")"
+after=$($PSQL -d $DB -c "SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;
+	SELECT 'after ' || count(*) FROM lr x JOIN ls y ON x.h = y.h;" 2>&1)
+check "the server runs GpuJoin after a backend was terminated mid-join" \
+	$(echo "$after" | grep -q "^after " && echo 0 || echo 1) "$after"
+
 # 4. the server log
 if [ -n "${CLUSTER_DIR:-}" ]; then
 	tail -n +$((LOG_LINES_BEFORE + 1)) "$CLUSTER_DIR/server.log" >"$OUT/server.log"
