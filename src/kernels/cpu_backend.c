@@ -463,6 +463,22 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 	int64_t		work = 0;
 	int64_t		p;
 
+	/*
+	 * A hash join whose whole program is "outer key = inner key" on an
+	 * integer-class column: the candidates have keys (NULL keys never get
+	 * here), so the equality of the stored values is the program's answer,
+	 * without the interpreter.
+	 */
+	const int64_t *eq_outer = NULL;
+	const int64_t *eq_inner = NULL;
+
+	if (in->algorithm == GJ_ALGO_HASH && state->simple && state->compare.op == GJOP_EQ &&
+		state->compare.cls == GJ_CLASS_INT)
+	{
+		eq_outer = in->outer.values[state->compare.outer_col];
+		eq_inner = in->inner.values[state->compare.inner_col];
+	}
+
 	for (p = *outer_next; p < tile->outer_end; p++)
 	{
 		int			status = state->outer_status[p];
@@ -497,7 +513,9 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 			uint32_t	irow = state->inner_perm[q];
 			int			r = GJ_RESULT_TRUE;
 
-			if (filter)
+			if (filter && eq_outer != NULL && status != OUTER_ALL)
+				r = (eq_outer[orow] == eq_inner[irow]) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+			else if (filter)
 				r = gj_program_eval(in->instrs, in->ninstrs, &in->outer, orow, &in->inner, irow);
 			state->outer_rows[n] = orow | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
 			state->inner_rows[n] = irow;
