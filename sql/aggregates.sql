@@ -158,3 +158,17 @@ SELECT gj_compare('SELECT o.id, (SELECT count(*) FROM (SELECT x.a, count(*) FROM
 SELECT gj_agg_plan('SELECT x.a % 3, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY x.a % 3') AS group_expr;
 SELECT gj_agg_plan('SELECT x.a, y.a, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY x.a, y.a') AS both_sides_group;
 SELECT gj_agg_plan('SELECT x.a, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY ROLLUP (x.a)') AS rollup;
+
+-- float sums start from the first value, as PostgreSQL's: a sum of -0.0 is -0
+CREATE TABLE t_negzero AS SELECT g AS a, '-0'::float8 AS z FROM generate_series(1, 50) g;
+ANALYZE t_negzero;
+SELECT gj_compare('SELECT sum(y.z), count(*) FROM t_negzero x JOIN t_negzero y ON x.a < y.a') AS neg_zero_sum;
+SELECT gj_compare('SELECT x.a % 3 AS g, sum(y.z) FROM t_negzero x JOIN t_negzero y ON x.a < y.a GROUP BY x.a % 3') AS neg_zero_groups;
+SELECT gj_compare('SELECT x.a, sum(y.z) FROM t_negzero x JOIN t_negzero y ON x.a < y.a GROUP BY x.a') AS neg_zero_per_group;
+-- sum(float4) rounds to float4 at every addition in PostgreSQL: left to it
+SELECT gj_agg_plan('SELECT sum(x.f4) FROM t_flt x JOIN t_flt y ON x.f8 < y.f8') AS sum_float4;
+
+-- a device fault in the aggregate fast path ends the query cleanly
+SELECT gj_fault('step_error', 'SELECT count(*) AS n FROM t_int x JOIN t_int y ON x.b < y.b') AS agg_fast_path_fault;
+RESET gpujoin.debug_fault;
+SELECT gj_compare('SELECT count(*) FROM t_int x JOIN t_int y ON x.b < y.b') AS after_fault;

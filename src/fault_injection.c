@@ -77,3 +77,25 @@ gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
 	}
 	return backend->run_step(state, tile, outer_next, matches, stats, err);
 }
+
+/* The aggregate fast path of a backend (agg_step), with the same faults. */
+bool
+gpujoin_backend_agg_step(const GjBackend *backend, void *state, const GjTile *tile,
+						 int64_t *outer_next, const struct GjAggSpec *spec, struct GjAggPartial *partial,
+						 GjMatches *matches, GjStats *stats, GjError *err)
+{
+	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) && ++step_calls == FAULTY_STEP)
+	{
+		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_ERROR)
+		{
+			inject(err, GJ_ERR_DEVICE, "device error");
+			return false;
+		}
+		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_OOM)
+		{
+			inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
+			return false;
+		}
+	}
+	return backend->agg_step(state, tile, outer_next, spec, partial, matches, stats, err);
+}

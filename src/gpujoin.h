@@ -58,6 +58,10 @@ extern void *gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *
 extern bool gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
 								 int64_t *outer_next, GjMatches *matches, GjStats *stats,
 								 GjError *err);
+extern bool gpujoin_backend_agg_step(const GjBackend *backend, void *state,
+									 const GjTile *tile, int64_t *outer_next,
+									 const struct GjAggSpec *spec, struct GjAggPartial *partial,
+									 GjMatches *matches, GjStats *stats, GjError *err);
 
 /* Which side of the join a key column or scan column comes from. */
 #define GJ_SIDE_OUTER	0

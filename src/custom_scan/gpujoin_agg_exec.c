@@ -487,8 +487,9 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 		gjs->matches.count = 0;
 		INSTR_TIME_SET_CURRENT(start);
 		if (backend_reduces)
-			ok = gjs->backend->agg_step(gjs->backend_state, &gjs->tile, &gjs->outer_next,
-										&gas->spec, &step, &gjs->matches, &gjs->stats, &err);
+			ok = gpujoin_backend_agg_step(gjs->backend, gjs->backend_state, &gjs->tile,
+										  &gjs->outer_next, &gas->spec, &step,
+										  &gjs->matches, &gjs->stats, &err);
 		else
 			ok = gpujoin_backend_step(gjs->backend, gjs->backend_state, &gjs->tile,
 									  &gjs->outer_next, &gjs->matches, &gjs->stats, &err);

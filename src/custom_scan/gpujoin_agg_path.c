@@ -74,7 +74,11 @@ static const AggFunc agg_functions[] = {
 	{F_SUM_INT2, GJ_AGGK_SUM, GJT_INT2},
 	{F_SUM_INT4, GJ_AGGK_SUM, GJT_INT4},
 	{F_SUM_INT8, GJ_AGGK_SUM, GJT_INT8},
-	{F_SUM_FLOAT4, GJ_AGGK_SUM, GJT_FLOAT4},
+	/*
+	 * sum(float4) is not here: PostgreSQL adds in float4 at each step, so
+	 * its result depends on rounding at every addition, which a sum in double
+	 * does not reproduce.
+	 */
 	{F_SUM_FLOAT8, GJ_AGGK_SUM, GJT_FLOAT8},
 	{F_AVG_INT2, GJ_AGGK_AVG, GJT_INT2},
 	{F_AVG_INT4, GJ_AGGK_AVG, GJT_INT4},
@@ -414,16 +418,16 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 
 		if (outer_path == NULL || inner_path == NULL ||
 			outer_path->param_info != NULL || inner_path->param_info != NULL)
-			return;
+			continue;
 
 		if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, restrictlist,
 									&device_rinfos, &host_rinfos, &join_info))
-			return;
+			continue;
 
 		if (!agg_vars_available(agg_exprs, outer_path, inner_path) ||
 			!agg_vars_available(extract_actual_clauses(restrictlist, false),
 								outer_path, inner_path))
-			return;
+			continue;
 		relids[GJ_SIDE_OUTER] = outerrel->relids;
 		relids[GJ_SIDE_INNER] = innerrel->relids;
 

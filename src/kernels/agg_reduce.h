@@ -70,7 +70,10 @@ typedef struct GjAggAcc
 {
 	int64_t		count;			/* non-NULL values */
 	gj_int128	isum;			/* integer columns */
-	double		fsum;			/* float columns */
+	double		fsum;			/* float columns, once fsum_started */
+	int32_t		fsum_started;	/* fsum holds the first term (PostgreSQL's
+								 * float sums start from the first value, so
+								 * that a sum of -0.0 is -0.0) */
 	int32_t		saw_nonfinite;	/* an input was NaN or +-Infinity */
 	int32_t		has_minmax;
 	int64_t		min_key;
@@ -101,9 +104,17 @@ gj_agg_add_sum(GjAggAcc *acc, int cls, int64_t v, int64_t weight)
 	{
 		double		d = gj_bits_to_double(v);
 
+		double		term = weight == 1 ? d : d * (double) weight;
+
 		if (!isfinite(d))
 			acc->saw_nonfinite = 1;
-		acc->fsum += weight == 1 ? d : d * (double) weight;
+		if (acc->fsum_started)
+			acc->fsum += term;
+		else
+		{
+			acc->fsum = term;
+			acc->fsum_started = 1;
+		}
 	}
 	else
 		acc->isum += (gj_int128) v * weight;
@@ -150,7 +161,16 @@ gj_agg_merge(GjAggAcc *into, const GjAggAcc *from, int cls)
 {
 	into->count += from->count;
 	into->isum += from->isum;
-	into->fsum += from->fsum;
+	if (from->fsum_started)
+	{
+		if (into->fsum_started)
+			into->fsum += from->fsum;
+		else
+		{
+			into->fsum = from->fsum;
+			into->fsum_started = 1;
+		}
+	}
 	into->saw_nonfinite |= from->saw_nonfinite;
 	if (from->has_minmax)
 	{
