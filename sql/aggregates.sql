@@ -172,3 +172,13 @@ SELECT gj_agg_plan('SELECT sum(x.f4) FROM t_flt x JOIN t_flt y ON x.f8 < y.f8') 
 SELECT gj_fault('step_error', 'SELECT count(*) AS n FROM t_int x JOIN t_int y ON x.b < y.b') AS agg_fast_path_fault;
 RESET gpujoin.debug_fault;
 SELECT gj_compare('SELECT count(*) FROM t_int x JOIN t_int y ON x.b < y.b') AS after_fault;
+
+-- the groups count against gpujoin.max_host_memory with the inputs
+CREATE TABLE t_aggmem AS SELECT g AS a FROM generate_series(1, 20000) g;
+ANALYZE t_aggmem;
+SET gpujoin.max_host_memory = '1MB';
+\set VERBOSITY terse
+SELECT gj_compare('SELECT x.a, count(*) FROM t_aggmem x JOIN t_aggmem y ON x.a = y.a + 1 GROUP BY x.a') AS many_groups;
+\set VERBOSITY default
+RESET gpujoin.max_host_memory;
+SELECT gj_compare('SELECT x.a, count(*) FROM t_aggmem x JOIN t_aggmem y ON x.a = y.a + 1 GROUP BY x.a') AS many_groups;

@@ -463,6 +463,19 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	gpujoin_agg_arg_columns(gas);
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_number_groups(gas);
+
+	/* the inputs, the argument columns and the groups count together */
+	if (gjs->outer_buf.bytes_stored + gjs->inner_buf.bytes_stored +
+		(int64) MemoryContextMemAllocated(gas->agg_cxt, true) >
+		(int64) gpujoin_max_host_memory_kb * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("GpuJoin aggregates need more than gpujoin.max_host_memory (%d kB) of host memory",
+						gpujoin_max_host_memory_kb),
+				 errdetail("%lld groups over %lld outer rows.",
+						   (long long) gas->ngroups, (long long) gjs->outer_buf.nrows),
+				 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enable_aggregate to off for this query.")));
+
 	/* the backend's fast path never sees pairs or rows that need the host */
 	backend_reduces = gjs->backend->agg_step != NULL && !gas->has_error_rows &&
 		gjs->host_qual == NULL;
