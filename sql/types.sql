@@ -82,3 +82,22 @@ FROM (VALUES
     ('SELECT x.num + y.c, x.arr || y.b FROM t_wide x JOIN t_int y ON x.k = y.b')
 ) AS v(q)
 ORDER BY q;
+
+-- time of day: microseconds in an int64, compared as PostgreSQL's time_cmp
+CREATE TABLE t_tod (id int, t time);
+INSERT INTO t_tod
+SELECT g, CASE WHEN g % 13 = 0 THEN NULL
+               ELSE time '00:00' + ((g * 7919) % 1440) * interval '1 minute' END
+FROM generate_series(1, 300) g;
+INSERT INTO t_tod VALUES (301, '00:00'), (302, '24:00:00'), (303, '23:59:59.999999');
+ANALYZE t_tod;
+SELECT op, gj_compare(format('SELECT x.id AS xid, y.id AS yid FROM t_tod x JOIN t_tod y ON x.t %s y.t', op)) AS result
+FROM unnest(ARRAY['=', '<>', '<', '<=', '>', '>=']) AS op ORDER BY op;
+BEGIN;
+SELECT gj_force(true);
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_tod x JOIN t_tod y ON x.t = y.t') AS line
+WHERE line ~ 'Algorithm|Device Quals';
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_tod x JOIN t_tod y ON y.t BETWEEN x.t AND x.t') AS line
+WHERE line ~ 'Algorithm|Device Quals';
+ROLLBACK;
+SELECT gj_compare('SELECT x.id AS xid, y.id AS yid FROM t_tod x JOIN t_tod y ON y.t BETWEEN x.t AND x.t + interval ''10 minutes''') AS host_bound;

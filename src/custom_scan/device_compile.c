@@ -91,6 +91,7 @@ static const DeviceFunc device_functions[] = {
 	CMP6(FLOAT84, GJT_FLOAT8, GJT_FLOAT4),
 	CMP6(DATE_, GJT_DATE, GJT_DATE),
 	CMP6(TIMESTAMP_, GJT_TIMESTAMP, GJT_TIMESTAMP),
+	CMP6(TIME_, GJT_TIMESTAMP, GJT_TIMESTAMP),
 	CMP6(TIMESTAMPTZ_, GJT_TIMESTAMPTZ, GJT_TIMESTAMPTZ),
 
 	ARITH4(INT2, GJT_INT2, GJT_INT2, GJT_INT2),
@@ -180,6 +181,9 @@ device_type_of(Oid typid)
 		case DATEOID:
 			return GJT_DATE;
 		case TIMESTAMPOID:
+			return GJT_TIMESTAMP;
+		case TIMEOID:
+			/* microseconds since midnight in an int64, ordered as timestamps */
 			return GJT_TIMESTAMP;
 		case TIMESTAMPTZOID:
 			return GJT_TIMESTAMPTZ;
