@@ -44,6 +44,21 @@ inject(GjError *err, int code, const char *what)
 			 "%s injected by gpujoin.debug_fault", what);
 }
 
+/* Does a step fault fire on this step?  Then *err says which. */
+static bool
+step_fault(GjError *err)
+{
+	if (++step_calls != FAULTY_STEP)
+		return false;
+	if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_ERROR)
+		inject(err, GJ_ERR_DEVICE, "device error");
+	else if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_OOM)
+		inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
+	else
+		return false;
+	return true;
+}
+
 void *
 gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input, GjError *err)
 {
@@ -61,20 +76,8 @@ gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
 					 int64_t *outer_next, GjMatches *matches, GjStats *stats,
 					 GjError *err)
 {
-	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) &&
-		++step_calls == FAULTY_STEP)
-	{
-		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_ERROR)
-		{
-			inject(err, GJ_ERR_DEVICE, "device error");
-			return false;
-		}
-		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_OOM)
-		{
-			inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
-			return false;
-		}
-	}
+	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) && step_fault(err))
+		return false;
 	return backend->run_step(state, tile, outer_next, matches, stats, err);
 }
 
@@ -84,18 +87,7 @@ gpujoin_backend_agg_step(const GjBackend *backend, void *state, const GjTile *ti
 						 int64_t *outer_next, const struct GjAggSpec *spec, struct GjAggPartial *partial,
 						 GjMatches *matches, GjStats *stats, GjError *err)
 {
-	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) && ++step_calls == FAULTY_STEP)
-	{
-		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_ERROR)
-		{
-			inject(err, GJ_ERR_DEVICE, "device error");
-			return false;
-		}
-		if (gpujoin_debug_fault == GPUJOIN_FAULT_STEP_OOM)
-		{
-			inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
-			return false;
-		}
-	}
+	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) && step_fault(err))
+		return false;
 	return backend->agg_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }

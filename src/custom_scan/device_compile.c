@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "gpujoin.h"
+#include "host_chunking/host_buffers.h"
 
 typedef enum DeviceFuncKind
 {
@@ -258,23 +259,7 @@ key_column(List **vars, Node *var)
 static int64
 const_bits(Const *con, int type)
 {
-	switch (type)
-	{
-		case GJT_BOOL:
-			return DatumGetBool(con->constvalue) ? 1 : 0;
-		case GJT_INT2:
-			return DatumGetInt16(con->constvalue);
-		case GJT_INT4:
-			return DatumGetInt32(con->constvalue);
-		case GJT_DATE:
-			return DatumGetDateADT(con->constvalue);
-		case GJT_FLOAT4:
-			return gj_double_to_bits((double) DatumGetFloat4(con->constvalue));
-		case GJT_FLOAT8:
-			return gj_double_to_bits(DatumGetFloat8(con->constvalue));
-		default:				/* int8, timestamp, timestamptz */
-			return DatumGetInt64(con->constvalue);
-	}
+	return gj_datum_to_value(con->constvalue, type);
 }
 
 static Var *plain_var(Node *node);

@@ -251,29 +251,6 @@ gpujoin_agg_number_groups(GpuJoinAggState *gas)
 	gas->spec.outer_group = gas->outer_group;
 }
 
-/* The 8-byte device representation of a non-NULL datum (cf. host_buffers.c). */
-static int64
-datum_to_value(Datum d, int type)
-{
-	switch (type)
-	{
-		case GJT_BOOL:
-			return DatumGetBool(d) ? 1 : 0;
-		case GJT_INT2:
-			return DatumGetInt16(d);
-		case GJT_INT4:
-			return DatumGetInt32(d);
-		case GJT_DATE:
-			return DatumGetDateADT(d);
-		case GJT_FLOAT4:
-			return gj_double_to_bits((double) DatumGetFloat4(d));
-		case GJT_FLOAT8:
-			return gj_double_to_bits(DatumGetFloat8(d));
-		default:				/* int8, timestamp, timestamptz */
-			return DatumGetInt64(d);
-	}
-}
-
 static Datum
 value_to_datum(int64 v, int type)
 {
@@ -326,7 +303,7 @@ gpujoin_agg_arg_columns(GpuJoinAggState *gas)
 			for (row = 0; row < nrows; row++)
 			{
 				isnull[row] = col->isnull[row];
-				values[row] = col->isnull[row] ? 0 : datum_to_value(col->values[row], type);
+				values[row] = col->isnull[row] ? 0 : gj_datum_to_value(col->values[row], type);
 			}
 			cols.values[j] = values;
 			cols.isnull[j] = isnull;
@@ -442,7 +419,7 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 				/* raises PostgreSQL's error, as the native Agg would */
 				d = ExecEvalExpr(gas->arg_exprs[a], econtext, &isnull);
 				if (!isnull)
-					gj_agg_add(&accs[a], ga, datum_to_value(d, gas->agg.arg_type[a]), 1);
+					gj_agg_add(&accs[a], ga, gj_datum_to_value(d, gas->agg.arg_type[a]), 1);
 			}
 		}
 	}

@@ -158,29 +158,6 @@ host_buffer_grow(HostSideBuffer *buf)
 	buf->capacity = newcap;
 }
 
-/* The 8-byte device representation of a non-NULL key datum. */
-static inline int64
-key_value(Datum d, int type)
-{
-	switch (type)
-	{
-		case GJT_BOOL:
-			return DatumGetBool(d) ? 1 : 0;
-		case GJT_INT2:
-			return DatumGetInt16(d);
-		case GJT_INT4:
-			return DatumGetInt32(d);
-		case GJT_DATE:
-			return DatumGetDateADT(d);
-		case GJT_FLOAT4:
-			return gj_double_to_bits((double) DatumGetFloat4(d));
-		case GJT_FLOAT8:
-			return gj_double_to_bits(DatumGetFloat8(d));
-		default:				/* int8, timestamp, timestamptz */
-			return DatumGetInt64(d);
-	}
-}
-
 /* A stable copy of a by-reference value, in the arena. */
 static Datum
 arena_copy(HostSideBuffer *buf, Datum value, int16 typlen)
@@ -260,7 +237,7 @@ host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 												slot->tts_values[key->attno - 1],
 												Int64GetDatum(0)));
 		else
-			key->values[row] = key_value(slot->tts_values[key->attno - 1], key->type);
+			key->values[row] = gj_datum_to_value(slot->tts_values[key->attno - 1], key->type);
 	}
 	buf->bytes_stored += buf->ncols * (sizeof(Datum) + 1) + buf->nkeys * sizeof(int64);
 	buf->nrows++;

@@ -59,6 +59,34 @@ typedef struct HostSideBuffer
 	Size		bytes_stored;
 } HostSideBuffer;
 
+/*
+ * The 8-byte device representation of a non-NULL datum of a device type:
+ * integers, dates and timestamps as int64, floats as the bits of a double.
+ * The planner (constants), the host buffers (key columns) and the aggregate
+ * node (argument columns) all use it.
+ */
+static inline int64
+gj_datum_to_value(Datum d, int type)
+{
+	switch (type)
+	{
+		case GJT_BOOL:
+			return DatumGetBool(d) ? 1 : 0;
+		case GJT_INT2:
+			return DatumGetInt16(d);
+		case GJT_INT4:
+			return DatumGetInt32(d);
+		case GJT_DATE:
+			return DatumGetInt32(d);	/* DateADT */
+		case GJT_FLOAT4:
+			return gj_double_to_bits((double) DatumGetFloat4(d));
+		case GJT_FLOAT8:
+			return gj_double_to_bits(DatumGetFloat8(d));
+		default:				/* int8, time, timestamp, timestamptz */
+			return DatumGetInt64(d);
+	}
+}
+
 extern void host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
 							 const char *name, List *key_attnos, List *key_types,
 							 List *col_attnos, TupleDesc child_desc);
