@@ -150,6 +150,9 @@ extern void gpujoin_register_methods(void);
 extern const char *gpujoin_jointype_name(int jointype);
 extern const CustomScanMethods gpujoin_scan_methods;
 extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
+extern void gpujoin_plan_device_program(Path *outer_path, Path *inner_path,
+										Plan *outer_plan, Plan *inner_plan,
+										List *device_clauses, GpuJoinPlanInfo *info);
 extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
 								   List **device_rinfos, List **host_rinfos,

@@ -494,7 +494,6 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
 	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
 	List	   *having = (List *) root->parse->havingQual;
-	DeviceCompileContext cxt;
 	GpuJoinPlanInfo info;
 	GpuJoinAggInfo agg_info;
 	List	   *aggrefs;
@@ -511,18 +510,8 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	memset(&info, 0, sizeof(info));
 
 	/* the join, exactly as gpujoin_plan_path() plans it */
-	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
-	foreach(lc, device_clauses)
-	{
-		if (!device_compile_qual(&cxt, lfirst(lc)))
-			elog(ERROR, "GpuJoin device qual no longer compiles");
-	}
-	info.program = cxt.program;
-	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, &info);
-	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
-	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
-	key_column_hashes(cxt.outer_vars, &info.outer_key_hashfuncs, &info.outer_key_collations);
-	key_column_hashes(cxt.inner_vars, &info.inner_key_hashfuncs, &info.inner_key_collations);
+	gpujoin_plan_device_program(outer_path, inner_path, outer_plan, inner_plan,
+								device_clauses, &info);
 
 	relids[GJ_SIDE_OUTER] = outer_path->parent->relids;
 	relids[GJ_SIDE_INNER] = inner_path->parent->relids;

@@ -566,6 +566,33 @@ key_column_hashes(List *vars, List **hashfuncs, List **collations)
 	}
 }
 
+/*
+ * The device program of a plan, its algorithm and its key columns, compiled
+ * again from the device clauses: the program refers to key columns of the
+ * child plans, which exist only now.  The join and the aggregate node share
+ * it.
+ */
+void
+gpujoin_plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
+							Plan *inner_plan, List *device_clauses, GpuJoinPlanInfo *info)
+{
+	DeviceCompileContext cxt;
+	ListCell   *lc;
+
+	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
+	foreach(lc, device_clauses)
+	{
+		if (!device_compile_qual(&cxt, lfirst(lc)))
+			elog(ERROR, "GpuJoin device qual no longer compiles");
+	}
+	info->program = cxt.program;
+	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, info);
+	key_columns(cxt.outer_vars, outer_plan, &info->outer_key_attnos, &info->outer_key_types);
+	key_columns(cxt.inner_vars, inner_plan, &info->inner_key_attnos, &info->inner_key_types);
+	key_column_hashes(cxt.outer_vars, &info->outer_key_hashfuncs, &info->outer_key_collations);
+	key_column_hashes(cxt.inner_vars, &info->inner_key_hashfuncs, &info->inner_key_collations);
+}
+
 static Plan *
 gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				  List *tlist, List *clauses, List *custom_plans)
@@ -579,7 +606,6 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
 	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
 	List	   *other_clauses = quals_in_native_order(root, lfourth(best_path->custom_private));
-	DeviceCompileContext cxt;
 	GpuJoinPlanInfo info;
 	List	   *scan_tlist = NIL;
 	List	   *vars;
@@ -588,19 +614,8 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	memset(&info, 0, sizeof(info));
 	info.jointype = linitial_int(list_nth(best_path->custom_private, 4));
 
-	/* compile again: the program refers to key columns of the child plans */
-	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
-	foreach(lc, device_clauses)
-	{
-		if (!device_compile_qual(&cxt, lfirst(lc)))
-			elog(ERROR, "GpuJoin device qual no longer compiles");
-	}
-	info.program = cxt.program;
-	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, &info);
-	key_columns(cxt.outer_vars, outer_plan, &info.outer_key_attnos, &info.outer_key_types);
-	key_columns(cxt.inner_vars, inner_plan, &info.inner_key_attnos, &info.inner_key_types);
-	key_column_hashes(cxt.outer_vars, &info.outer_key_hashfuncs, &info.outer_key_collations);
-	key_column_hashes(cxt.inner_vars, &info.inner_key_hashfuncs, &info.inner_key_collations);
+	gpujoin_plan_device_program(outer_path, inner_path, outer_plan, inner_plan,
+								device_clauses, &info);
 
 	/* the scan tuple: every Var of the target list and of all quals */
 	vars = pull_var_clause((Node *) tlist, 0);
