@@ -131,8 +131,7 @@ RESET gpujoin.algorithm;
 -- the groups themselves: NULL, -0.0 with 0.0, NaN, text keys
 BEGIN;
 SELECT gj_force(true);
-EXPLAIN (COSTS OFF)
-SELECT x.f8 + 0 AS f8, count(*), sum(y.v) FROM t_grp x JOIN t_grp y ON x.id - 1 = y.id GROUP BY x.f8 ORDER BY 1;
+SELECT gj_explain('SELECT x.f8 + 0 AS f8, count(*), sum(y.v) FROM t_grp x JOIN t_grp y ON x.id - 1 = y.id GROUP BY x.f8 ORDER BY 1');
 SELECT x.f8 + 0 AS f8, count(*), sum(y.v) FROM t_grp x JOIN t_grp y ON x.id - 1 = y.id GROUP BY x.f8 ORDER BY 1;
 SELECT x.k, count(*), sum(y.v) FROM t_grp x JOIN t_grp y ON x.id = y.id AND x.id < 60 GROUP BY x.k ORDER BY 1;
 SELECT gj_force(false);
