@@ -16,6 +16,7 @@ OBJS = \
 	src/fault_injection.o \
 	src/custom_scan/device_compile.o \
 	src/custom_scan/gpujoin_path.o \
+	src/custom_scan/gpujoin_costs.o \
 	src/custom_scan/gpujoin_plan_info.o \
 	src/custom_scan/gpujoin_exec.o \
 	src/custom_scan/gpujoin_explain.o \

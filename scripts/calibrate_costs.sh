@@ -2,19 +2,24 @@
 # scripts/calibrate_costs.sh: measure the planner's GpuJoin cost constants on
 # this machine and print the SET lines that match them.
 #
-# gpujoin_path.c costs a GpuJoin as
+# gpujoin_costs.c costs a GpuJoin on backend B (cpu or cuda) as
 #
-#   startup_cost + R * row_cost + P * pair_cost + E * output_cost
+#   B_startup_cost + R * B_row_cost + P * B_pair_cost (nestloop)
+#   or S * B_sort_cost (sortmerge, hash) + kB * B_transfer_cost (cuda)
+#   + E * B_output_cost
 #   + the native parts: both input scans, E * (host quals + cpu_tuple_cost / 2)
 #
-# with R the rows drained from both inputs, E the rows the join returns and P
-# the pairs of the algorithm: outer x inner for nestloop, (outer + inner) * 8
-# + outer * log2(inner) + 4 E for sortmerge and hash.  This script times
-# count(*) over GpuJoins (forced, per algorithm) whose R, P and E vary
+# with R the rows drained from both inputs, E the rows the join returns, P
+# the pairs of the nested loop (outer x inner; the calibration's quals have
+# one operator), S the steps of sort-merge and hash ((outer + inner) * 8 +
+# outer * log2(inner)) and kB what travels
+# between host and GPU (8 bytes per key value and per match).  This script
+# times count(*) over GpuJoins (forced, per algorithm) whose R, P/S and E vary
 # independently, removes the native parts (their planner cost converted to ms
-# with a native reference, see below), and fits the four constants by least
-# squares, per algorithm and over all of them.  There is one pair_cost for all
-# algorithms today: the per-algorithm fits say what each would want.
+# with a native reference, see below) and the transfer time EXPLAIN ANALYZE
+# reports, and fits the constants by least squares, per algorithm and over
+# all algorithms of a backend (R, P, S and E as four columns).
+# transfer_cost is the reported transfer time per kB.
 #
 # Cost units: the planner's unit is seq_page_cost = 1.  The reference is
 # PostgreSQL's own plan for count(*) over a seq scan of REF_ROWS rows (pages
@@ -58,7 +63,7 @@ psql_run -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/nu
 PRELUDE="SET search_path = gpujoin_calib, public;"
 psql_run -At -c "SHOW gpujoin.enabled" >/dev/null 2>&1 || PRELUDE="LOAD 'gpujoin';
 $PRELUDE"
-FORCE="SET gpujoin.enabled = on; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off;"
+FORCE="SET gpujoin.enabled = on; SET gpujoin.enable_aggregate = off; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off;"
 
 sc() { echo $(($1 * SCALE)); }
 
@@ -157,11 +162,11 @@ done
 
 # --- the GpuJoin experiments
 TSV=$OUTDIR/calibrate.tsv
-printf 'device\talgorithm\tbackend\touter\tinner\tR\tP\tE\ttotal_ms\tnative_ms\tgpujoin_ms\tdrain_ms\tbackend_ms\n' >"$TSV"
+printf 'device\talgorithm\tbackend\touter\tinner\tR\tP\tE\ttotal_ms\tnative_ms\tgpujoin_ms\tdrain_ms\tbackend_ms\ttransfer_ms\n' >"$TSV"
 STARTUP_TSV=$OUTDIR/startup.tsv
 head -1 "$TSV" >"$STARTUP_TSV"
 run_point() {
-	local dev=$1 algo=$2 o=$3 spec=$4 qual=$5 tsv=${6:-$TSV} q settings total e backend drain bms r p nat
+	local dev=$1 algo=$2 o=$3 spec=$4 qual=$5 tsv=${6:-$TSV} q settings total e backend drain bms xfer r p nat
 	q="SELECT count(*) FROM o_$o o JOIN i_$spec i ON $qual"
 	settings="$FORCE SET gpujoin.algorithm = $algo; SET gpujoin.device = $dev;"
 	total=$(time_sql "$settings" "$q") || return 0
@@ -169,6 +174,7 @@ run_point() {
 	e=$(explain_field "Device Matches")
 	drain=$(explain_field "Drain Time" | sed 's/ ms//')
 	bms=$(explain_field "Backend Time" | sed 's/ ms//')
+	xfer=$(explain_field "Transfer Time" | sed 's/ ms//')
 	grep -q "Algorithm: $algo" "$EXPLAIN_OUT" || {
 		echo "  $algo not run for $q ($(explain_field Algorithm)): left out"
 		return 0
@@ -177,15 +183,15 @@ run_point() {
 	r=$((o + i))
 	p=$(awk -v a="$algo" -v o="$o" -v i="$i" -v e="$e" 'BEGIN {
 		if (a == "nestloop") printf "%.0f", o * i
-		else printf "%.0f", (o + i) * 8 + o * log(i < 2 ? 2 : i) / log(2) + e * 4 }')
+		else printf "%.0f", (o + i) * 8 + o * log(i < 2 ? 2 : i) / log(2) }')
 	# the native parts in ms: both seq scans, and per returned row the
 	# planner's cpu_tuple_cost / 2 and count(*)'s cpu_operator_cost
 	nat=$(awk -v so="$(plan_cost "SELECT * FROM o_$o")" -v si="$(plan_cost "SELECT * FROM i_$spec")" \
 		-v e="$e" -v ct="$CPU_TUPLE_COST" -v co="$CPU_OPERATOR_COST" -v u="$MS_PER_UNIT" \
 		'BEGIN { printf "%.3f", (so + si + e * (ct / 2 + co)) * u }')
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$algo" "$backend" "$o" "$i" "$r" "$p" "$e" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$dev" "$algo" "$backend" "$o" "$i" "$r" "$p" "$e" \
 		"$total" "$nat" "$(awk -v t="$total" -v n="$nat" -v z="$TRIVIAL_MS" 'BEGIN { printf "%.3f", t - n - z }')" \
-		"$drain" "$bms" >>"$tsv"
+		"$drain" "$bms" "${xfer:-0}" >>"$tsv"
 	printf '  %-5s %-9s %-28s O=%-7s I=%-7s E=%-9s %10s ms\n' "$dev" "$algo" "$backend" "$o" "$i" "$e" "$total"
 }
 
@@ -218,19 +224,21 @@ for dev in $DEVICES; do
 done
 
 # --- the fit.  startup_cost is what a 10 x 10 join takes (per device and
-# algorithm); row, pair and output costs are fitted to the rest by least
-# squares, (GpuJoin ms - startup) = r R + p P + e E, per (device, algorithm)
-# and per device over all algorithms.  A coefficient that comes out negative
-# (its term lost in the noise) is set to 0 and the others refitted.  Columns
-# are scaled to their largest value before the normal equations are solved
-# (Gaussian elimination with partial pivoting).
+# algorithm); the other constants are fitted to the rest by least squares,
+# (GpuJoin ms - transfer ms - startup) = r R + p P + s S + e E, per (device,
+# algorithm) and per device over all algorithms (P is 0 for sortmerge and
+# hash, S for nestloop).  A coefficient that comes out negative (its term
+# lost in the noise) is set to 0 and the others refitted.  Columns are scaled
+# to their largest value before the normal equations are solved (Gaussian
+# elimination with partial pivoting).  transfer_cost = all reported transfer
+# time / all kB transferred (8 bytes per drained key value and per match).
 FIT=$OUTDIR/calibrate.fit
 awk -F'\t' -v u="$MS_PER_UNIT" '
 function abs(v) { return v < 0 ? -v : v }
 # least squares over the features i with on[i]; result in c[]
-function solve(g,    i, j, k, n, m, piv, t, f, idx) {
+function solve(g,    i, j, k, m, piv, t, f, idx) {
 	m = 0
-	for (i = 1; i <= 3; i++) { c[i] = 0; if (on[i]) idx[++m] = i }
+	for (i = 1; i <= NX; i++) { c[i] = 0; if (on[i]) idx[++m] = i }
 	for (i = 1; i <= m; i++) {
 		b[i] = XY[g, idx[i]] / sc[g, idx[i]]
 		for (j = 1; j <= m; j++) A[i, j] = XX[g, idx[i], idx[j]] / (sc[g, idx[i]] * sc[g, idx[j]])
@@ -259,13 +267,14 @@ function add(g, y,    i, j) {
 	if (!(g in cnt)) order[++ng] = g
 	cnt[g]++
 	Y[g, cnt[g]] = y
-	for (i = 1; i <= 3; i++) {
+	for (i = 1; i <= NX; i++) {
 		XS[g, cnt[g], i] = x[i]
 		if (x[i] > sc[g, i]) sc[g, i] = x[i]
 		XY[g, i] += x[i] * y
-		for (j = 1; j <= 3; j++) XX[g, i, j] += x[i] * x[j]
+		for (j = 1; j <= NX; j++) XX[g, i, j] += x[i] * x[j]
 	}
 }
+BEGIN { NX = 4 }
 FNR == 1 { next }
 FILENAME == ARGV[1] {
 	st[$1 "\t" $2] = $11; sst[$1] += $11; nst[$1]++
@@ -274,36 +283,42 @@ FILENAME == ARGV[1] {
 {
 	dev = $1
 	if (!((dev "\t" $2) in st)) next
-	x[1] = $6; x[2] = $7; x[3] = $8
-	add(dev "\t" $2, $11 - st[dev "\t" $2])
-	add(dev "\tall", $11 - sst[dev] / nst[dev])
+	x[1] = $6; x[2] = ($2 == "nestloop" ? $7 : 0); x[3] = ($2 == "nestloop" ? 0 : $7); x[4] = $8
+	y = $11 - $14
+	add(dev "\t" $2, y - st[dev "\t" $2])
+	add(dev "\tall", y - sst[dev] / nst[dev])
 	stg[dev "\tall"] = sst[dev] / nst[dev]
+	xms[dev] += $14; xkb[dev] += ($6 + $8) * 8 / 1024
 }
 END {
 	for (k in st) stg[k] = st[k]
 	for (k = 1; k <= ng; k++) {
 		g = order[k]
-		if (cnt[g] < 4) { printf "%s\t%d\t-\t-\t-\t-\t-\ttoo few points\n", g, cnt[g]; continue }
-		for (i = 1; i <= 3; i++) { on[i] = (sc[g, i] > 0); if (!on[i]) sc[g, i] = 1 }
+		split(g, gd, "\t")
+		xc = (xkb[gd[1]] > 0 ? xms[gd[1]] / xkb[gd[1]] / u : 0)
+		if (cnt[g] < 4) { printf "%s\t%d\t-\t-\t-\t-\t-\t-\t-\ttoo few points\n", g, cnt[g]; continue }
+		for (i = 1; i <= NX; i++) { on[i] = (sc[g, i] > 0); if (!on[i]) sc[g, i] = 1 }
 		note = ""
 		while (1) {
 			if (!solve(g)) { note = "singular"; break }
 			worst = 0
-			for (i = 1; i <= 3; i++) if (on[i] && c[i] < 0 && (worst == 0 || c[i] < c[worst])) worst = i
+			for (i = 1; i <= NX; i++) if (on[i] && c[i] < 0 && (worst == 0 || c[i] < c[worst])) worst = i
 			if (worst == 0) break
 			on[worst] = 0
-			note = note (note == "" ? "" : ", ") substr("R P E", 2 * worst - 1, 1) " term negative, set to 0"
+			note = note (note == "" ? "" : ", ") substr("RPSE", worst, 1) " term negative, set to 0"
 		}
-		if (note == "singular") { printf "%s\t%d\t-\t-\t-\t-\t-\tsingular\n", g, cnt[g]; continue }
+		if (note == "singular") { printf "%s\t%d\t-\t-\t-\t-\t-\t-\t-\tsingular\n", g, cnt[g]; continue }
 		m = 0; for (i = 1; i <= cnt[g]; i++) m += Y[g, i]; m /= cnt[g]
 		ss = 0; sr = 0
 		for (i = 1; i <= cnt[g]; i++) {
-			pr = c[1] * XS[g, i, 1] + c[2] * XS[g, i, 2] + c[3] * XS[g, i, 3]
+			pr = 0; for (j = 1; j <= NX; j++) pr += c[j] * XS[g, i, j]
 			ss += (Y[g, i] - m) ^ 2; sr += (Y[g, i] - pr) ^ 2
 		}
-		# ms -> cost units
-		printf "%s\t%d\t%.4g\t%.4g\t%.4g\t%.4g\t%.3f\t%s\n", g, cnt[g], (stg[g] > 0 ? stg[g] : 0) / u,
-			c[1] / u, c[2] / u, c[3] / u, (ss > 0 ? 1 - sr / ss : 1), note
+		# ms -> cost units; "-" where the group has no such term
+		printf "%s\t%d\t%.4g\t%.4g\t%s\t%s\t%.4g\t%.4g\t%.3f\t%s\n", g, cnt[g], (stg[g] > 0 ? stg[g] : 0) / u,
+			c[1] / u, (sc[g, 2] > 1 || c[2] != 0 ? sprintf("%.4g", c[2] / u) : "-"),
+			(sc[g, 3] > 1 || c[3] != 0 ? sprintf("%.4g", c[3] / u) : "-"), xc, c[4] / u,
+			(ss > 0 ? 1 - sr / ss : 1), note
 	}
 }' "$STARTUP_TSV" "$TSV" >"$FIT"
 
@@ -326,8 +341,8 @@ END {
 	echo "the scans and per-row native costs converted with $MS_PER_UNIT ms per unit; GpuJoin ms ="
 	echo "total - native - trivial statement."
 	echo
-	echo "| device | algorithm | backend | outer | inner | R | P | E | total ms | native ms | GpuJoin ms | drain ms | backend ms |"
-	echo "| --- | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |"
+	echo "| device | algorithm | backend | outer | inner | R | P or S | E | total ms | native ms | GpuJoin ms | drain ms | backend ms | transfer ms |"
+	echo "| --- | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |"
 	awk -F'\t' 'NR > 1 { s = "|"; for (i = 1; i <= NF; i++) s = s " " $i " |"; print s }' "$TSV"
 	echo
 	echo "Startup (10 x 10 rows):"
@@ -336,24 +351,40 @@ END {
 	echo "| --- | --- | --- | --: | --: | --: |"
 	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $9, $10, $11 }' "$STARTUP_TSV"
 	echo
-	echo "## Fit (cost units; GpuJoin ms = startup + R row + P pair + E output; R^2 of the last three)"
+	echo "## Fit (cost units; GpuJoin ms - transfer ms = startup + R row + P pair + S sort + E output; R^2 of the fitted terms)"
 	echo
-	echo "| device | algorithm | points | startup_cost | row_cost | pair_cost | output_cost | R^2 | note |"
-	echo "| --- | --- | --: | --: | --: | --: | --: | --: | --- |"
+	echo "| device | algorithm | points | startup_cost | row_cost | pair_cost | sort_cost | transfer_cost | output_cost | R^2 | note |"
+	echo "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |"
 	awk -F'\t' '{ s = "|"; for (i = 1; i <= NF; i++) s = s " " $i " |"; print s }' "$FIT"
 	echo
-	echo "The per-algorithm pair_cost all map to the one GUC gpujoin.pair_cost (nestloop: per"
-	echo "outer x inner pair; sortmerge, hash: per step of gpujoin_path.c's sort/search formula)."
 	echo "A term whose fitted value is negative (lost in the noise at these sizes) is set to 0 and"
 	echo "the others are refitted without it."
 	echo
-	echo "## Suggested settings (fit over all algorithms)"
+	echo "## Suggested settings"
 	echo
-	awk -F'\t' '$2 == "all" && $4 != "-" {
-		n = split("startup_cost row_cost pair_cost output_cost", k, " ")
-		printf "```\n-- device %s\n", $1
-		for (i = 1; i <= n; i++) printf "SET gpujoin.%s = %.4g;\n", k[i], $(i + 3)
-		printf "```\n"
+	echo "startup, row and output costs from the fit over all algorithms of a backend; pair_cost"
+	echo "from its nestloop fit and sort_cost from its sortmerge fit (hash when that one is 0),"
+	echo "since sorting a side costs in proportion to its rows and the fit over everything cannot"
+	echo "tell row_cost and sort_cost apart; transfer_cost from the reported transfer time."
+	echo
+	awk -F'\t' '
+	{ dev[$1] = 1; for (i = 4; i <= 9; i++) v[$1, $2, i] = $i }
+	function pick(d, a, i) { return (((d, a, i) in v) && v[d, a, i] != "-" && v[d, a, i] > 0) ? v[d, a, i] : "" }
+	END {
+		for (d in dev) {
+			if (pick(d, "all", 5) == "" && pick(d, "all", 4) == "") continue
+			pair = pick(d, "nestloop", 6); if (pair == "") pair = pick(d, "all", 6)
+			sort = pick(d, "sortmerge", 7); if (sort == "") sort = pick(d, "hash", 7)
+			if (sort == "") sort = pick(d, "all", 7)
+			printf "```\n"
+			printf "SET gpujoin.%s_startup_cost = %.4g;\n", d, v[d, "all", 4]
+			printf "SET gpujoin.%s_row_cost = %.4g;\n", d, v[d, "all", 5]
+			printf "SET gpujoin.%s_pair_cost = %.4g;\n", d, pair
+			printf "SET gpujoin.%s_sort_cost = %.4g;\n", d, sort
+			if (d == "cuda") printf "SET gpujoin.cuda_transfer_cost = %.4g;\n", v[d, "all", 8]
+			printf "SET gpujoin.%s_output_cost = %.4g;\n", d, v[d, "all", 9]
+			printf "```\n"
+		}
 	}' "$FIT"
 } >"$OUTDIR/calibrate.md"
 rm -f "$EXPLAIN_OUT"

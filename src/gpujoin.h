@@ -34,11 +34,31 @@ extern int	gpujoin_device;
 extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
 extern int	gpujoin_algorithm;
-extern double gpujoin_startup_cost;
-extern double gpujoin_row_cost;
-extern double gpujoin_pair_cost;
-extern double gpujoin_output_cost;
 extern bool gpujoin_enable_aggregate;
+
+/*
+ * The planner's cost constants of one backend (gpujoin_costs.c), in the
+ * planner's units: gpujoin.cpu_* and gpujoin.cuda_*.
+ */
+typedef struct GpuJoinCostProfile
+{
+	const char *backend;		/* "cpu" or "cuda": the GUC prefix */
+	double		startup_cost;	/* per join */
+	double		row_cost;		/* per row drained from either input */
+	double		transfer_cost;	/* per kB copied to or from the device */
+	double		pair_cost;		/* per pair and operator of the nested loop */
+	double		sort_cost;		/* per step of sort-merge / hash work */
+	double		output_cost;	/* per row the join returns */
+} GpuJoinCostProfile;
+
+extern GpuJoinCostProfile gpujoin_cpu_costs;
+extern GpuJoinCostProfile gpujoin_cuda_costs;
+extern void gpujoin_define_cost_gucs(void);
+extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
+extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
+									 double outer_rows, double inner_rows,
+									 double candidates, int device_columns,
+									 double device_qual_ops);
 
 /* gpujoin.debug_fault */
 typedef enum GpuJoinFault

@@ -34,16 +34,6 @@ int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 
-/*
- * Cost constants, in the planner's units (seq_page_cost = 1).  The defaults
- * are first estimates for the cpu backend; test/bench/calibrate measures
- * them on a given machine.
- */
-double		gpujoin_startup_cost = 100.0;
-double		gpujoin_row_cost = 0.005;
-double		gpujoin_pair_cost = 0.0002;
-double		gpujoin_output_cost = 0.005;
-
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
 
@@ -132,26 +122,7 @@ define_gucs(void)
 							 &gpujoin_enable_aggregate, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
-	DefineCustomRealVariable("gpujoin.startup_cost",
-							 "Planner's estimate of the fixed cost of starting a GpuJoin.",
-							 NULL,
-							 &gpujoin_startup_cost, 100.0, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable("gpujoin.row_cost",
-							 "Planner's estimate of the cost of draining one input row into host buffers.",
-							 NULL,
-							 &gpujoin_row_cost, 0.005, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable("gpujoin.pair_cost",
-							 "Planner's estimate of the cost of evaluating the device quals on one pair of rows.",
-							 NULL,
-							 &gpujoin_pair_cost, 0.0002, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable("gpujoin.output_cost",
-							 "Planner's estimate of the cost of returning one joined row.",
-							 NULL,
-							 &gpujoin_output_cost, 0.005, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
+	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
 							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error or step_oom.",

@@ -287,33 +287,34 @@ join_restrictlist(RelOptInfo *joinrel)
  * Cost of the aggregate path: the GpuJoin cost (gpujoin_path.c) without the
  * cost of forming and returning each joined row, which is what it saves over
  * Agg -> GpuJoin (besides the Agg's own per-row cost); instead each pair
- * pays the reduction of its argument columns, at the device's pair cost.
+ * pays the reduction of its argument columns, at the backend's pair cost.
  */
 static void
 cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
-				 RelOptInfo *joinrel, List *host_rinfos, int algorithm, int nargs,
-				 int ngroup)
+				 RelOptInfo *joinrel, List *device_rinfos, List *host_rinfos,
+				 int algorithm, int nargs, int ngroup)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
 	double		candidates = joinrel->rows;
-	double		pairs;
+	const GpuJoinCostProfile *costs = gpujoin_planning_costs();
+	int			device_columns;
+	QualCost	device_cost;
 	QualCost	host_cost;
 	Cost		startup;
 	Cost		run;
 
-	if (algorithm == GJ_ALGO_NESTLOOP)
-		pairs = outer_rows * inner_rows;
-	else
-		pairs = (outer_rows + inner_rows) * 8 +
-			outer_rows * log2(Max(inner_rows, 2)) + candidates * 4;
+	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
+												 PVC_RECURSE_PLACEHOLDERS));
+	cost_qual_eval(&device_cost, device_rinfos, root);
 	cost_qual_eval(&host_cost, host_rinfos, root);
 
 	startup = outer_path->total_cost + inner_path->total_cost +
-		gpujoin_startup_cost + (outer_rows + inner_rows) * gpujoin_row_cost;
-	run = pairs * gpujoin_pair_cost +
+		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
+	run = gpujoin_device_work_cost(costs, algorithm, outer_rows, inner_rows, candidates,
+								   device_columns, device_cost.per_tuple / cpu_operator_cost) +
 		candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
-		candidates * nargs * gpujoin_pair_cost;
+		candidates * nargs * costs->pair_cost;
 
 	/* GROUP BY: hash each outer row's grouping columns once */
 	startup += outer_rows * ngroup * cpu_operator_cost * 2;
@@ -452,8 +453,8 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		cpath->custom_paths = list_make2(outer_path, inner_path);
 		cpath->custom_private = list_make3(device_rinfos, host_rinfos, restrictlist);
 		cpath->methods = &gpujoin_agg_path_methods;
-		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, host_rinfos,
-						 join_info.algorithm, agg_info.nargs, group_info.ngroup);
+		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
+						 host_rinfos, join_info.algorithm, agg_info.nargs, group_info.ngroup);
 		add_path(grouped_rel, &cpath->path);
 	}
 }

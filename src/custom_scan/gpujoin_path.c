@@ -84,19 +84,22 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  * returns pays the host quals, and each result row its projection.  An
  * outer join also walks the match flags of its preserved side(s) after the
  * last tile, and its filter (quals pushed down from WHERE) is evaluated on
- * every row it forms.
+ * every row it forms.  The device work is in the constants of the backend
+ * that will run it (gpujoin_costs.c).
  */
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
 			 List *device_rinfos, List *host_rinfos, List *other_rinfos,
-			 JoinType jointype, JoinPathExtraData *extra, int algorithm)
+			 JoinType jointype, JoinPathExtraData *extra, int algorithm,
+			 const GpuJoinCostProfile *costs)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
-	double		pairs;
+	int			device_columns;
 	Selectivity device_sel;
 	QualCost	host_cost;
 	QualCost	other_cost;
+	QualCost	device_cost;
 	double		candidates;
 	double		unmatched_scan = 0;
 	Cost		startup;
@@ -105,18 +108,9 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	device_sel = clauselist_selectivity(root, extract_actual_clauses(device_rinfos, false),
 										0, JOIN_INNER, extra->sjinfo);
 	candidates = clamp_row_est(outer_rows * inner_rows * device_sel);
-
-	/*
-	 * Device work: every pair for the nested loop; for sort-merge and hash,
-	 * sorting both sides and a search per outer row (in pair_cost units:
-	 * one step of a sort or search costs about one pair evaluation), plus
-	 * the candidates they produce.
-	 */
-	if (algorithm == GJ_ALGO_NESTLOOP)
-		pairs = outer_rows * inner_rows;
-	else
-		pairs = (outer_rows + inner_rows) * 8 +
-			outer_rows * log2(Max(inner_rows, 2)) + candidates * 4;
+	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
+												 PVC_RECURSE_PLACEHOLDERS));
+	cost_qual_eval(&device_cost, device_rinfos, root);
 	cost_qual_eval(&host_cost, host_rinfos, root);
 	cost_qual_eval(&other_cost, other_rinfos, root);
 
@@ -126,12 +120,13 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		unmatched_scan += inner_rows;
 
 	startup = outer_path->total_cost + inner_path->total_cost +
-		gpujoin_startup_cost + (outer_rows + inner_rows) * gpujoin_row_cost;
-	run = pairs * gpujoin_pair_cost +
+		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
+	run = gpujoin_device_work_cost(costs, algorithm, outer_rows, inner_rows, candidates,
+								   device_columns, device_cost.per_tuple / cpu_operator_cost) +
 		candidates * (host_cost.per_tuple + cpu_tuple_cost * 0.5) +
 		unmatched_scan * cpu_operator_cost +
 		(candidates + unmatched_scan) * other_cost.per_tuple +
-		cpath->path.rows * (gpujoin_output_cost + cpath->path.pathtarget->cost.per_tuple);
+		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
 
 	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;
 	cpath->path.total_cost = cpath->path.startup_cost + run;
@@ -245,8 +240,10 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->custom_private = list_make5(device_rinfos, host_rinfos, join_rinfos, other_rinfos,
 									   list_make1_int(jointype));
 	cpath->methods = &gpujoin_path_methods;
+	/* parallel GpuJoin runs only on the cpu backend */
 	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
-				 other_rinfos, jointype, extra, algorithm);
+				 other_rinfos, jointype, extra, algorithm,
+				 parallel_workers > 0 ? &gpujoin_cpu_costs : gpujoin_planning_costs());
 	return cpath;
 }
 

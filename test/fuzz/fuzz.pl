@@ -484,8 +484,11 @@ sub settings_sql
 	}
 	elsif ($mode eq 'cheap')
 	{
-		$s .= "SET gpujoin.startup_cost = 0;\nSET gpujoin.row_cost = 0;\nSET gpujoin.pair_cost = 0;\n"
-		  . "SET gpujoin.output_cost = 0;\n";
+		foreach my $backend ('cpu', 'cuda')
+		{
+			$s .= "SET gpujoin.${backend}_$_ = 0;\n"
+			  foreach qw(startup_cost row_cost pair_cost sort_cost output_cost);
+		}
 	}
 	else
 	{

@@ -27,10 +27,9 @@ BEGIN
     PERFORM set_config('enable_hashjoin', (mode IN ('native', 'hj', 'cheap'))::text, true);
     PERFORM set_config('enable_mergejoin', (mode IN ('native', 'mj', 'cheap'))::text, true);
     IF mode = 'cheap' THEN
-        PERFORM set_config('gpujoin.startup_cost', '0', true);
-        PERFORM set_config('gpujoin.row_cost', '0', true);
-        PERFORM set_config('gpujoin.pair_cost', '0', true);
-        PERFORM set_config('gpujoin.output_cost', '0', true);
+        -- every cost constant of both backends
+        PERFORM set_config(name, '0', true) FROM pg_settings
+         WHERE name ~ '^gpujoin\.(cpu|cuda)_[a-z]+_cost$';
     END IF;
     PERFORM set_config('gpujoin.algorithm', coalesce(algorithm, 'auto'), true);
     PERFORM set_config('gpujoin.device_memory', coalesce(device_memory, '0'), true);

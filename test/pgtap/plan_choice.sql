@@ -9,7 +9,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(8);
+SELECT plan(16);
 
 CREATE TEMP TABLE tiny_a AS SELECT g AS id, g % 5 AS a FROM generate_series(1, 30) g;
 CREATE TEMP TABLE tiny_b AS SELECT g AS id, g % 4 AS a FROM generate_series(1, 30) g;
@@ -19,6 +19,7 @@ CREATE TEMP TABLE big_a AS
 SELECT g AS id, g % 100000 AS a, (g * 7) % 100003 AS t FROM generate_series(1, 100000) g;
 CREATE TEMP TABLE big_b AS
 SELECT g AS id, g % 100000 AS a, (g * 11) % 100019 AS t FROM generate_series(1, 100000) g;
+CREATE TEMP TABLE few_b AS SELECT g AS id, (g * 53) % 100003 AS t FROM generate_series(1, 2000) g;
 CREATE INDEX ON big_b (t);
 CREATE INDEX ON big_b (a);
 ANALYZE tiny_a;
@@ -27,6 +28,7 @@ ANALYZE small_a;
 ANALYZE small_b;
 ANALYZE big_a;
 ANALYZE big_b;
+ANALYZE few_b;
 
 CREATE FUNCTION pg_temp.uses_gpujoin(q text) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE line text;
@@ -39,28 +41,61 @@ BEGIN
     RETURN false;
 END $$;
 
-SELECT ok(NOT pg_temp.uses_gpujoin('SELECT * FROM tiny_a x JOIN tiny_b y ON x.a < y.a'),
-          'a theta join of 30 x 30 rows stays native');
-SELECT ok(NOT pg_temp.uses_gpujoin('SELECT * FROM small_a x JOIN small_b y ON x.a = y.a'),
-          'an equi-join of 300 x 300 rows stays a native hash join');
-SELECT ok(NOT pg_temp.uses_gpujoin(
-          'SELECT * FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 1 AND x.t + 1 LIMIT 10'),
-          'a band join under LIMIT 10 stays an index nested loop');
-SELECT ok(NOT pg_temp.uses_gpujoin(
-          'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a WHERE x.id < 50'),
-          'a few outer rows probing an index on the inner key stay a parameterized nested loop');
-SELECT ok(NOT pg_temp.uses_gpujoin(
-          'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a'),
-          'a plain equi-join stays a native (parallel) hash join');
+CREATE FUNCTION pg_temp.explain_has(q text, pattern text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        IF position(pattern IN line) > 0 THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END $$;
 
-SELECT ok(pg_temp.uses_gpujoin(
-          'SELECT count(*) FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 5 AND x.t + 5'),
-          'a band join over 100k x 100k rows is a GpuJoin');
-SELECT ok(pg_temp.uses_gpujoin(
-          'SELECT count(*) FROM big_a x JOIN big_b y ON x.a < y.a WHERE x.id < 5000 AND y.id < 5000'),
-          'a theta join over 5k x 5k rows is a GpuJoin');
+-- Each backend has its own cost constants (gpujoin.cpu_* and gpujoin.cuda_*);
+-- the planner uses those of gpujoin.device (auto: cuda where the NVIDIA
+-- driver is installed).  EXPLAIN only plans, so both sets are checked on
+-- any machine.
+CREATE FUNCTION pg_temp.plan_choices(device text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('gpujoin.device', device, true);
+    RETURN NEXT ok(NOT pg_temp.uses_gpujoin('SELECT * FROM tiny_a x JOIN tiny_b y ON x.a < y.a'),
+                   'a theta join of 30 x 30 rows stays native (' || device || ' costs)');
+    RETURN NEXT ok(NOT pg_temp.uses_gpujoin('SELECT * FROM small_a x JOIN small_b y ON x.a = y.a'),
+                   'an equi-join of 300 x 300 rows stays a native hash join (' || device || ' costs)');
+    RETURN NEXT ok(NOT pg_temp.uses_gpujoin(
+                   'SELECT * FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 1 AND x.t + 1 LIMIT 10'),
+                   'a band join under LIMIT 10 stays an index nested loop (' || device || ' costs)');
+    RETURN NEXT ok(NOT pg_temp.uses_gpujoin(
+                   'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a WHERE x.id < 50'),
+                   'a few outer rows probing an index on the inner key stay a parameterized nested loop (' || device || ' costs)');
+    RETURN NEXT ok(NOT pg_temp.uses_gpujoin(
+                   'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a'),
+                   'a plain equi-join stays a native (parallel) hash join (' || device || ' costs)');
+    RETURN NEXT ok(pg_temp.uses_gpujoin(
+                   'SELECT count(*) FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 5 AND x.t + 5'),
+                   'a band join over 100k x 100k rows is a GpuJoin (' || device || ' costs)');
+    RETURN NEXT ok(pg_temp.uses_gpujoin(
+                   'SELECT count(*) FROM big_a x JOIN big_b y ON x.a < y.a WHERE x.id < 5000 AND y.id < 5000'),
+                   'a theta join over 5k x 5k rows is a GpuJoin (' || device || ' costs)');
+END $$;
+
+SELECT pg_temp.plan_choices('cpu');
+SELECT pg_temp.plan_choices('cuda');
+
+-- only the cpu backend wins this small: the cuda backend's fixed cost per
+-- join (launches, allocations, copies) is larger than the whole join
+SET LOCAL gpujoin.device = cpu;
 SELECT ok(pg_temp.uses_gpujoin('SELECT * FROM small_a x JOIN small_b y ON x.a < y.a'),
-          'a theta join of 300 x 300 rows is a GpuJoin (faster on the cpu backend already)');
+          'a theta join of 300 x 300 rows is a GpuJoin on the cpu backend');
+-- the band's bounds are on big_a's side: only with big_a outer is it a
+-- sort-merge; the other orientation is a nested loop over all 2e8 pairs,
+-- which costs seconds on the cpu backend (on a GPU, a fraction of a
+-- millisecond: there either may win)
+SELECT ok(pg_temp.explain_has(
+          'SELECT count(*) FROM big_a x JOIN few_b y ON y.t BETWEEN x.t - 5 AND x.t + 5',
+          'Algorithm: sortmerge'),
+          'a band join of 100k x 2k rows is a sort-merge on the cpu backend, not a nested loop over the other orientation');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -50,8 +50,12 @@ BEGIN
     EXECUTE format('ALTER DATABASE %I SET enable_nestloop = off', current_database());
     EXECUTE format('ALTER DATABASE %I SET enable_hashjoin = off', current_database());
     EXECUTE format('ALTER DATABASE %I SET enable_mergejoin = off', current_database());
-    EXECUTE format('ALTER DATABASE %I SET gpujoin.startup_cost = 0', current_database());
-    EXECUTE format('ALTER DATABASE %I SET gpujoin.pair_cost = 0', current_database());
+    EXECUTE format('ALTER DATABASE %I SET gpujoin.cpu_startup_cost = 0', current_database());
+    EXECUTE format('ALTER DATABASE %I SET gpujoin.cpu_pair_cost = 0', current_database());
+    EXECUTE format('ALTER DATABASE %I SET gpujoin.cpu_sort_cost = 0', current_database());
+    EXECUTE format('ALTER DATABASE %I SET gpujoin.cuda_startup_cost = 0', current_database());
+    EXECUTE format('ALTER DATABASE %I SET gpujoin.cuda_pair_cost = 0', current_database());
+    EXECUTE format('ALTER DATABASE %I SET gpujoin.cuda_sort_cost = 0', current_database());
     EXECUTE format('ALTER DATABASE %I SET statement_timeout = ''2s''', current_database());
     EXECUTE format('ALTER DATABASE %I SET session_preload_libraries = ''auto_explain''', current_database());
     EXECUTE format('ALTER DATABASE %I SET auto_explain.log_min_duration = 0', current_database());

@@ -1,0 +1,156 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_costs.c
+ *	  The planner's cost constants for GpuJoin, one set per backend, and the
+ *	  device work of one join in those units.
+ *
+ * The cpu backend and the cuda backend differ by orders of magnitude in what
+ * a pair, a sort step or a drained row costs, and only cuda copies columns
+ * over a bus, so each has its own GUCs (gpujoin.cpu_* and gpujoin.cuda_*).
+ * scripts/calibrate_costs.sh measures all of them on the machine it runs on
+ * and prints the settings; the defaults come from its runs on the 2-core
+ * development machine and on an H100 (docs/benchmarks.md).
+ *
+ * The planner must not open CUDA (that costs a quarter of a second and
+ * belongs to the first execution), so with gpujoin.device = auto it plans
+ * with the cuda constants when the NVIDIA driver's device node exists and
+ * with the cpu constants otherwise.  If the executor then finds no usable
+ * device it runs the cpu backend: the plan is still right, only its costs
+ * were those of the other backend.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "utils/guc.h"
+
+#include "gpujoin.h"
+
+/*
+ * Defaults, in the planner's units (seq_page_cost = 1).  startup_cost is a
+ * threshold more than a measurement: a GpuJoin must save about that much
+ * before the planner gives up PostgreSQL's own plan for it, which keeps
+ * small joins native (the cpu backend measures 0.03 ms for a 10 x 10 join).
+ */
+GpuJoinCostProfile gpujoin_cpu_costs = {
+	.backend = "cpu",
+	.startup_cost = 100.0,
+	.row_cost = 0.05,
+	.transfer_cost = 0.0,
+	.pair_cost = 0.00035,
+	.sort_cost = 0.0011,
+	.output_cost = 0.006,
+};
+
+GpuJoinCostProfile gpujoin_cuda_costs = {
+	.backend = "cuda",
+	.startup_cost = 500.0,
+	.row_cost = 0.05,
+	.transfer_cost = 0.05,
+	.pair_cost = 0.0000001,
+	.sort_cost = 0.00015,
+	.output_cost = 0.006,
+};
+
+static void
+define_profile_gucs(GpuJoinCostProfile *profile, const char *what)
+{
+	const char *b = profile->backend;
+
+	DefineCustomRealVariable(psprintf("gpujoin.%s_startup_cost", b),
+							 psprintf("Planner's estimate of the fixed cost of a GpuJoin on the %s backend.", what),
+							 NULL, &profile->startup_cost, profile->startup_cost, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable(psprintf("gpujoin.%s_row_cost", b),
+							 psprintf("Planner's estimate of the cost of draining one input row for the %s backend.", what),
+							 NULL, &profile->row_cost, profile->row_cost, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	if (strcmp(b, "cuda") == 0)
+		DefineCustomRealVariable("gpujoin.cuda_transfer_cost",
+								 "Planner's estimate of the cost of copying one kilobyte of columns or matches between host and GPU.",
+								 NULL, &profile->transfer_cost, profile->transfer_cost, 0.0, DBL_MAX,
+								 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable(psprintf("gpujoin.%s_pair_cost", b),
+							 psprintf("Planner's estimate of the cost of evaluating the device quals on one pair in a nested-loop GpuJoin on the %s backend.", what),
+							 NULL, &profile->pair_cost, profile->pair_cost, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable(psprintf("gpujoin.%s_sort_cost", b),
+							 psprintf("Planner's estimate of the cost of one step of sorting or searching keys in a sort-merge or hash GpuJoin on the %s backend.", what),
+							 NULL, &profile->sort_cost, profile->sort_cost, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable(psprintf("gpujoin.%s_output_cost", b),
+							 psprintf("Planner's estimate of the cost of returning one joined row from the %s backend.", what),
+							 NULL, &profile->output_cost, profile->output_cost, 0.0, DBL_MAX,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+void
+gpujoin_define_cost_gucs(void)
+{
+	define_profile_gucs(&gpujoin_cpu_costs, "cpu");
+	define_profile_gucs(&gpujoin_cuda_costs, "CUDA");
+}
+
+/*
+ * Does this machine have an NVIDIA GPU?  Only the driver's control device is
+ * looked at, once per process; nothing is opened.
+ */
+static bool
+nvidia_device_node_exists(void)
+{
+	static int	exists = -1;
+
+	if (exists < 0)
+		exists = (access("/dev/nvidiactl", F_OK) == 0) ? 1 : 0;
+	return exists == 1;
+}
+
+/*
+ * The constants to plan with.  Parallel GpuJoin runs only on the cpu
+ * backend (gpujoin_path.c offers it only there).
+ */
+const GpuJoinCostProfile *
+gpujoin_planning_costs(void)
+{
+	switch (gpujoin_device)
+	{
+		case GPUJOIN_DEVICE_CPU:
+			return &gpujoin_cpu_costs;
+		case GPUJOIN_DEVICE_CUDA:
+			return &gpujoin_cuda_costs;
+		default:
+			return nvidia_device_node_exists() ? &gpujoin_cuda_costs : &gpujoin_cpu_costs;
+	}
+}
+
+/*
+ * The device work of one join.  The nested loop evaluates the device quals
+ * on every pair: pair_cost is per operator of them (device_qual_ops, their
+ * cost_qual_eval() in cpu_operator_cost units), since a band's two
+ * comparisons and two additions take about four times one comparison.
+ * Sort-merge and hash sort both sides (about 8 steps a row) and search once
+ * per outer row.  Writing a match costs the same in every algorithm and is
+ * in output_cost.  On cuda the key columns travel to the device (8 bytes a
+ * value) and the matches back (two row numbers each).
+ */
+Cost
+gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
+						 double outer_rows, double inner_rows, double candidates,
+						 int device_columns, double device_qual_ops)
+{
+	Cost		work;
+	double		kbytes;
+
+	if (algorithm == GJ_ALGO_NESTLOOP)
+		work = outer_rows * inner_rows * Max(device_qual_ops, 1.0) * costs->pair_cost;
+	else
+		work = ((outer_rows + inner_rows) * 8 +
+				outer_rows * log2(Max(inner_rows, 2))) * costs->sort_cost;
+
+	kbytes = ((outer_rows + inner_rows) * Max(device_columns, 1) * 8.0 + candidates * 8.0) / 1024.0;
+	return work + kbytes * costs->transfer_cost;
+}
