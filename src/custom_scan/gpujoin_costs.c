@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "gpujoin.h"
 
@@ -36,56 +37,52 @@
  * before the planner gives up PostgreSQL's own plan for it, which keeps
  * small joins native (the cpu backend measures 0.03 ms for a 10 x 10 join).
  */
-GpuJoinCostProfile gpujoin_cpu_costs = {
-	.backend = "cpu",
-	.startup_cost = 100.0,
-	.row_cost = 0.05,
-	.transfer_cost = 0.0,
-	.pair_cost = 0.00035,
-	.sort_cost = 0.0011,
-	.output_cost = 0.006,
-};
+/*		backend	startup	row		transfer	pair		sort		output */
+GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.05, 0.0, 0.00035, 0.0011, 0.006};
+GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 500.0, 0.05, 0.05, 0.0000001, 0.00015, 0.006};
 
-GpuJoinCostProfile gpujoin_cuda_costs = {
-	.backend = "cuda",
-	.startup_cost = 500.0,
-	.row_cost = 0.05,
-	.transfer_cost = 0.05,
-	.pair_cost = 0.0000001,
-	.sort_cost = 0.00015,
-	.output_cost = 0.006,
+/* One GUC per constant and backend: gpujoin.<backend>_<name>. */
+typedef struct CostGucSpec
+{
+	const char *name;
+	size_t		offset;			/* of the constant in GpuJoinCostProfile */
+	const char *description;	/* %s: the backend */
+	bool		cuda_only;
+} CostGucSpec;
+
+static const CostGucSpec cost_gucs[] = {
+	{"startup_cost", offsetof(GpuJoinCostProfile, startup_cost),
+	"Planner's estimate of the fixed cost of a GpuJoin on the %s backend.", false},
+	{"row_cost", offsetof(GpuJoinCostProfile, row_cost),
+	"Planner's estimate of the cost of draining one input row for the %s backend.", false},
+	{"transfer_cost", offsetof(GpuJoinCostProfile, transfer_cost),
+	"Planner's estimate of the cost of copying one kilobyte of columns or matches between host and %s device.", true},
+	{"pair_cost", offsetof(GpuJoinCostProfile, pair_cost),
+	"Planner's estimate of the cost of one operator of the device quals on one pair in a nested-loop GpuJoin on the %s backend.", false},
+	{"sort_cost", offsetof(GpuJoinCostProfile, sort_cost),
+	"Planner's estimate of the cost of one step of sorting or searching keys in a sort-merge or hash GpuJoin on the %s backend.", false},
+	{"output_cost", offsetof(GpuJoinCostProfile, output_cost),
+	"Planner's estimate of the cost of returning one joined row from the %s backend.", false},
 };
 
 static void
 define_profile_gucs(GpuJoinCostProfile *profile, const char *what)
 {
-	const char *b = profile->backend;
+	/* the GUC machinery keeps the descriptions, it does not copy them */
+	MemoryContext old_context = MemoryContextSwitchTo(TopMemoryContext);
 
-	DefineCustomRealVariable(psprintf("gpujoin.%s_startup_cost", b),
-							 psprintf("Planner's estimate of the fixed cost of a GpuJoin on the %s backend.", what),
-							 NULL, &profile->startup_cost, profile->startup_cost, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable(psprintf("gpujoin.%s_row_cost", b),
-							 psprintf("Planner's estimate of the cost of draining one input row for the %s backend.", what),
-							 NULL, &profile->row_cost, profile->row_cost, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	if (strcmp(b, "cuda") == 0)
-		DefineCustomRealVariable("gpujoin.cuda_transfer_cost",
-								 "Planner's estimate of the cost of copying one kilobyte of columns or matches between host and GPU.",
-								 NULL, &profile->transfer_cost, profile->transfer_cost, 0.0, DBL_MAX,
+	for (int i = 0; i < lengthof(cost_gucs); i++)
+	{
+		double	   *value = (double *) ((char *) profile + cost_gucs[i].offset);
+
+		if (cost_gucs[i].cuda_only && strcmp(profile->backend, "cuda") != 0)
+			continue;
+		DefineCustomRealVariable(psprintf("gpujoin.%s_%s", profile->backend, cost_gucs[i].name),
+								 psprintf(cost_gucs[i].description, what),
+								 NULL, value, *value, 0.0, DBL_MAX,
 								 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable(psprintf("gpujoin.%s_pair_cost", b),
-							 psprintf("Planner's estimate of the cost of evaluating the device quals on one pair in a nested-loop GpuJoin on the %s backend.", what),
-							 NULL, &profile->pair_cost, profile->pair_cost, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable(psprintf("gpujoin.%s_sort_cost", b),
-							 psprintf("Planner's estimate of the cost of one step of sorting or searching keys in a sort-merge or hash GpuJoin on the %s backend.", what),
-							 NULL, &profile->sort_cost, profile->sort_cost, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable(psprintf("gpujoin.%s_output_cost", b),
-							 psprintf("Planner's estimate of the cost of returning one joined row from the %s backend.", what),
-							 NULL, &profile->output_cost, profile->output_cost, 0.0, DBL_MAX,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
+	}
+	MemoryContextSwitchTo(old_context);
 }
 
 void

@@ -4,7 +4,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(14);
+SELECT plan(16);
 
 CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, (g % 37)::float8 AS f FROM generate_series(1, 2000) g;
 CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, (g % 41)::float8 AS f FROM generate_series(1, 2000) g;
@@ -80,6 +80,12 @@ SET LOCAL ROLE gpujoin_tap_user;
 SELECT throws_like($$SET gpujoin.device_memory = '1GB'$$, '%permission denied%',
                    'ordinary users cannot raise gpujoin.device_memory');
 RESET ROLE;
+
+-- the settings: each backend's cost constants, with readable descriptions
+SELECT is((SELECT count(*)::int FROM pg_settings WHERE name ~ '^gpujoin\.(cpu|cuda)_[a-z]+_cost$'), 11,
+          'five cost constants for the cpu backend and six for cuda (transfer)');
+SELECT ok((SELECT bool_and(short_desc ~ '^[A-Z][ -~]+\.$') FROM pg_settings WHERE name LIKE 'gpujoin.%'),
+          'every gpujoin setting has a one-sentence description');
 
 SELECT * FROM finish();
 ROLLBACK;
