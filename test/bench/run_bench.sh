@@ -444,47 +444,11 @@ GPU=$(nvidia-smi -L 2>/dev/null | head -1 || true)
 	}' "$TSV"
 } >"$OUTDIR/results.md"
 
-# The plot: speedup against input rows, one line per query, log-log;
-# extrapolated points as open circles; runs without GpuJoin left out.
-awk -F'\t' '
-NR == 1 { next }
-{ key = $1 SUBSEP $2; if (!(key in seen)) { seen[key] = 1; order[++k] = key; q[key] = $1; inp[key] = $4 }
-  st[key, $5] = $6; ms[key, $5] = $7; if ($5 == "gpujoin") gj[key] = ($8 ~ /GpuJoin/) }
-END {
-	for (i = 1; i <= k; i++) {
-		key = order[i]
-		if (!((st[key, "native"] == "ok" || st[key, "native"] == "extrapolated") &&
-		      (st[key, "gpujoin"] == "ok" || st[key, "gpujoin"] == "extrapolated") && ms[key, "gpujoin"] > 0 && gj[key])) continue
-		if (!(q[key] in blk)) { blk[q[key]] = ++nb; name[nb] = q[key] }
-		b = blk[q[key]]
-		line[b] = line[b] sprintf("%s %g %d\n", inp[key], ms[key, "native"] / ms[key, "gpujoin"],
-			(st[key, "native"] != "ok" || st[key, "gpujoin"] != "ok"))
-	}
-	for (b = 1; b <= nb; b++) printf "\"%s\"\n%s\n\n", name[b], line[b]
-}' "$TSV" >"$OUTDIR/speedup.dat"
-NBLOCKS=$(grep -c '^"' "$OUTDIR/speedup.dat" || true)
-cat >"$OUTDIR/speedup.gp" <<GP
-set terminal pngcairo size 1000,650 noenhanced
-set output '$OUTDIR/speedup.png'
-set title 'GpuJoin speedup over the native plan (${DEVICE:-server device setting})'
-set logscale xy
-set xlabel 'input rows (all tables)'
-set ylabel 'native ms / GpuJoin ms'
-set grid
-set key outside right
-f(x) = 1
-plot for [i=0:$((NBLOCKS - 1))] '$OUTDIR/speedup.dat' index i using 1:2 with linespoints lw 2 lc (i % 8 + 1) pt (i + 1) title columnheader(1), \\
-     for [i=0:$((NBLOCKS - 1))] '$OUTDIR/speedup.dat' index i using 1:(\$3 == 1 ? \$2 : 1/0) with points pt 6 ps 2 lc rgb 'black' title (i == 0 ? 'extrapolated' : ''), \\
-     f(x) with lines dt 2 lc rgb 'gray' title 'break-even'
-GP
-if [ "$NBLOCKS" -gt 0 ] && command -v gnuplot >/dev/null 2>&1; then
-	if gnuplot "$OUTDIR/speedup.gp" >>"$LOG" 2>&1; then
-		printf '\n![speedup](speedup.png)\n' >>"$OUTDIR/results.md"
-	else
-		echo "gnuplot failed (see $LOG)"
-	fi
+# The plot (test/bench/plot_speedup.sh).
+if test/bench/plot_speedup.sh "$TSV" "$OUTDIR/speedup.png" "${DEVICE:-server device setting}" >>"$LOG" 2>&1; then
+	printf '\n![speedup](speedup.png)\n' >>"$OUTDIR/results.md"
 else
-	echo "no plot: gnuplot is not installed (Debian: apt-get install gnuplot-nox) or nothing to plot"
+	echo "no plot (see $LOG): gnuplot missing (Debian: apt-get install gnuplot-nox) or nothing to plot"
 fi
 
 psql_run -q -c "SET client_min_messages = warning" -c "DROP SCHEMA IF EXISTS gpujoin_bench CASCADE" >/dev/null
