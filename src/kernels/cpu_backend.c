@@ -49,6 +49,16 @@
 /* Outer rows of a step for the sorted algorithms (bounds binary searches). */
 #define CPU_OUTER_ROWS_PER_STEP	((int64_t) 1 << 20)
 
+/*
+ * Sorting the 64-bit key hashes of a hash join (cpu_hash_sort): one counting
+ * pass on the top bits puts every row in its bucket, about one row a bucket,
+ * so at most 2^22 buckets (16 MB of bucket starts); a bucket of more rows
+ * than CPU_HASH_BUCKET_INSERTION (many rows of one key, or a collision of
+ * hot keys) is radix sorted instead of insertion sorted.
+ */
+#define CPU_HASH_MAX_BUCKET_BITS	22
+#define CPU_HASH_BUCKET_INSERTION	32
+
 /* How an outer row of a sorted join finds its candidates. */
 #define OUTER_BOUNDED	0			/* inner positions with key in [lo, hi] */
 #define OUTER_EMPTY		1			/* no candidates (NULL key or bound) */
@@ -72,6 +82,15 @@ typedef struct CpuJoinState
 	uint32_t   *inner_perm;		/* position -> inner row */
 	int64_t    *inner_keys;		/* sorted; rows without a key at the end */
 	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
+
+	/*
+	 * Hash join: inner positions [inner_bucket_start[b], inner_bucket_start[b
+	 * + 1]) hold the keys whose top inner_bucket_bits bits (of the key with
+	 * its sign flipped, as it sorts) are b, so an outer key's candidates are
+	 * found in its bucket instead of by a binary search over every key.
+	 */
+	int			inner_bucket_bits;
+	uint32_t   *inner_bucket_start;
 	int64_t		outer_nall;		/* positions [0, outer_nall) are OUTER_ALL */
 
 	/*
@@ -170,6 +189,113 @@ cpu_radix_sort(int64_t *keys, uint32_t *rows, int64_t n)
 	free(keys_tmp);
 	free(rows_tmp);
 	return true;
+}
+
+/* Bits of the bucket numbers of cpu_hash_sort() for n keys. */
+static int
+cpu_hash_bucket_bits(int64_t n)
+{
+	int			bits = 1;
+
+	while (bits < CPU_HASH_MAX_BUCKET_BITS && ((int64_t) 1 << bits) < n)
+		bits++;
+	return bits;
+}
+
+/* Bucket of a key: its top bits, the sign flipped as in cpu_radix_sort. */
+static inline uint32_t
+cpu_hash_bucket(int64_t key, int bits)
+{
+	return (uint32_t) (((uint64_t) key ^ UINT64_C(0x8000000000000000)) >> (64 - bits));
+}
+
+/*
+ * Sort (key, row) by signed key, as cpu_radix_sort() does, for keys that are
+ * hashes and so spread evenly over the key space: a counting sort on the top
+ * cpu_hash_bucket_bits(n) bits leaves about one key a bucket, and each bucket
+ * is then insertion sorted (radix sorted when it is large).  Two passes over
+ * the data instead of eight.  Both steps are stable, so the order, ties
+ * included, is exactly cpu_radix_sort()'s, and with it the tiles and their
+ * pruning.  With starts_out, the bucket starts (2^bits + 1 positions) are
+ * returned in malloc'd memory.
+ */
+static bool
+cpu_hash_sort(int64_t *keys, uint32_t *rows, int64_t n, int bits, uint32_t **starts_out)
+{
+	int64_t		nbuckets = (int64_t) 1 << bits;
+	uint32_t   *starts;
+	int64_t    *sorted_keys;
+	uint32_t   *sorted_rows;
+	int64_t		i,
+				b;
+	bool		ok = true;
+
+	starts = calloc(nbuckets + 1, sizeof(uint32_t));
+	sorted_keys = malloc(sizeof(int64_t) * (n > 0 ? n : 1));
+	sorted_rows = malloc(sizeof(uint32_t) * (n > 0 ? n : 1));
+	if (starts == NULL || sorted_keys == NULL || sorted_rows == NULL)
+	{
+		free(starts);
+		free(sorted_keys);
+		free(sorted_rows);
+		return false;
+	}
+
+	/* counting sort on the bucket: starts[b] ends up as the end of b ... */
+	for (i = 0; i < n; i++)
+		starts[cpu_hash_bucket(keys[i], bits) + 1]++;
+	for (b = 0; b < nbuckets; b++)
+		starts[b + 1] += starts[b];
+	for (i = 0; i < n; i++)
+	{
+		uint32_t	to = starts[cpu_hash_bucket(keys[i], bits)]++;
+
+		sorted_keys[to] = keys[i];
+		sorted_rows[to] = rows[i];
+	}
+	/* ... which is the start of b + 1 */
+	for (b = nbuckets; b > 0; b--)
+		starts[b] = starts[b - 1];
+	starts[0] = 0;
+
+	/* each bucket in key order */
+	for (b = 0; b < nbuckets && ok; b++)
+	{
+		int64_t		begin = starts[b];
+		int64_t		end = starts[b + 1];
+
+		if (end - begin > CPU_HASH_BUCKET_INSERTION)
+			ok = cpu_radix_sort(sorted_keys + begin, sorted_rows + begin, end - begin);
+		else
+		{
+			for (i = begin + 1; i < end; i++)
+			{
+				int64_t		key = sorted_keys[i];
+				uint32_t	row = sorted_rows[i];
+				int64_t		j = i;
+
+				for (; j > begin && sorted_keys[j - 1] > key; j--)
+				{
+					sorted_keys[j] = sorted_keys[j - 1];
+					sorted_rows[j] = sorted_rows[j - 1];
+				}
+				sorted_keys[j] = key;
+				sorted_rows[j] = row;
+			}
+		}
+	}
+	if (ok)
+	{
+		memcpy(keys, sorted_keys, sizeof(int64_t) * n);
+		memcpy(rows, sorted_rows, sizeof(uint32_t) * n);
+	}
+	free(sorted_keys);
+	free(sorted_rows);
+	if (ok && starts_out != NULL)
+		*starts_out = starts;
+	else
+		free(starts);
+	return ok;
 }
 
 /* Order key of a key column value; false when it is NULL. */
@@ -299,7 +425,14 @@ cpu_prepare_sorted(CpuJoinState *state)
 		}
 	}
 	state->inner_valid = nvalid;
-	if (!cpu_radix_sort(state->inner_keys, state->inner_perm, nvalid))
+	if (in->algorithm == GJ_ALGO_HASH)
+	{
+		state->inner_bucket_bits = cpu_hash_bucket_bits(nvalid);
+		if (!cpu_hash_sort(state->inner_keys, state->inner_perm, nvalid,
+						   state->inner_bucket_bits, &state->inner_bucket_start))
+			goto oom;
+	}
+	else if (!cpu_radix_sort(state->inner_keys, state->inner_perm, nvalid))
 		goto oom;
 
 	/* outer: classify each row, then OUTER_ALL | bounded (sorted) | empty */
@@ -343,7 +476,9 @@ cpu_prepare_sorted(CpuJoinState *state)
 			empty_rows[nempty++] = (uint32_t) r;
 	}
 	state->outer_nall = nall;
-	if (!cpu_radix_sort(sort_keys, sort_rows, nbounded))
+	if (in->algorithm == GJ_ALGO_HASH ?
+		!cpu_hash_sort(sort_keys, sort_rows, nbounded, cpu_hash_bucket_bits(nbounded), NULL) :
+		!cpu_radix_sort(sort_keys, sort_rows, nbounded))
 		goto oom;
 	/* outer_hi was indexed by row above; move it to positions */
 	{
@@ -499,6 +634,18 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 			first = tile->inner_begin;
 			last = tile->inner_end;
 		}
+		else if (state->inner_bucket_start != NULL)
+		{
+			/* hash join: lo = hi = the key, searched in its bucket only */
+			uint32_t	b = cpu_hash_bucket(state->outer_lo[p], state->inner_bucket_bits);
+			int64_t		begin = state->inner_bucket_start[b];
+			int64_t		end = state->inner_bucket_start[b + 1];
+
+			begin = begin > tile->inner_begin ? begin : tile->inner_begin;
+			end = end < valid_end ? end : valid_end;
+			first = cpu_lower_bound(state->inner_keys, begin, end, state->outer_lo[p]);
+			last = cpu_upper_bound(state->inner_keys, first, end, state->outer_hi[p]);
+		}
 		else
 		{
 			first = cpu_lower_bound(state->inner_keys, tile->inner_begin, valid_end, state->outer_lo[p]);
@@ -578,6 +725,7 @@ cpu_end_join(void *arg)
 	free(state->outer_status);
 	free(state->inner_perm);
 	free(state->inner_keys);
+	free(state->inner_bucket_start);
 	for (a = 0; a < GJ_AGG_MAX_ARGS; a++)
 	{
 		free(state->agg_count_prefix[a]);
