@@ -59,6 +59,19 @@
 #define CPU_HASH_MAX_BUCKET_BITS	22
 #define CPU_HASH_BUCKET_INSERTION	32
 
+/*
+ * A hash join probes the inner buckets of the outer keys this many outer
+ * positions ahead into the cache (measured on the 2-core development
+ * machine: 333k x 100k rows, steps 9.7 ms without, see the commit).
+ */
+#define CPU_PROBE_PREFETCH_DISTANCE	16
+
+#if defined(__GNUC__) || defined(__clang__)
+#define cpu_prefetch(addr)		__builtin_prefetch(addr)
+#else
+#define cpu_prefetch(addr)		((void) 0)
+#endif
+
 /* How an outer row of a sorted join finds its candidates. */
 #define OUTER_BOUNDED	0			/* inner positions with key in [lo, hi] */
 #define OUTER_EMPTY		1			/* no candidates (NULL key or bound) */
@@ -92,6 +105,14 @@ typedef struct CpuJoinState
 	int			inner_bucket_bits;
 	uint32_t   *inner_bucket_start;
 	int64_t		outer_nall;		/* positions [0, outer_nall) are OUTER_ALL */
+
+	/*
+	 * Hash join: the outer arrays are still indexed by row (outer_perm and
+	 * outer_hi NULL), and whether they stay so for the whole join was
+	 * decided at its first tile (cpu_fix_outer_order).
+	 */
+	bool		outer_by_row;
+	bool		outer_order_fixed;
 
 	/*
 	 * Aggregate fast path, built at the first agg_step: per inner argument
@@ -367,38 +388,120 @@ cpu_range_bound(const GjRangeSpec *range, const GjKeyColumns *outer, int64_t row
 }
 
 /*
- * Put both sides of a sort-merge or hash join in key order: inner rows by
- * key (rows without one last), outer rows with OUTER_ALL first, then bounded
- * ones by lower bound, then empty ones.
+ * Put the outer rows of a sort-merge or hash join in key order: OUTER_ALL
+ * first, then bounded ones by lower bound, then empty ones.  Until then
+ * outer_lo, outer_hi and outer_status are indexed by row (outer_hi is NULL
+ * for a hash join, whose bounds are one key); afterwards by position, with
+ * outer_perm mapping positions to rows.
+ */
+static bool
+cpu_sort_outer(CpuJoinState *state)
+{
+	const GjJoinInput *in = &state->input;
+	int64_t		no = in->outer_nrows;
+	int64_t		alloc_rows = no > 0 ? no : 1;
+	int64_t    *sort_keys = malloc(sizeof(int64_t) * alloc_rows);
+	uint32_t   *sort_rows = malloc(sizeof(uint32_t) * alloc_rows);
+	uint32_t   *perm = malloc(sizeof(uint32_t) * alloc_rows);
+	int64_t    *lo = malloc(sizeof(int64_t) * alloc_rows);
+	int64_t    *hi = malloc(sizeof(int64_t) * alloc_rows);
+	uint8_t    *status = malloc(alloc_rows);
+	int64_t		nall = 0;
+	int64_t		nbounded = 0;
+	int64_t		pos;
+	int64_t		r;
+
+	if (!sort_keys || !sort_rows || !perm || !lo || !hi || !status)
+		goto oom;
+
+	/* OUTER_ALL rows first, in row order; gather the bounded ones */
+	for (r = 0; r < no; r++)
+	{
+		if (state->outer_status[r] == OUTER_ALL)
+		{
+			perm[nall] = (uint32_t) r;
+			status[nall] = OUTER_ALL;
+			lo[nall] = INT64_MIN;
+			hi[nall++] = INT64_MAX;
+		}
+		else if (state->outer_status[r] == OUTER_BOUNDED)
+		{
+			sort_keys[nbounded] = state->outer_lo[r];
+			sort_rows[nbounded++] = (uint32_t) r;
+		}
+	}
+	if (in->algorithm == GJ_ALGO_HASH ?
+		!cpu_hash_sort(sort_keys, sort_rows, nbounded, cpu_hash_bucket_bits(nbounded), NULL) :
+		!cpu_radix_sort(sort_keys, sort_rows, nbounded))
+		goto oom;
+	for (pos = nall; pos < nall + nbounded; pos++)
+	{
+		uint32_t	row = sort_rows[pos - nall];
+
+		perm[pos] = row;
+		status[pos] = OUTER_BOUNDED;
+		lo[pos] = sort_keys[pos - nall];
+		hi[pos] = state->outer_hi != NULL ? state->outer_hi[row] : lo[pos];
+	}
+	/* the empty rows last, in row order */
+	for (r = 0; r < no; r++)
+	{
+		if (state->outer_status[r] != OUTER_EMPTY)
+			continue;
+		perm[pos] = (uint32_t) r;
+		status[pos] = OUTER_EMPTY;
+		lo[pos] = INT64_MAX;
+		hi[pos++] = INT64_MIN;
+	}
+
+	free(state->outer_lo);
+	free(state->outer_hi);
+	free(state->outer_status);
+	state->outer_perm = perm;
+	state->outer_lo = lo;
+	state->outer_hi = hi;
+	state->outer_status = status;
+	state->outer_nall = nall;
+	state->outer_by_row = false;
+	free(sort_keys);
+	free(sort_rows);
+	return true;
+
+oom:
+	free(sort_keys);
+	free(sort_rows);
+	free(perm);
+	free(lo);
+	free(hi);
+	free(status);
+	return false;
+}
+
+/*
+ * Prepare both sides of a sort-merge or hash join: inner rows in key order
+ * (rows without a key last), and each outer row's bounds.  The outer rows of
+ * a sort-merge join are sorted at once; those of a hash join stay in row
+ * order until a tile shows that they must be sorted (cpu_fix_outer_order).
  */
 static bool
 cpu_prepare_sorted(CpuJoinState *state)
 {
 	const GjJoinInput *in = &state->input;
+	bool		hash = in->algorithm == GJ_ALGO_HASH;
 	int64_t		no = in->outer_nrows;
 	int64_t		ni = in->inner_nrows;
-	int64_t    *sort_keys;
-	uint32_t   *sort_rows;
 	int64_t		nvalid = 0;
-	int64_t		nall = 0;
-	int64_t		nbounded = 0;
 	int64_t		r;
-	uint32_t   *empty_rows;
-	int64_t		nempty = 0;
 
 	state->inner_perm = malloc(sizeof(uint32_t) * (ni > 0 ? ni : 1));
 	state->inner_keys = malloc(sizeof(int64_t) * (ni > 0 ? ni : 1));
-	state->outer_perm = malloc(sizeof(uint32_t) * (no > 0 ? no : 1));
 	state->outer_lo = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
-	state->outer_hi = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
+	state->outer_hi = hash ? NULL : malloc(sizeof(int64_t) * (no > 0 ? no : 1));
 	state->outer_status = malloc(no > 0 ? no : 1);
-	sort_keys = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
-	sort_rows = malloc(sizeof(uint32_t) * (no > 0 ? no : 1));
-	empty_rows = malloc(sizeof(uint32_t) * (no > 0 ? no : 1));
-	if (!state->inner_perm || !state->inner_keys || !state->outer_perm ||
-		!state->outer_lo || !state->outer_hi || !state->outer_status ||
-		!sort_keys || !sort_rows || !empty_rows)
-		goto oom;
+	state->outer_by_row = true;
+	if (!state->inner_perm || !state->inner_keys || !state->outer_lo ||
+		(!hash && !state->outer_hi) || !state->outer_status)
+		return false;
 
 	/* inner: keyed rows from the front, rows without a key from the back */
 	{
@@ -407,7 +510,7 @@ cpu_prepare_sorted(CpuJoinState *state)
 		for (r = 0; r < ni; r++)
 		{
 			int64_t		key;
-			bool		has_key = in->algorithm == GJ_ALGO_HASH ?
+			bool		has_key = hash ?
 			cpu_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
 			cpu_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
 
@@ -425,26 +528,31 @@ cpu_prepare_sorted(CpuJoinState *state)
 		}
 	}
 	state->inner_valid = nvalid;
-	if (in->algorithm == GJ_ALGO_HASH)
+	if (hash)
 	{
 		state->inner_bucket_bits = cpu_hash_bucket_bits(nvalid);
 		if (!cpu_hash_sort(state->inner_keys, state->inner_perm, nvalid,
 						   state->inner_bucket_bits, &state->inner_bucket_start))
-			goto oom;
+			return false;
 	}
 	else if (!cpu_radix_sort(state->inner_keys, state->inner_perm, nvalid))
-		goto oom;
+		return false;
 
-	/* outer: classify each row, then OUTER_ALL | bounded (sorted) | empty */
+	/* outer: each row's bounds and status, by row */
 	for (r = 0; r < no; r++)
 	{
 		int64_t		lo = 0,
 					hi = 0;
 		int			status;
 
-		if (in->algorithm == GJ_ALGO_HASH)
+		if (hash)
+		{
 			status = cpu_equi_hash(&in->equi, &in->outer, in->equi.outer_cols, r, &lo) ?
 				OUTER_BOUNDED : OUTER_EMPTY;
+			state->outer_lo[r] = lo;
+			state->outer_status[r] = status;
+			continue;
+		}
 		else
 		{
 			int			s_lo = cpu_range_bound(&in->range, &in->outer, r, false, &lo);
@@ -453,74 +561,42 @@ cpu_prepare_sorted(CpuJoinState *state)
 			status = (s_lo == OUTER_ALL || s_hi == OUTER_ALL) ? OUTER_ALL :
 				(s_lo == OUTER_EMPTY || s_hi == OUTER_EMPTY) ? OUTER_EMPTY : OUTER_BOUNDED;
 		}
-		if (in->algorithm == GJ_ALGO_HASH)
-			hi = lo;
 		if (status == OUTER_BOUNDED && lo > hi)
 			status = OUTER_EMPTY;
-
-		if (status == OUTER_ALL)
-		{
-			state->outer_perm[nall] = (uint32_t) r;
-			state->outer_status[nall] = OUTER_ALL;
-			/* outer_hi is indexed by row until the sort: set at positions below */
-			state->outer_lo[nall++] = INT64_MIN;
-		}
-		else if (status == OUTER_BOUNDED)
-		{
-			sort_keys[nbounded] = lo;
-			sort_rows[nbounded++] = (uint32_t) r;
-			/* hi is looked up again after sorting: keep it by row */
-			state->outer_hi[r] = hi;
-		}
-		else
-			empty_rows[nempty++] = (uint32_t) r;
+		state->outer_lo[r] = lo;
+		state->outer_hi[r] = hi;
+		state->outer_status[r] = status;
 	}
-	state->outer_nall = nall;
-	if (in->algorithm == GJ_ALGO_HASH ?
-		!cpu_hash_sort(sort_keys, sort_rows, nbounded, cpu_hash_bucket_bits(nbounded), NULL) :
-		!cpu_radix_sort(sort_keys, sort_rows, nbounded))
-		goto oom;
-	/* outer_hi was indexed by row above; move it to positions */
+	return hash || cpu_sort_outer(state);
+}
+
+/*
+ * Before the first tile of a hash join: when its outer range is every outer
+ * row, so is every tile's (the tile planner cuts the outer side into equal
+ * tiles), and the outer rows are probed in row order, with no sort at all
+ * (and the executor then reads the outer side's stored columns in order);
+ * otherwise they are sorted now, so that outer tiles are key ranges and
+ * tiles whose key ranges cannot meet are pruned.  The answer to which tiles
+ * can match is the same either way (see cpu_sorted_tile_can_match).
+ * Returns false when the sort runs out of memory, or when a tile after the
+ * first covers only part of the outer rows after all.
+ */
+static bool
+cpu_fix_outer_order(CpuJoinState *state, const GjTile *tile)
+{
+	bool		all_rows = tile->outer_begin == 0 && tile->outer_end >= state->input.outer_nrows;
+
+	if (!state->outer_by_row)
+		return true;
+	if (all_rows)
 	{
-		int64_t    *hi_by_row = state->outer_hi;
-		int64_t    *hi_by_pos = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
-		int64_t		i;
-
-		if (hi_by_pos == NULL)
-			goto oom;
-		for (i = 0; i < nall; i++)
-			hi_by_pos[i] = INT64_MAX;
-		for (i = 0; i < nbounded; i++)
-		{
-			int64_t		pos = nall + i;
-
-			state->outer_perm[pos] = sort_rows[i];
-			state->outer_status[pos] = OUTER_BOUNDED;
-			state->outer_lo[pos] = sort_keys[i];
-			hi_by_pos[pos] = hi_by_row[sort_rows[i]];
-		}
-		for (i = 0; i < nempty; i++)
-		{
-			int64_t		pos = nall + nbounded + i;
-
-			state->outer_perm[pos] = empty_rows[i];
-			state->outer_status[pos] = OUTER_EMPTY;
-			state->outer_lo[pos] = INT64_MAX;
-			hi_by_pos[pos] = INT64_MIN;
-		}
-		free(hi_by_row);
-		state->outer_hi = hi_by_pos;
+		/* from now on the rows stay in row order */
+		state->outer_order_fixed = true;
+		return true;
 	}
-	free(sort_keys);
-	free(sort_rows);
-	free(empty_rows);
-	return true;
-
-oom:
-	free(sort_keys);
-	free(sort_rows);
-	free(empty_rows);
-	return false;
+	if (state->outer_order_fixed)
+		return false;
+	return cpu_sort_outer(state);
 }
 
 /* First position in [begin, end) whose key is >= key. */
@@ -566,6 +642,27 @@ cpu_sorted_tile_can_match(void *arg, const GjTile *tile)
 
 	if (tile->inner_end <= tile->inner_begin)
 		return false;
+	if (!cpu_fix_outer_order(state, tile))
+		return true;			/* run_step reports the failure */
+	if (state->outer_by_row)
+	{
+		/*
+		 * A hash join's outer rows in row order, all of them in the tile:
+		 * the sorted walk below finds a key in [kmin, kmax] if there is one,
+		 * and so does this one.
+		 */
+		if (valid_end <= tile->inner_begin)
+			return false;
+		kmin = state->inner_keys[tile->inner_begin];
+		kmax = state->inner_keys[valid_end - 1];
+		for (p = tile->outer_begin; p < tile->outer_end; p++)
+		{
+			if (state->outer_status[p] == OUTER_BOUNDED &&
+				state->outer_lo[p] >= kmin && state->outer_lo[p] <= kmax)
+				return true;
+		}
+		return false;
+	}
 	for (p = tile->outer_begin; p < tile->outer_end; p++)
 	{
 		if (state->outer_status[p] == OUTER_ALL)
@@ -617,7 +714,7 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 	for (p = *outer_next; p < tile->outer_end; p++)
 	{
 		int			status = state->outer_status[p];
-		uint32_t	orow = state->outer_perm[p];
+		uint32_t	orow;
 		int64_t		first,
 					last,
 					q;
@@ -625,9 +722,30 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 
 		if (status == OUTER_EMPTY)
 		{
-			/* empty rows are last: the rest of the tile has nothing */
+			if (state->outer_by_row)
+				continue;
+			/* sorted: empty rows are last, the rest of the tile has nothing */
 			p = tile->outer_end;
 			break;
+		}
+		orow = state->outer_by_row ? (uint32_t) p : state->outer_perm[p];
+		if (state->inner_bucket_start != NULL && p + CPU_PROBE_PREFETCH_DISTANCE < tile->outer_end)
+		{
+			/*
+			 * The buckets of the outer keys a few rows ahead, then the
+			 * first inner key and row of a bucket nearer by: the probes of
+			 * rows in row order land anywhere in the inner side's arrays.
+			 */
+			int64_t		ahead = p + CPU_PROBE_PREFETCH_DISTANCE;
+			int64_t		near = p + CPU_PROBE_PREFETCH_DISTANCE / 2;
+			uint32_t	start;
+
+			cpu_prefetch(&state->inner_bucket_start[cpu_hash_bucket(state->outer_lo[ahead],
+																	 state->inner_bucket_bits)]);
+			start = state->inner_bucket_start[cpu_hash_bucket(state->outer_lo[near],
+															  state->inner_bucket_bits)];
+			cpu_prefetch(&state->inner_keys[start]);
+			cpu_prefetch(&state->inner_perm[start]);
 		}
 		if (status == OUTER_ALL)
 		{
@@ -644,7 +762,7 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 			begin = begin > tile->inner_begin ? begin : tile->inner_begin;
 			end = end < valid_end ? end : valid_end;
 			first = cpu_lower_bound(state->inner_keys, begin, end, state->outer_lo[p]);
-			last = cpu_upper_bound(state->inner_keys, first, end, state->outer_hi[p]);
+			last = cpu_upper_bound(state->inner_keys, first, end, state->outer_lo[p]);
 		}
 		else
 		{
@@ -880,6 +998,24 @@ cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
 	{
 		int64_t		pairs = 0;
+
+		if (!cpu_fix_outer_order(state, tile))
+		{
+			if (state->outer_order_fixed)
+			{
+				err->code = GJ_ERR_DEVICE;
+				snprintf(err->message, sizeof(err->message),
+						 "a tile covers part of the outer rows of a hash join whose first tile covered all of them");
+			}
+			else
+			{
+				err->code = GJ_ERR_OUT_OF_MEMORY;
+				snprintf(err->message, sizeof(err->message),
+						 "could not allocate host memory to sort %lld outer rows",
+						 (long long) state->input.outer_nrows);
+			}
+			return false;
+		}
 
 		n = cpu_sorted_step(state, tile, outer_next, &pairs);
 		stats->pairs_evaluated += pairs;
