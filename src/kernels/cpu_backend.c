@@ -83,6 +83,13 @@ typedef struct CpuJoinState
 	GjInstr		instrs[GJ_MAX_INSTRS];
 	bool		simple;			/* program is one outer/inner compare */
 	GjSimpleCompare compare;
+
+	/*
+	 * Hash join whose program is the equality of its one integer-class key:
+	 * the key hash is a bijection of the key there (see cpu_begin_join), so
+	 * equal hashes are equal keys and a candidate needs no other test.
+	 */
+	bool		hash_is_key_equality;
 	int64_t		capacity;
 	uint32_t   *outer_rows;
 	uint32_t   *inner_rows;
@@ -778,7 +785,9 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 			uint32_t	irow = state->inner_perm[q];
 			int			r = GJ_RESULT_TRUE;
 
-			if (filter && eq_outer != NULL && status != OUTER_ALL)
+			if (state->hash_is_key_equality)
+				r = GJ_RESULT_TRUE; /* the candidate's hash is the key's */
+			else if (filter && eq_outer != NULL && status != OUTER_ALL)
 				r = (eq_outer[orow] == eq_inner[irow]) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
 			else if (filter)
 				r = gj_program_eval(in->instrs, in->ninstrs, &in->outer, orow, &in->inner, irow);
@@ -807,6 +816,19 @@ cpu_begin_join(const GjJoinInput *input, GjError *err)
 	state->input.instrs = state->instrs;
 	state->simple = gj_program_simple_compare(state->instrs, input->ninstrs,
 											  &state->compare);
+
+	/*
+	 * One integer key: its hash is cpu_hash64(cpu_hash64(key)), and
+	 * splitmix64's finaliser is a bijection of 64-bit words (xor with a right
+	 * shift of itself, and multiplication by an odd constant, are each
+	 * invertible), so two rows have equal hashes exactly when their keys are
+	 * equal, which is the program's answer for rows with keys.
+	 */
+	state->hash_is_key_equality = input->algorithm == GJ_ALGO_HASH && state->simple &&
+		state->compare.op == GJOP_EQ && state->compare.cls == GJ_CLASS_INT &&
+		input->equi.nkeys == 1 && input->equi.cls[0] == GJ_CLASS_INT &&
+		input->equi.outer_cols[0] == state->compare.outer_col &&
+		input->equi.inner_cols[0] == state->compare.inner_col;
 	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
 	state->outer_rows = malloc(sizeof(uint32_t) * state->capacity);
 	state->inner_rows = malloc(sizeof(uint32_t) * state->capacity);
