@@ -46,6 +46,14 @@
  */
 #define CPU_PAIRS_PER_STEP		((int64_t) 1 << 24)
 
+/*
+ * Matches a step of the sorted algorithms returns (unless one outer row has
+ * more): 512 kB of match buffer, which stays in the cache while the
+ * executor reads it back, and whose pages the next step reuses instead of
+ * faulting in fresh ones.
+ */
+#define CPU_MATCHES_PER_STEP	((int64_t) 1 << 16)
+
 /* Outer rows of a step for the sorted algorithms (bounds binary searches). */
 #define CPU_OUTER_ROWS_PER_STEP	((int64_t) 1 << 20)
 
@@ -777,7 +785,7 @@ cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next, in
 			last = cpu_upper_bound(state->inner_keys, first, valid_end, state->outer_hi[p]);
 		}
 		if (n + (last - first) > state->capacity ||
-			(p > *outer_next && (work >= CPU_PAIRS_PER_STEP ||
+			(p > *outer_next && (work >= CPU_PAIRS_PER_STEP || n >= CPU_MATCHES_PER_STEP ||
 								 p - *outer_next >= CPU_OUTER_ROWS_PER_STEP)))
 			break;
 		for (q = first; q < last; q++)
