@@ -68,9 +68,11 @@
 #define CPU_HASH_BUCKET_INSERTION	32
 
 /*
- * A hash join probes the inner buckets of the outer keys this many outer
+ * A hash join fetches the inner buckets of the outer keys this many outer
  * positions ahead into the cache (measured on the 2-core development
- * machine: 333k x 100k rows, steps 9.7 ms without, see the commit).
+ * machine, 333k outer x 100k inner rows in row order: the steps took 9.7 ms
+ * without the prefetch, 7.4 ms with it; fetching the inner key values a
+ * third level ahead gained nothing).
  */
 #define CPU_PROBE_PREFETCH_DISTANCE	16
 
