@@ -6,6 +6,8 @@
 # per-node instrumentation, which would inflate the native nested loop),
 # reporting the median of RUNS runs.  GPUJOIN_CLUSTER_CONF picks the backend,
 # e.g. "gpujoin.device = cuda".  SCALE multiplies the sizes (default 1).
+# ONLY, an extended regular expression, keeps the rows whose name matches
+# (e.g. ONLY=equi: the equi-join alone, without the native nested loops).
 #
 #   band join    r x s, s.t BETWEEN r.t - 50 AND r.t + 50, ~1M matches, count(*)
 #   theta join   r.a > s.a, count(*)
@@ -14,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
 SCALE=${SCALE:-1}
+ONLY=${ONLY:-}
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 trap cluster_stop EXIT
@@ -74,6 +77,7 @@ echo "| query | size | GpuJoin plan | GpuJoin ms | native plan | native ms | spe
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 row() {
 	local name=$1 size=$2 gq=$3 nq=$4 g n
+	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || return 0
 	g=$(time_query "$GPU" "$gq")
 	n=$(time_query "$NATIVE" "$nq")
 	echo "| $name | $size | $(plan_of "$GPU" "$gq") | $g | $(plan_of "$NATIVE" "$nq") | $n | $(awk -v g="$g" -v n="$n" 'BEGIN {printf "%.1fx", n / g}') |"
@@ -91,7 +95,13 @@ GPU="$NOAGG" row "band join, rows to Agg (no aggregate pushdown)" "${BAND_N} x $
 # transfers; the rest of the execution time is emitting rows and above)
 echo
 echo "Time breakdown of the GpuJoin plans (EXPLAIN ANALYZE, TIMING OFF):"
-for q in "$BAND" "$THETA" "$EQUI"; do
+for name in "band join" "theta join" "equi-join"; do
+	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || continue
+	case $name in
+		band*) q=$BAND ;;
+		theta*) q=$THETA ;;
+		*) q=$EQUI ;;
+	esac
 	echo
 	echo "$q"
 	for settings in "$GPU" "$NOAGG"; do
