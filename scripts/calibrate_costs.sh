@@ -11,8 +11,8 @@
 #
 # with R the rows drained from both inputs, E the rows the join returns, P
 # the pairs of the nested loop (outer x inner; the calibration's quals have
-# one operator), S the steps of sort-merge and hash ((outer + inner) * 8 +
-# outer * log2(inner)) and kB what travels
+# one operator), S the steps of sort-merge ((outer + inner) * 8 + outer *
+# log2(inner)) and hash (outer * 2 + inner * 8) and kB what travels
 # between host and GPU (8 bytes per key value and per match).  This script
 # times count(*) over GpuJoins (forced, per algorithm) whose R, P/S and E vary
 # independently, removes the native parts (their planner cost converted to ms
@@ -183,6 +183,7 @@ run_point() {
 	r=$((o + i))
 	p=$(awk -v a="$algo" -v o="$o" -v i="$i" -v e="$e" 'BEGIN {
 		if (a == "nestloop") printf "%.0f", o * i
+		else if (a == "hash") printf "%.0f", o * 2 + i * 8
 		else printf "%.0f", (o + i) * 8 + o * log(i < 2 ? 2 : i) / log(2) }')
 	# the native parts in ms: both seq scans, and per returned row the
 	# planner's cpu_tuple_cost / 2 and count(*)'s cpu_operator_cost

@@ -73,12 +73,19 @@ END $$;
 SELECT name, gj_compare(q) AS result FROM hp_queries ORDER BY name;
 
 -- the outer side one tile, the inner side cut into several: still in row
--- order, each outer row looked up once per inner tile
+-- order, each outer row looked up once per inner tile.  The hash join's
+-- costs put the larger side outer, so the larger side gets statistics that
+-- call it small (analyzed with 20 of its rows) to become the inner side.
+CREATE TABLE hp_outer_misestimated (LIKE hp_outer) WITH (autovacuum_enabled = false);
+INSERT INTO hp_outer_misestimated SELECT * FROM hp_outer WHERE id <= 20;
+ANALYZE hp_outer_misestimated;
+INSERT INTO hp_outer_misestimated SELECT * FROM hp_outer WHERE id > 20;
 SET gpujoin.device_memory = '100kB';
-SELECT hp_tiles('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer i ON o.k = i.k') AS tiles;
-SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer i ON o.k = i.k') AS result;
-SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o LEFT JOIN hp_outer i ON o.k = i.k') AS result;
-SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer i ON o.s = i.s') AS result;
+SELECT hp_tiles('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer_misestimated i ON o.k = i.k') AS tiles;
+SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer_misestimated i ON o.k = i.k') AS result;
+SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o LEFT JOIN hp_outer_misestimated i ON o.k = i.k') AS result;
+SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer_misestimated i ON o.s = i.s') AS result;
+DROP TABLE hp_outer_misestimated;
 
 -- both sides cut into tiles: the outer rows sorted by hash, tiles pruned
 SET gpujoin.device_memory = '16kB';

@@ -135,8 +135,10 @@ gpujoin_planning_costs(void)
  * on every pair: pair_cost is per operator of them (device_qual_ops, their
  * cost_qual_eval() in cpu_operator_cost units), since a band's two
  * comparisons and two additions take about four times one comparison.
- * Sort-merge and hash sort both sides (about 8 steps a row) and search once
- * per outer row.  Writing a match costs the same in every algorithm and is
+ * Sort-merge sorts both sides (about 8 steps a row) and searches once per
+ * outer row (log2(inner) steps).  Hash sorts the inner side's key hashes by
+ * bucket and finds an outer key's candidates in its bucket (2 steps an outer
+ * row), so, like PostgreSQL's hash join, it wants the smaller side inner.  Writing a match costs the same in every algorithm and is
  * in output_cost.  On cuda the key columns travel to the device (8 bytes a
  * value) and the matches back (two row numbers each).
  */
@@ -150,6 +152,8 @@ gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 
 	if (algorithm == GJ_ALGO_NESTLOOP)
 		work = outer_rows * inner_rows * Max(device_qual_ops, 1.0) * costs->pair_cost;
+	else if (algorithm == GJ_ALGO_HASH)
+		work = (outer_rows * 2 + inner_rows * 8) * costs->sort_cost;
 	else
 		work = ((outer_rows + inner_rows) * 8 +
 				outer_rows * log2(Max(inner_rows, 2))) * costs->sort_cost;
