@@ -10,22 +10,6 @@
 --
 SET client_min_messages = warning;
 
--- The plans this suite shows must be the same whichever backend runs it, so
--- in this database the cuda backend plans with the cpu backend's cost
--- constants (from the next session on: every other file runs in its own).
--- test/pgtap/plan_choice.sql checks the plan choices of each backend's
--- default constants.
-DO $$
-DECLARE
-    name text;
-BEGIN
-    FOREACH name IN ARRAY ARRAY['startup_cost', 'row_cost', 'pair_cost', 'sort_cost', 'output_cost'] LOOP
-        EXECUTE format('ALTER DATABASE %I SET gpujoin.cuda_%s = %s', current_database(), name,
-                       current_setting('gpujoin.cpu_' || name));
-    END LOOP;
-    EXECUTE format('ALTER DATABASE %I SET gpujoin.cuda_transfer_cost = 0', current_database());
-END $$;
-
 CREATE FUNCTION gj_force(on_gpu boolean) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('gpujoin.enabled', on_gpu::text, true);

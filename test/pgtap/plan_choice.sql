@@ -41,6 +41,11 @@ BEGIN
     RETURN false;
 END $$;
 
+-- the built-in cost constants of both backends (test/run_tests.sh gives the
+-- other suites' cuda plans the cpu constants)
+SELECT count(set_config(name, boot_val, true)) AS cost_settings FROM pg_settings
+WHERE name ~ '^gpujoin\.(cpu|cuda)_[a-z]+_cost$' \gset
+
 CREATE FUNCTION pg_temp.explain_has(q text, pattern text) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
