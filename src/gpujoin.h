@@ -54,6 +54,7 @@ typedef struct GpuJoinCostProfile
 extern GpuJoinCostProfile gpujoin_cpu_costs;
 extern GpuJoinCostProfile gpujoin_cuda_costs;
 extern void gpujoin_define_cost_gucs(void);
+extern bool gpujoin_plans_for_cpu(void);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
 extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 									 double outer_rows, double inner_rows,

@@ -113,21 +113,24 @@ nvidia_device_node_exists(void)
 }
 
 /*
+ * Will the cpu backend run the joins planned now?  gpujoin.device = cpu, or
+ * auto on a machine without an NVIDIA driver.
+ */
+bool
+gpujoin_plans_for_cpu(void)
+{
+	return gpujoin_device == GPUJOIN_DEVICE_CPU ||
+		(gpujoin_device == GPUJOIN_DEVICE_AUTO && !nvidia_device_node_exists());
+}
+
+/*
  * The constants to plan with.  Parallel GpuJoin runs only on the cpu
  * backend (gpujoin_path.c offers it only there).
  */
 const GpuJoinCostProfile *
 gpujoin_planning_costs(void)
 {
-	switch (gpujoin_device)
-	{
-		case GPUJOIN_DEVICE_CPU:
-			return &gpujoin_cpu_costs;
-		case GPUJOIN_DEVICE_CUDA:
-			return &gpujoin_cuda_costs;
-		default:
-			return nvidia_device_node_exists() ? &gpujoin_cuda_costs : &gpujoin_cpu_costs;
-	}
+	return gpujoin_plans_for_cpu() ? &gpujoin_cpu_costs : &gpujoin_cuda_costs;
 }
 
 /*

@@ -435,6 +435,14 @@ gpujoin_prepare(GpuJoinState *gjs)
 	if (gjs->outer_buf.nrows == 0 || gjs->inner_buf.nrows == 0)
 		return gpujoin_phase_after_tiles(gjs);
 
+	/*
+	 * A partial plan (each process of a parallel query joins its share of
+	 * the outer rows) runs on the cpu backend in every process: each would
+	 * open its own CUDA context on the same device otherwise.  The planner
+	 * offers one only where it plans for the cpu backend.
+	 */
+	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe)
+		gjs->backend = &gj_cpu_backend;
 	if (gjs->backend == NULL)
 	{
 		gjs->backend = gpujoin_choose_backend(&gjs->cuda_info, &gjs->cuda_first_use);

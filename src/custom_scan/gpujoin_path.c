@@ -418,11 +418,13 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	 * PostgreSQL's non-shared parallel hash join does, and joins them on its
 	 * own.  Only where every inner row's fate is decided by one process:
 	 * not for RIGHT and FULL joins, which emit unmatched inner rows.  Only
-	 * on the cpu backend: on a GPU each worker would open its own CUDA
-	 * context and compete for the same device memory.
+	 * where the cpu backend runs the join (gpujoin.device = cpu, or auto
+	 * without a GPU): on a GPU each worker would open its own CUDA context
+	 * and compete for the same device memory.  The executor runs a partial
+	 * plan on the cpu backend whatever the setting is by then.
 	 */
 	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
-		gpujoin_device == GPUJOIN_DEVICE_CPU &&
+		gpujoin_plans_for_cpu() &&
 		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
 	{
 		Path	   *outer_partial = linitial(outerrel->partial_pathlist);

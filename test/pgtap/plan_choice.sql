@@ -9,7 +9,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(16);
+SELECT plan(17);
 
 CREATE TEMP TABLE tiny_a AS SELECT g AS id, g % 5 AS a FROM generate_series(1, 30) g;
 CREATE TEMP TABLE tiny_b AS SELECT g AS id, g % 4 AS a FROM generate_series(1, 30) g;
@@ -101,6 +101,28 @@ SELECT ok(pg_temp.explain_has(
           'SELECT count(*) FROM big_a x JOIN few_b y ON y.t BETWEEN x.t - 5 AND x.t + 5',
           'Algorithm: sortmerge'),
           'a band join of 100k x 2k rows is a sort-merge on the cpu backend, not a nested loop over the other orientation');
+
+-- gpujoin.device = auto: parallel GpuJoin (a Gather above it, each process
+-- on the cpu backend) only on a machine without the NVIDIA driver, where
+-- the cpu backend is what runs
+SET LOCAL gpujoin.device = auto;
+SET LOCAL gpujoin.enable_aggregate = off;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL enable_nestloop = off;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+-- (temporary tables are never scanned in parallel; this transaction rolls back)
+CREATE TABLE plan_choice_a AS SELECT * FROM big_a;
+CREATE TABLE plan_choice_b AS SELECT * FROM few_b;
+ANALYZE plan_choice_a;
+ANALYZE plan_choice_b;
+SELECT is(pg_temp.explain_has('SELECT count(*) FROM plan_choice_a x JOIN plan_choice_b y ON y.t BETWEEN x.t - 5 AND x.t + 5',
+                              'Gather'),
+          pg_stat_file('/dev/nvidiactl', true) IS NULL,
+          'gpujoin.device = auto plans a parallel GpuJoin exactly where there is no NVIDIA driver');
 
 SELECT * FROM finish();
 ROLLBACK;
