@@ -94,6 +94,9 @@ static const DeviceFunc device_functions[] = {
 	CMP6(TIMESTAMP_, GJT_TIMESTAMP, GJT_TIMESTAMP),
 	CMP6(TIME_, GJT_TIMESTAMP, GJT_TIMESTAMP),
 	CMP6(TIMESTAMPTZ_, GJT_TIMESTAMPTZ, GJT_TIMESTAMPTZ),
+	CMP6(TIMETZ_, GJT_TIMETZ, GJT_TIMETZ),
+	CMP6(INTERVAL_, GJT_INTERVAL, GJT_INTERVAL),
+	CMP6(NUMERIC_, GJT_NUMERIC, GJT_NUMERIC),
 
 	ARITH4(INT2, GJT_INT2, GJT_INT2, GJT_INT2),
 	ARITH4(INT4, GJT_INT4, GJT_INT4, GJT_INT4),
@@ -161,11 +164,16 @@ lookup_device_func(Oid funcid)
 	return NULL;
 }
 
-/* GjType of a PostgreSQL type, or -1 if the device cannot hold it. */
+/*
+ * GjType of a PostgreSQL type, or -1 if the device cannot hold it.  A
+ * domain's values are its base type's (its operators are the base type's,
+ * reached through a RelabelType), so a column of a domain is a column of
+ * the base type.
+ */
 int
 device_type_of(Oid typid)
 {
-	switch (typid)
+	switch (getBaseType(typid))
 	{
 		case BOOLOID:
 			return GJT_BOOL;
@@ -188,6 +196,17 @@ device_type_of(Oid typid)
 			return GJT_TIMESTAMP;
 		case TIMESTAMPTZOID:
 			return GJT_TIMESTAMPTZ;
+
+			/*
+			 * Compared as order-preserving int64 encodings made by the host
+			 * (host_buffers.h); no arithmetic on them is a device function.
+			 */
+		case TIMETZOID:
+			return GJT_TIMETZ;
+		case INTERVALOID:
+			return GJT_INTERVAL;
+		case NUMERICOID:
+			return GJT_NUMERIC;
 		default:
 			return -1;
 	}
@@ -256,10 +275,15 @@ key_column(List **vars, Node *var)
 	return i;
 }
 
-static int64
-const_bits(Const *con, int type)
+/*
+ * The device value of a constant, or false if it has none: an interval
+ * whose span does not fit an int64, or a numeric, whose fixed-point scale
+ * is only known when the join runs (numeric constants stay host quals).
+ */
+static bool
+const_bits(Const *con, int type, int64 *bits)
 {
-	return gj_datum_to_value(con->constvalue, type);
+	return gj_datum_to_exact_value(con->constvalue, type, bits);
 }
 
 static Var *plain_var(Node *node);
@@ -453,12 +477,15 @@ compile_expr(DeviceCompileContext *cxt, Node *node)
 			{
 				Const	   *con = (Const *) node;
 				int			type = device_type_of(con->consttype);
+				int64		bits;
 
 				if (type < 0)
 					return -1;
 				if (con->constisnull)
 					return emit(cxt, GJOP_CONST_NULL, type, 0, 0, 1) ? type : -1;
-				return emit(cxt, GJOP_CONST, type, 0, const_bits(con, type), 1) ? type : -1;
+				if (!const_bits(con, type, &bits))
+					return -1;
+				return emit(cxt, GJOP_CONST, type, 0, bits, 1) ? type : -1;
 			}
 		case T_OpExpr:
 		case T_FuncExpr:

@@ -377,6 +377,44 @@ match_flag_set(uint8 *flags, int64 row)
 	flags[row >> 3] |= (uint8) (1 << (row & 7));
 }
 
+/*
+ * A device program that hands every pair to the host: int8 division by
+ * zero, which every backend's interpreter answers with GJ_RESULT_RECHECK
+ * (PostgreSQL would raise an error), so the host evaluates all the join's
+ * quals on each pair, in PostgreSQL's order.  Built from instructions the
+ * backends have always had, so no backend needs to know about it.
+ */
+static const GjInstr host_decides_program[] = {
+	{GJOP_CONST, GJT_INT8, 0, 1},
+	{GJOP_CONST, GJT_INT8, 0, 0},
+	{GJOP_DIV, GJT_INT8, 0, 0},
+};
+
+/*
+ * Encode the key columns whose device values depend on the whole input:
+ * numeric keys as fixed point at the largest scale any of their values
+ * needs, on both sides alike, so that integers compare as the numerics do.
+ * Returns NULL when every key value of both sides has its exact int64
+ * encoding, else why not: then no device comparison of those keys may be
+ * trusted for this execution, and the caller runs every pair through the
+ * host (never a rounded or wrapped key).
+ */
+static const char *
+gpujoin_encode_keys(GpuJoinState *gjs)
+{
+	int			scale = Max(host_buffer_numeric_scale(&gjs->outer_buf),
+							host_buffer_numeric_scale(&gjs->inner_buf));
+
+	if (host_buffer_unencodable(&gjs->outer_buf) > 0 ||
+		host_buffer_unencodable(&gjs->inner_buf) > 0)
+		return "an interval key does not fit 64 bits: all quals on the host";
+	if (scale >= 0 &&
+		(!host_buffer_encode_numeric(&gjs->outer_buf, scale) ||
+		 !host_buffer_encode_numeric(&gjs->inner_buf, scale)))
+		return "a numeric key does not fit a 64-bit fixed point: all quals on the host";
+	return NULL;
+}
+
 /* After the tiles: the unmatched rows of the preserved sides, or nothing. */
 static inline GpuJoinPhase
 gpujoin_phase_after_tiles(GpuJoinState *gjs)
@@ -398,6 +436,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 	GjError		err;
 	int64		budget;
 
+	gjs->inexact_keys = NULL;
 	INSTR_TIME_SET_CURRENT(start);
 	if (!gjs->inner_buf.complete)
 	{
@@ -467,6 +506,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 	else
 		budget = CPU_DEFAULT_BUDGET;
 
+	gjs->inexact_keys = gpujoin_encode_keys(gjs);
 	memset(&input, 0, sizeof(input));
 	host_buffer_key_columns(&gjs->outer_buf, &input.outer);
 	host_buffer_key_columns(&gjs->inner_buf, &input.inner);
@@ -479,7 +519,15 @@ gpujoin_prepare(GpuJoinState *gjs)
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
 	gjs->band_guard_failed = false;
-	if (input.algorithm == GJ_ALGO_SORTMERGE &&
+	if (gjs->inexact_keys != NULL)
+	{
+		/* some key has no exact device value: the host decides each pair */
+		input.instrs = host_decides_program;
+		input.ninstrs = lengthof(host_decides_program);
+		input.algorithm = GJ_ALGO_NESTLOOP;
+		input.filter_needed = true;
+	}
+	else if (input.algorithm == GJ_ALGO_SORTMERGE &&
 		!gpujoin_band_guard_holds(&gjs->info.band_guard,
 								  &input.outer, input.outer_nrows,
 								  &input.inner, input.inner_nrows))

@@ -103,6 +103,7 @@ typedef struct GpuJoinState
 	bool		wants_agg_step; /* the aggregate node can reduce in a backend */
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
+	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */

@@ -62,7 +62,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	if (gjs->jointype != JOIN_INNER)
 		ExplainPropertyText("Join Type", gpujoin_jointype_name(gjs->jointype), es);
-	if (es->analyze && gjs->band_guard_failed)
+	if (es->analyze && gjs->inexact_keys != NULL)
+		ExplainPropertyText("Algorithm", psprintf("nestloop (%s)", gjs->inexact_keys), es);
+	else if (es->analyze && gjs->band_guard_failed)
 		ExplainPropertyText("Algorithm",
 							"nestloop (the abs() band's subtraction could overflow)", es);
 	else
