@@ -20,6 +20,12 @@
  * rejected by the host, which evaluates the qual exactly as well (see
  * device_qual_is_hashed and gpujoin_classify_quals).
  *
+ * timetz, interval and numeric columns are loaded as int64 encodings whose
+ * order and equality are PostgreSQL's (host_buffers.h), so their six
+ * comparisons are integer comparisons, hash keys and sort-merge bounds; no
+ * arithmetic on them is a device function.  The numeric encoding's scale
+ * is chosen when the join runs, so numeric constants stay on the host.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
