@@ -109,9 +109,9 @@ FROM t_ttz x JOIN t_ttz y ON x.tt <= y.tt
 WHERE x.id BETWEEN 201 AND 205 AND y.id BETWEEN 201 AND 205
 GROUP BY x.id, x.tt ORDER BY x.id;
 
--- what the device evaluates: the comparisons; arithmetic and numeric
--- constants (whose fixed-point scale is only known at execution) stay on
--- the host, interval and timetz constants do not
+-- what the device evaluates: the comparisons, with constants (a numeric
+-- constant is rescaled to the join's fixed point when the join runs);
+-- arithmetic stays on the host
 BEGIN;
 SELECT gj_force(true);
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n = y.n') AS line
@@ -120,12 +120,33 @@ SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x JOIN t_num y ON y.n 
 WHERE line ~ 'Algorithm|Quals';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n < y.n AND (x.m + y.m > 1 OR y.n = 2.5)') AS line
 WHERE line ~ 'Algorithm|Quals';
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n < y.n AND (y.n = 2.50 OR x.m > 0.125 OR x.n = ''NaN'' OR y.n < ''-Infinity'')') AS line
+WHERE line ~ 'Algorithm|Quals';
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.m <= 2.5', true) AS line
+WHERE line ~ 'Algorithm|Quals|Rechecks';
+-- 1e20 has no int64 at any scale: that qual stays on the host
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n = y.n AND (y.n <> 0.5 OR x.n = 1e20)') AS line
+WHERE line ~ 'Algorithm|Quals';
+-- 1e-17 fits, but not with 123456789012.123456 at 17 decimal places
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n < 0.00000000000000001', true) AS line
+WHERE line ~ 'Algorithm|Quals';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv AND (y.iv > ''1 day'' OR x.iv IS NULL)') AS line
 WHERE line ~ 'Algorithm|Quals';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_ttz x JOIN t_ttz y ON x.tt = y.tt') AS line
 WHERE line ~ 'Algorithm|Quals';
 ROLLBACK;
-SELECT gj_compare('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n < y.n AND (x.m + y.m > 1 OR y.n = 2.5)') AS host_constant;
+SELECT q, gj_compare(q) AS result
+FROM (VALUES
+    ('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n < y.n AND (x.m + y.m > 1 OR y.n = 2.5)'),
+    ('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n < y.n AND (y.n = 2.50 OR x.m > 0.125 OR x.n = ''NaN'' OR y.n < ''-Infinity'')'),
+    ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.m <= 2.5'),
+    ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n = y.m AND y.n >= -1.0625'),
+    ('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n = y.n AND (y.n <> 0.5 OR x.n = 1e20)'),
+    ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n < 0.00000000000000001'),
+    ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n <> ''Infinity'''),
+    ('SELECT x.id, y.id FROM t_num x RIGHT JOIN t_num y ON y.n >= x.m AND y.n <= 1.25'),
+    ('SELECT x.id, y.id FROM t_num x RIGHT JOIN t_num y ON y.m >= x.n AND y.m <= 1.2501')
+) AS v(q) ORDER BY q;
 SELECT gj_compare('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv AND (y.iv > ''1 day'' OR x.iv IS NULL) WHERE x.id < 209') AS device_constant;
 
 -- values with no exact int64: the host decides every pair of that execution

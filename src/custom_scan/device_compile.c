@@ -24,7 +24,8 @@
  * order and equality are PostgreSQL's (host_buffers.h), so their six
  * comparisons are integer comparisons, hash keys and sort-merge bounds; no
  * arithmetic on them is a device function.  The numeric encoding's scale
- * is chosen when the join runs, so numeric constants stay on the host.
+ * is chosen when the join runs, so a numeric constant carries its own scale
+ * in the instruction and the executor rescales it (gpujoin_encode_keys).
  *
  *-------------------------------------------------------------------------
  */
@@ -282,13 +283,18 @@ key_column(List **vars, Node *var)
 }
 
 /*
- * The device value of a constant, or false if it has none: an interval
- * whose span does not fit an int64, or a numeric, whose fixed-point scale
- * is only known when the join runs (numeric constants stay host quals).
+ * The device value of a constant, or false if it has none (an interval
+ * whose span does not fit an int64).  *arg is the instruction's argument:
+ * for a numeric, whose fixed-point scale is only known when the join runs,
+ * the constant's own scale (-1 for NaN and the infinities), which the
+ * executor raises to the join's (gpujoin_encode_keys).
  */
 static bool
-const_bits(Const *con, int type, int64 *bits)
+const_bits(Const *con, int type, int64 *bits, int *arg)
 {
+	*arg = 0;
+	if (type == GJT_NUMERIC)
+		return host_numeric_const(con->constvalue, bits, arg);
 	return gj_datum_to_exact_value(con->constvalue, type, bits);
 }
 
@@ -484,14 +490,15 @@ compile_expr(DeviceCompileContext *cxt, Node *node)
 				Const	   *con = (Const *) node;
 				int			type = device_type_of(con->consttype);
 				int64		bits;
+				int			arg;
 
 				if (type < 0)
 					return -1;
 				if (con->constisnull)
 					return emit(cxt, GJOP_CONST_NULL, type, 0, 0, 1) ? type : -1;
-				if (!const_bits(con, type, &bits))
+				if (!const_bits(con, type, &bits, &arg))
 					return -1;
-				return emit(cxt, GJOP_CONST, type, 0, bits, 1) ? type : -1;
+				return emit(cxt, GJOP_CONST, type, arg, bits, 1) ? type : -1;
 			}
 		case T_OpExpr:
 		case T_FuncExpr:

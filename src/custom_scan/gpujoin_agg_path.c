@@ -209,7 +209,8 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 			a = info->nargs;
 			program = &info->arg_program[a];
 			type = device_compile_scalar(&cxt[side], arg, program);
-			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT))
+			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT) ||
+				gj_type_host_encoded(type))
 				return false;
 			/* arguments read stored Datums: no column of an encoded type */
 			foreach(lv, cxt[side].outer_vars)

@@ -390,27 +390,70 @@ static const GjInstr host_decides_program[] = {
 	{GJOP_DIV, GJT_INT8, 0, 0},
 };
 
+/* The largest scale of the numeric constants among the instructions. */
+static int
+numeric_const_scale(const GjInstr *instrs, int ninstrs, int scale)
+{
+	int			i;
+
+	for (i = 0; i < ninstrs; i++)
+	{
+		if (instrs[i].op == GJOP_CONST && instrs[i].type == GJT_NUMERIC)
+			scale = Max(scale, instrs[i].arg);
+	}
+	return scale;
+}
+
 /*
- * Encode the key columns whose device values depend on the whole input:
- * numeric keys as fixed point at the largest scale any of their values
- * needs, on both sides alike, so that integers compare as the numerics do.
- * Returns NULL when every key value of both sides has its exact int64
- * encoding, else why not: then no device comparison of those keys may be
- * trusted for this execution, and the caller runs every pair through the
- * host (never a rounded or wrapped key).
+ * Rescale the numeric constants (planned at their own scales) to the join's
+ * scale, in place.  False if one does not fit.
+ */
+static bool
+rescale_numeric_consts(GjInstr *instrs, int ninstrs, int scale)
+{
+	int			i;
+
+	for (i = 0; i < ninstrs; i++)
+	{
+		if (instrs[i].op == GJOP_CONST && instrs[i].type == GJT_NUMERIC &&
+			!host_numeric_rescale(instrs[i].imm, instrs[i].arg, scale, &instrs[i].imm))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Encode what depends on the whole input: numeric keys as fixed point at
+ * the largest scale any of their values or the program's numeric constants
+ * need, on both sides alike, so that the integers compare as the numerics
+ * do; the constants (in input's program, a copy of the plan's, and bounds)
+ * at the same scale.  Returns NULL when every key value of both sides has
+ * its exact int64 encoding, else why not: then no device comparison of
+ * those keys may be trusted for this execution, and the caller runs every
+ * pair through the host (never a rounded or wrapped key).
  */
 static const char *
-gpujoin_encode_keys(GpuJoinState *gjs)
+gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
 {
 	int			scale = Max(host_buffer_numeric_scale(&gjs->outer_buf),
 							host_buffer_numeric_scale(&gjs->inner_buf));
 
+	gjs->exec_program = gjs->info.program;
+	input->instrs = gjs->exec_program.instrs;
+	input->ninstrs = gjs->exec_program.ninstrs;
 	if (host_buffer_unencodable(&gjs->outer_buf) > 0 ||
 		host_buffer_unencodable(&gjs->inner_buf) > 0)
 		return "an interval key does not fit 64 bits: all quals on the host";
-	if (scale >= 0 &&
-		(!host_buffer_encode_numeric(&gjs->outer_buf, scale) ||
-		 !host_buffer_encode_numeric(&gjs->inner_buf, scale)))
+	if (scale < 0)
+		return NULL;			/* no numeric key column */
+	scale = numeric_const_scale(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale);
+	scale = numeric_const_scale(input->range.lo_instrs, input->range.lo_ninstrs, scale);
+	scale = numeric_const_scale(input->range.hi_instrs, input->range.hi_ninstrs, scale);
+	if (!host_buffer_encode_numeric(&gjs->outer_buf, scale) ||
+		!host_buffer_encode_numeric(&gjs->inner_buf, scale) ||
+		!rescale_numeric_consts(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale) ||
+		!rescale_numeric_consts(input->range.lo_instrs, input->range.lo_ninstrs, scale) ||
+		!rescale_numeric_consts(input->range.hi_instrs, input->range.hi_ninstrs, scale))
 		return "a numeric key does not fit a 64-bit fixed point: all quals on the host";
 	return NULL;
 }
@@ -506,18 +549,16 @@ gpujoin_prepare(GpuJoinState *gjs)
 	else
 		budget = CPU_DEFAULT_BUDGET;
 
-	gjs->inexact_keys = gpujoin_encode_keys(gjs);
 	memset(&input, 0, sizeof(input));
 	host_buffer_key_columns(&gjs->outer_buf, &input.outer);
 	host_buffer_key_columns(&gjs->inner_buf, &input.inner);
 	input.outer_nrows = gjs->outer_buf.nrows;
 	input.inner_nrows = gjs->inner_buf.nrows;
-	input.instrs = gjs->info.program.instrs;
-	input.ninstrs = gjs->info.program.ninstrs;
 	input.algorithm = gjs->info.algorithm;
 	input.range = gjs->info.range;
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
+	gjs->inexact_keys = gpujoin_encode_keys(gjs, &input);
 	gjs->band_guard_failed = false;
 	if (gjs->inexact_keys != NULL)
 	{

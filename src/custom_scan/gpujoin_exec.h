@@ -104,6 +104,8 @@ typedef struct GpuJoinState
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */
+	GjProgram	exec_program;	/* the program with this execution's numeric
+								 * constants (gpujoin_encode_keys) */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */

@@ -338,6 +338,63 @@ numeric_scaled(const NumericView *v, int scale, int64 *result)
 	return true;
 }
 
+/*
+ * A numeric constant of a device program, independent of the join's scale:
+ * value * 10^scale at the constant's own scale (the fewest fractional digits
+ * it needs), or a special value's int64 with scale -1 (no rescaling).
+ * Returns false if even that does not fit: the constant stays on the host.
+ */
+bool
+host_numeric_const(Datum d, int64 *value, int *scale)
+{
+	struct varlena *plain = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+	NumericView v;
+	bool		ok = true;
+
+	numeric_view(PointerGetDatum(plain), &v);
+	*scale = -1;
+	if (v.special == NUMERIC_NAN)
+		*value = GJ_NUMERIC_NAN;
+	else if (v.special == NUMERIC_PINF)
+		*value = GJ_NUMERIC_PINF;
+	else if (v.special != 0)
+		*value = GJ_NUMERIC_NINF;
+	else
+	{
+		*scale = numeric_min_scale(&v);
+		ok = numeric_scaled(&v, *scale, value);
+	}
+	if ((Pointer) plain != DatumGetPointer(d))
+		pfree(plain);
+	return ok;
+}
+
+/*
+ * A constant from host_numeric_const at the join's scale (which is at least
+ * the constant's own).  Returns false if it does not fit.
+ */
+bool
+host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result)
+{
+	int128		scaled = value;
+	int			i;
+
+	if (from_scale < 0 || value == 0)
+	{
+		*result = value;		/* a special value, or zero at any scale */
+		return true;
+	}
+	Assert(to_scale >= from_scale);
+	for (i = from_scale; i < to_scale; i++)
+	{
+		scaled *= 10;
+		if (scaled > GJ_NUMERIC_MAX_FINITE || scaled < -GJ_NUMERIC_MAX_FINITE)
+			return false;
+	}
+	*result = (int64) scaled;
+	return true;
+}
+
 /* Keep a numeric key value until the join's scale is known. */
 static void
 append_numeric(HostSideBuffer *buf, HostKeyColumn *key, int64 row, Datum value)

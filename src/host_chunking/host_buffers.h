@@ -189,6 +189,8 @@ extern void host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs,
 									   List *collations);
 extern void host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
 extern void host_buffer_reset(HostSideBuffer *buf);
+extern bool host_numeric_const(Datum d, int64 *value, int *scale);
+extern bool host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result);
 extern bool host_buffer_encode_numeric(HostSideBuffer *buf, int scale);
 extern int	host_buffer_numeric_scale(const HostSideBuffer *buf);
 extern int64 host_buffer_unencodable(const HostSideBuffer *buf);
