@@ -209,6 +209,28 @@ FROM (VALUES
 ) AS v(q), unnest(ARRAY['hash', 'sortmerge', 'nestloop']) AS algo
 ORDER BY q, algo;
 
+-- numeric against integers: the integer cast to numeric is the integer
+-- times 10^scale (an int8 overflow sends the pair to the host); the
+-- extremes of each integer type are in t_int
+CREATE TABLE t_num_int AS
+SELECT i.id, i.a, i.b, i.c, n.n
+FROM t_int i LEFT JOIN t_num n ON n.id = i.id
+WHERE i.id > 200 OR i.id % 3 = 0;
+INSERT INTO t_num_int VALUES (300, 1, 1, 1, 1.00), (301, 0, 0, 0, 'NaN'), (302, NULL, NULL, NULL, 'Infinity'),
+    (303, 5, 5, 5000000000, 5000000000.5);
+SELECT col, op, algo,
+       gj_compare_algo(algo, format('SELECT x.id AS xid, y.id AS yid FROM t_num_int x JOIN t_num_int y ON x.%s %s y.%s',
+                                    l, op, r)) AS result
+FROM (VALUES ('n-int2', 'n', 'a'), ('int4-n', 'b', 'n'), ('n-int8', 'n', 'c'), ('int8-n', 'c', 'n')) AS c(col, l, r),
+     unnest(ARRAY['=', '<>', '<', '>=']) AS op,
+     unnest(ARRAY['sortmerge', 'nestloop']) AS algo
+ORDER BY col, op, algo;
+BEGIN;
+SELECT gj_force(true);
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num_int x JOIN t_num_int y ON x.n < y.c', true) AS line
+WHERE line ~ 'Algorithm|Quals|Rechecks';
+ROLLBACK;
+
 -- many tiles
 SET gpujoin.device_memory = '1kB';
 SELECT q, gj_compare(q) AS result
@@ -251,6 +273,6 @@ INSERT INTO t_price SELECT g, (g % 37) / 4.0 FROM generate_series(1, 80) g;
 SELECT gj_compare('SELECT x.id, y.id FROM t_price x JOIN t_num y ON x.p = y.n') AS domain_eq;
 SELECT gj_compare('SELECT x.id, y.id FROM t_price x JOIN t_price y ON x.p < y.p') AS domain_lt;
 
-DROP TABLE t_num, t_iv, t_ttz, t_num_big, t_num_fine, t_price;
+DROP TABLE t_num, t_iv, t_ttz, t_num_big, t_num_fine, t_num_int, t_price;
 DROP DOMAIN price;
 DROP FUNCTION gj_compare_algo(text, text);

@@ -23,7 +23,8 @@
  * timetz, interval and numeric columns are loaded as int64 encodings whose
  * order and equality are PostgreSQL's (host_buffers.h), so their six
  * comparisons are integer comparisons, hash keys and sort-merge bounds; no
- * arithmetic on them is a device function.  The numeric encoding's scale
+ * arithmetic on them is a device function, only the exact casts of integers
+ * to numeric (x.n < y.i is x.n < y.i::numeric).  The numeric encoding's scale
  * is chosen when the join runs, so a numeric constant carries its own scale
  * in the instruction and the executor rescales it (gpujoin_encode_keys).
  *
@@ -56,7 +57,8 @@ typedef enum DeviceFuncKind
 	DF_NARROW,					/* GJOP_INT_NARROW */
 	DF_TO_FLOAT,				/* GJOP_INT_TO_FLOAT */
 	DF_FLOAT_WIDEN,				/* float4 -> float8: no instruction */
-	DF_FLOAT_NARROW				/* GJOP_FLOAT_TO_FLOAT4 */
+	DF_FLOAT_NARROW,			/* GJOP_FLOAT_TO_FLOAT4 */
+	DF_TO_NUMERIC				/* integer -> numeric: times 10^scale */
 } DeviceFuncKind;
 
 typedef struct DeviceFunc
@@ -156,6 +158,9 @@ static const DeviceFunc device_functions[] = {
 	{F_FLOAT8_INT8, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT8, GJT_INT8, -1},
 	{F_FLOAT8_FLOAT4, DF_FLOAT_WIDEN, 0, GJT_FLOAT8, GJT_FLOAT4, -1},
 	{F_FLOAT4_FLOAT8, DF_FLOAT_NARROW, GJOP_FLOAT_TO_FLOAT4, GJT_FLOAT4, GJT_FLOAT8, -1},
+	{F_NUMERIC_INT2, DF_TO_NUMERIC, 0, GJT_NUMERIC, GJT_INT2, -1},
+	{F_NUMERIC_INT4, DF_TO_NUMERIC, 0, GJT_NUMERIC, GJT_INT4, -1},
+	{F_NUMERIC_INT8, DF_TO_NUMERIC, 0, GJT_NUMERIC, GJT_INT8, -1},
 };
 
 static const DeviceFunc *
@@ -554,6 +559,23 @@ compile_expr(DeviceCompileContext *cxt, Node *node)
 						break;
 					case DF_WIDEN:
 					case DF_FLOAT_WIDEN:
+						break;
+					case DF_TO_NUMERIC:
+
+						/*
+						 * An integer in the join's fixed point: times the
+						 * numeric constant 1, which the executor rescales to
+						 * 10^scale, in int8 arithmetic, whose overflow sends
+						 * the pair to the host.  For int8, 1 is planned at
+						 * scale 1, so the join's scale is at least 1 and a
+						 * product is a multiple of 10: never one of the
+						 * int64s reserved for -Infinity, +Infinity and NaN
+						 * (int2 and int4 products never reach them).
+						 */
+						if (!emit(cxt, GJOP_CONST, GJT_NUMERIC, t1 == GJT_INT8 ? 1 : 0,
+								  t1 == GJT_INT8 ? 10 : 1, 1) ||
+							!emit(cxt, GJOP_MUL, GJT_INT8, 0, 0, -1))
+							return -1;
 						break;
 				}
 				return df->result;

@@ -444,11 +444,11 @@ gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
 	if (host_buffer_unencodable(&gjs->outer_buf) > 0 ||
 		host_buffer_unencodable(&gjs->inner_buf) > 0)
 		return "an interval key does not fit 64 bits: all quals on the host";
-	if (scale < 0)
-		return NULL;			/* no numeric key column */
 	scale = numeric_const_scale(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale);
 	scale = numeric_const_scale(input->range.lo_instrs, input->range.lo_ninstrs, scale);
 	scale = numeric_const_scale(input->range.hi_instrs, input->range.hi_ninstrs, scale);
+	if (scale < 0)
+		return NULL;			/* nothing numeric to scale */
 	if (!host_buffer_encode_numeric(&gjs->outer_buf, scale) ||
 		!host_buffer_encode_numeric(&gjs->inner_buf, scale) ||
 		!rescale_numeric_consts(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale) ||
