@@ -3,10 +3,10 @@
 -- host encodes each value into an int64 whose order and equality are
 -- PostgreSQL's: timetz as (GMT time, zone), interval as its 128-bit span
 -- where that fits 64 bits, numeric as fixed point at the largest scale the
--- join's values need (NaN, +-Infinity at the int64 extremes).  A value with
--- no exact encoding (a numeric too long, an interval too large) makes that
--- execution run every pair through the host quals, which EXPLAIN ANALYZE
--- reports.  Every result is compared with the native plan.
+-- join's values need (NaN, +-Infinity at the int64 extremes).  A row with a
+-- value that has no exact encoding (a numeric too long, an interval too
+-- large) has all its pairs evaluated by the host quals, which EXPLAIN
+-- ANALYZE reports.  Every result is compared with the native plan.
 --
 SET client_min_messages = warning;
 
@@ -127,9 +127,13 @@ WHERE line ~ 'Algorithm|Quals|Rechecks';
 -- 1e20 has no int64 at any scale: that qual stays on the host
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n = y.n AND (y.n <> 0.5 OR x.n = 1e20)') AS line
 WHERE line ~ 'Algorithm|Quals';
--- 1e-17 fits, but not with 123456789012.123456 at 17 decimal places
+-- 1e-17 fits, but not 123456789012.123456 at 17 decimal places: those
+-- rows' pairs go to the host
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n < 0.00000000000000001', true) AS line
-WHERE line ~ 'Algorithm|Quals';
+WHERE line ~ 'Algorithm|Quals|Inexact';
+-- two constants that need 10^-18 and 10^10: no scale holds both
+SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n > 0.000000000000000001 AND x.n < 10000000000', true) AS line
+WHERE line ~ 'Algorithm|Quals|Inexact';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv AND (y.iv > ''1 day'' OR x.iv IS NULL)') AS line
 WHERE line ~ 'Algorithm|Quals';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_ttz x JOIN t_ttz y ON x.tt = y.tt') AS line
@@ -143,13 +147,15 @@ FROM (VALUES
     ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n = y.m AND y.n >= -1.0625'),
     ('SELECT x.id, y.id FROM t_num x JOIN t_num y ON x.n = y.n AND (y.n <> 0.5 OR x.n = 1e20)'),
     ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n < 0.00000000000000001'),
+    ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n > 0.000000000000000001 AND x.n < 10000000000'),
     ('SELECT x.id, y.id FROM t_num x LEFT JOIN t_num y ON x.n < y.n AND x.n <> ''Infinity'''),
     ('SELECT x.id, y.id FROM t_num x RIGHT JOIN t_num y ON y.n >= x.m AND y.n <= 1.25'),
     ('SELECT x.id, y.id FROM t_num x RIGHT JOIN t_num y ON y.m >= x.n AND y.m <= 1.2501')
 ) AS v(q) ORDER BY q;
 SELECT gj_compare('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv AND (y.iv > ''1 day'' OR x.iv IS NULL) WHERE x.id < 209') AS device_constant;
 
--- values with no exact int64: the host decides every pair of that execution
+-- values with no exact int64: the device joins the other rows, and every
+-- pair of a row with such a key is evaluated on the host
 CREATE TABLE t_num_big (id int, n numeric);
 INSERT INTO t_num_big SELECT id, n FROM t_num WHERE id > 200;
 INSERT INTO t_num_big VALUES (301, 1e30), (302, -1e30), (303, 1e-30), (304, 9223372036854775807),
@@ -165,13 +171,28 @@ SELECT gj_compare('SELECT x.id, y.id FROM t_iv x LEFT JOIN t_iv y ON x.iv = y.iv
 BEGIN;
 SELECT gj_force(true);
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num_big x JOIN t_num y ON x.n = y.n', true) AS line
-WHERE line ~ 'Algorithm|Host Rechecks|actual rows';
+WHERE line ~ 'Algorithm|Host Rechecks|Inexact|actual rows';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv', true) AS line
-WHERE line ~ 'Algorithm|Host Rechecks';
+WHERE line ~ 'Algorithm|Host Rechecks|Inexact';
+-- the aggregate node has no such split: all its pairs go to the host
+SELECT line FROM gj_explain('SELECT count(*) FROM t_iv x JOIN t_iv y ON x.iv < y.iv', true) AS line
+WHERE line ~ 'Algorithm|Host Rechecks|Inexact|GPU Aggregates';
 -- without the huge rows the same join runs on the device
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv WHERE x.id < 209 AND y.id < 209', true) AS line
-WHERE line ~ 'Algorithm|Host Rechecks';
+WHERE line ~ 'Algorithm|Host Rechecks|Inexact';
 ROLLBACK;
+SELECT q, algo, gj_compare_algo(algo, q) AS result
+FROM (VALUES
+    ('SELECT x.id, y.id FROM t_num_big x LEFT JOIN t_num y ON x.n = y.n'),
+    ('SELECT x.id, y.id FROM t_num x FULL JOIN t_num_big y ON x.n = y.n'),
+    ('SELECT x.id, y.id FROM t_num_big x RIGHT JOIN t_num_big y ON x.n < y.n'),
+    ('SELECT x.id FROM t_num_big x WHERE EXISTS (SELECT FROM t_num y WHERE y.n = x.n)'),
+    ('SELECT x.id FROM t_num x WHERE NOT EXISTS (SELECT FROM t_num_big y WHERE y.n <= x.n)'),
+    ('SELECT x.id, y.id FROM t_iv x FULL JOIN t_iv y ON x.iv = y.iv'),
+    ('SELECT x.id FROM t_iv x WHERE NOT EXISTS (SELECT FROM t_iv y WHERE y.iv > x.iv)'),
+    ('SELECT count(*), count(y.id) FROM t_iv x LEFT JOIN t_iv y ON x.iv < y.iv')
+) AS v(q), unnest(ARRAY['hash', 'sortmerge', 'nestloop']) AS algo
+ORDER BY q, algo;
 
 -- the scale is the join's own: with 1e-18 the fixed point has 18 decimal
 -- places, and +-9.223372036854775805 are the largest values that fit (the
@@ -185,11 +206,11 @@ FROM unnest(ARRAY['=', '<', '>']) AS op ORDER BY op;
 BEGIN;
 SELECT gj_force(true);
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num_fine x JOIN t_num_fine y ON x.n < y.n', true) AS line
-WHERE line ~ 'Algorithm|Host Rechecks|actual rows';
--- one unit of the last place more, and the join leaves every pair to the host
+WHERE line ~ 'Algorithm|Host Rechecks|Inexact|actual rows';
+-- one unit of the last place more, and that row's pairs go to the host
 INSERT INTO t_num_fine VALUES (11, 9.223372036854775806);
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num_fine x JOIN t_num_fine y ON x.n < y.n', true) AS line
-WHERE line ~ 'Algorithm|Host Rechecks|actual rows';
+WHERE line ~ 'Algorithm|Host Rechecks|Inexact|actual rows';
 ROLLBACK;
 INSERT INTO t_num_fine VALUES (11, 9.223372036854775806), (12, -9.223372036854775806);
 SELECT op, gj_compare(format('SELECT x.id, y.id FROM t_num_fine x JOIN t_num_fine y ON x.n %s y.n', op)) AS result

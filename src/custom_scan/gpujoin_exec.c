@@ -66,6 +66,9 @@
  */
 #define EMIT_PREFETCH_DISTANCE	16
 
+/* Pairs of rows with inexact keys formed per batch (GJ_PHASE_HOST_PAIRS). */
+#define HOST_PAIRS_BATCH		4096
+
 #if defined(__GNUC__) || defined(__clang__)
 #define gj_prefetch(addr)		__builtin_prefetch(addr)
 #else
@@ -98,6 +101,7 @@ gpujoin_create_scan_state(CustomScan *cscan)
 	NodeSetTag(gjs, T_CustomScanState);
 	gjs->css.flags = cscan->flags;
 	gjs->css.methods = &gpujoin_exec_methods;
+	gjs->has_host_pairs = true;
 	return (Node *) gjs;
 }
 
@@ -424,13 +428,16 @@ rescale_numeric_consts(GjInstr *instrs, int ninstrs, int scale)
 
 /*
  * Encode what depends on the whole input: numeric keys as fixed point at
- * the largest scale any of their values or the program's numeric constants
- * need, on both sides alike, so that the integers compare as the numerics
- * do; the constants (in input's program, a copy of the plan's, and bounds)
- * at the same scale.  Returns NULL when every key value of both sides has
- * its exact int64 encoding, else why not: then no device comparison of
- * those keys may be trusted for this execution, and the caller runs every
- * pair through the host (never a rounded or wrapped key).
+ * the largest scale their values (those that can fit at all) or the
+ * program's numeric constants need, on both sides alike, so that the
+ * integers compare as the numerics do; the constants (in input's program, a
+ * copy of the plan's, and bounds) at the same scale.  A key value with no
+ * exact int64 flags its row (host_buffer_encode): the device's answer for
+ * such a row's pairs is never used, the host evaluates them all (see
+ * GJ_PHASE_HOST_PAIRS).  Returns NULL, or why every pair of this execution
+ * must go to the host: a constant that does not fit, or flagged rows in a
+ * node that has no host-pairs phase (the aggregate node).  Nothing is ever
+ * rounded or wrapped.
  */
 static const char *
 gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
@@ -441,20 +448,18 @@ gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
 	gjs->exec_program = gjs->info.program;
 	input->instrs = gjs->exec_program.instrs;
 	input->ninstrs = gjs->exec_program.ninstrs;
-	if (host_buffer_unencodable(&gjs->outer_buf) > 0 ||
-		host_buffer_unencodable(&gjs->inner_buf) > 0)
-		return "an interval key does not fit 64 bits: all quals on the host";
 	scale = numeric_const_scale(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale);
 	scale = numeric_const_scale(input->range.lo_instrs, input->range.lo_ninstrs, scale);
 	scale = numeric_const_scale(input->range.hi_instrs, input->range.hi_ninstrs, scale);
-	if (scale < 0)
-		return NULL;			/* nothing numeric to scale */
-	if (!host_buffer_encode_numeric(&gjs->outer_buf, scale) ||
-		!host_buffer_encode_numeric(&gjs->inner_buf, scale) ||
-		!rescale_numeric_consts(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale) ||
-		!rescale_numeric_consts(input->range.lo_instrs, input->range.lo_ninstrs, scale) ||
-		!rescale_numeric_consts(input->range.hi_instrs, input->range.hi_ninstrs, scale))
-		return "a numeric key does not fit a 64-bit fixed point: all quals on the host";
+	host_buffer_encode(&gjs->outer_buf, scale);
+	host_buffer_encode(&gjs->inner_buf, scale);
+	if (scale >= 0 &&
+		(!rescale_numeric_consts(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale) ||
+		 !rescale_numeric_consts(input->range.lo_instrs, input->range.lo_ninstrs, scale) ||
+		 !rescale_numeric_consts(input->range.hi_instrs, input->range.hi_ninstrs, scale)))
+		return "a numeric constant does not fit the join's 64-bit fixed point: all quals on the host";
+	if ((gjs->outer_buf.ninexact > 0 || gjs->inner_buf.ninexact > 0) && !gjs->has_host_pairs)
+		return "some keys have no exact 64-bit value: all quals on the host";
 	return NULL;
 }
 
@@ -463,6 +468,18 @@ static inline GpuJoinPhase
 gpujoin_phase_after_tiles(GpuJoinState *gjs)
 {
 	return gjs->fill_outer || gjs->fill_inner ? GJ_PHASE_EMIT_UNMATCHED : GJ_PHASE_DONE;
+}
+
+/* After the last step: the pairs of rows with inexact keys, if any. */
+static inline GpuJoinPhase
+gpujoin_phase_after_steps(GpuJoinState *gjs)
+{
+	if (gjs->outer_inexact != NULL || gjs->inner_inexact != NULL)
+	{
+		gjs->in_host_pairs = true;
+		return GJ_PHASE_HOST_PAIRS;
+	}
+	return gpujoin_phase_after_tiles(gjs);
 }
 
 /*
@@ -480,6 +497,9 @@ gpujoin_prepare(GpuJoinState *gjs)
 	int64		budget;
 
 	gjs->inexact_keys = NULL;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
+	gjs->in_host_pairs = false;
 	INSTR_TIME_SET_CURRENT(start);
 	if (!gjs->inner_buf.complete)
 	{
@@ -559,6 +579,13 @@ gpujoin_prepare(GpuJoinState *gjs)
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
 	gjs->inexact_keys = gpujoin_encode_keys(gjs, &input);
+	if (gjs->inexact_keys == NULL)
+	{
+		gjs->outer_inexact = gjs->outer_buf.ninexact > 0 ? gjs->outer_buf.inexact : NULL;
+		gjs->inner_inexact = gjs->inner_buf.ninexact > 0 ? gjs->inner_buf.inexact : NULL;
+		gjs->host_pair_outer = 0;
+		gjs->host_pair_inner = 0;
+	}
 	gjs->band_guard_failed = false;
 	if (gjs->inexact_keys != NULL)
 	{
@@ -867,6 +894,63 @@ gpujoin_emit_unmatched(GpuJoinState *gjs)
 	}
 }
 
+/*
+ * GJ_PHASE_HOST_PAIRS: every pair with a row whose key has no exact device
+ * value, as pairs flagged for a recheck, so that EMIT evaluates all the
+ * join's quals on them in PostgreSQL's order (and sets match flags, skips
+ * matched rows of semi and anti joins, applies the filter) as for any other
+ * pair.  Each such pair once: all inner rows for a flagged outer row, the
+ * flagged inner rows for the others.  Fills the match buffer with the next
+ * batch; false when there are none left.
+ */
+static bool
+gpujoin_next_host_pairs(GpuJoinState *gjs)
+{
+	int64		n = 0;
+	int64		o = gjs->host_pair_outer;
+	int64		i = gjs->host_pair_inner;
+
+	if (gjs->host_pairs_outer == NULL)
+	{
+		gjs->host_pairs_outer = MemoryContextAlloc(gjs->join_cxt, sizeof(uint32) * HOST_PAIRS_BATCH);
+		gjs->host_pairs_inner = MemoryContextAlloc(gjs->join_cxt, sizeof(uint32) * HOST_PAIRS_BATCH);
+	}
+	CHECK_FOR_INTERRUPTS();
+	while (o < gjs->outer_buf.nrows && n < HOST_PAIRS_BATCH)
+	{
+		bool		outer_flagged = gjs->outer_inexact != NULL && gjs->outer_inexact[o];
+
+		if (!outer_flagged && gjs->inner_inexact == NULL)
+		{
+			o++;
+			continue;
+		}
+		for (; i < gjs->inner_buf.nrows && n < HOST_PAIRS_BATCH; i++)
+		{
+			if (!outer_flagged && !gjs->inner_inexact[i])
+				continue;
+			gjs->host_pairs_outer[n] = (uint32) o | GJ_PAIR_RECHECK;
+			gjs->host_pairs_inner[n] = (uint32) i;
+			n++;
+		}
+		if (i >= gjs->inner_buf.nrows)
+		{
+			o++;
+			i = 0;
+		}
+	}
+	gjs->host_pair_outer = o;
+	gjs->host_pair_inner = i;
+	gjs->matches.outer_rows = gjs->host_pairs_outer;
+	gjs->matches.inner_rows = gjs->host_pairs_inner;
+	gjs->matches.count = n;
+	gjs->match_pos = 0;
+	gjs->host_pairs += n;
+	if (n == 0)
+		gjs->in_host_pairs = false;
+	return n > 0;
+}
+
 static TupleTableSlot *
 gpujoin_exec(CustomScanState *node)
 {
@@ -884,6 +968,11 @@ gpujoin_exec(CustomScanState *node)
 
 			case GJ_PHASE_RUN_STEP:
 				gjs->phase = gpujoin_run_step(gjs) ? GJ_PHASE_EMIT :
+					gpujoin_phase_after_steps(gjs);
+				break;
+
+			case GJ_PHASE_HOST_PAIRS:
+				gjs->phase = gpujoin_next_host_pairs(gjs) ? GJ_PHASE_EMIT :
 					gpujoin_phase_after_tiles(gjs);
 				break;
 
@@ -894,6 +983,19 @@ gpujoin_exec(CustomScanState *node)
 					uint32		inner_row = gjs->matches.inner_rows[gjs->match_pos];
 					int64		outer_pos = outer_row & GJ_PAIR_ROW_MASK;
 
+					/*
+					 * A row whose key has no exact device value: the device's
+					 * answer for its pairs is not used, the host evaluates
+					 * them all in GJ_PHASE_HOST_PAIRS.
+					 */
+					if (unlikely(gjs->outer_inexact != NULL || gjs->inner_inexact != NULL) &&
+						!gjs->in_host_pairs &&
+						((gjs->outer_inexact != NULL && gjs->outer_inexact[outer_pos]) ||
+						 (gjs->inner_inexact != NULL && gjs->inner_inexact[inner_row])))
+					{
+						gjs->match_pos++;
+						continue;
+					}
 					if (gjs->match_pos + EMIT_PREFETCH_DISTANCE < gjs->matches.count)
 					{
 						int64		ahead = gjs->match_pos + EMIT_PREFETCH_DISTANCE;
@@ -968,7 +1070,7 @@ gpujoin_exec(CustomScanState *node)
 						return node->ss.ss_ScanTupleSlot;
 					return ExecProject(proj);
 				}
-				gjs->phase = GJ_PHASE_RUN_STEP;
+				gjs->phase = gjs->in_host_pairs ? GJ_PHASE_HOST_PAIRS : GJ_PHASE_RUN_STEP;
 				break;
 
 			case GJ_PHASE_EMIT_UNMATCHED:
@@ -1028,5 +1130,8 @@ gpujoin_rescan(CustomScanState *node)
 	gjs->tile_open = false;
 	gjs->matches.count = 0;
 	gjs->match_pos = 0;
+	gjs->in_host_pairs = false;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
 	gjs->phase = GJ_PHASE_DRAIN;
 }

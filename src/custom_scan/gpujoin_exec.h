@@ -18,6 +18,7 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_DRAIN,
 	GJ_PHASE_RUN_STEP,
 	GJ_PHASE_EMIT,
+	GJ_PHASE_HOST_PAIRS,
 	GJ_PHASE_EMIT_UNMATCHED,
 	GJ_PHASE_DONE
 } GpuJoinPhase;
@@ -104,6 +105,22 @@ typedef struct GpuJoinState
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */
+
+	/*
+	 * Rows whose keys have no exact device value (host_buffer_encode), NULL
+	 * if none: their pairs from the device are skipped, and EMIT gets all
+	 * their pairs from GJ_PHASE_HOST_PAIRS instead.  The aggregate node has
+	 * no such phase (has_host_pairs is false) and sends every pair to the
+	 * host instead.
+	 */
+	bool		has_host_pairs;
+	const uint8 *outer_inexact;
+	const uint8 *inner_inexact;
+	bool		in_host_pairs;	/* EMIT is emitting those pairs */
+	int64		host_pair_outer;	/* the next pair to form */
+	int64		host_pair_inner;
+	uint32	   *host_pairs_outer;	/* the batch, in join_cxt */
+	uint32	   *host_pairs_inner;
 	GjProgram	exec_program;	/* the program with this execution's numeric
 								 * constants (gpujoin_encode_keys) */
 	void	   *backend_state;
@@ -125,6 +142,7 @@ typedef struct GpuJoinState
 	int64		tiles_pruned;
 	int64		steps;
 	int64		host_rechecks;
+	int64		host_pairs;		/* pairs formed by GJ_PHASE_HOST_PAIRS */
 	int64		host_rejected;
 	int64		filter_rejected;
 	int64		rows_returned;

@@ -95,6 +95,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Pairs Evaluated", NULL, gjs->stats.pairs_evaluated, es);
 	ExplainPropertyInteger("Device Matches", NULL, gjs->stats.device_matches, es);
 	ExplainPropertyInteger("Host Rechecks", NULL, gjs->host_rechecks, es);
+	if (gjs->host_pairs > 0)
+		ExplainPropertyInteger("Pairs with Inexact Keys", NULL, gjs->host_pairs, es);
 	ExplainPropertyInteger("Rows Removed by Host Quals", NULL, gjs->host_rejected, es);
 	if (gjs->filter_qual != NULL)
 		ExplainPropertyInteger("Rows Removed by Filter", NULL, gjs->filter_rejected, es);

@@ -11,9 +11,9 @@
  *	  hash, computed here with PostgreSQL's own hash function for the type.
  *	  timetz and interval keys are encoded into order-preserving int64s as
  *	  they are drained; numeric keys once the join knows the scale of its
- *	  fixed point (host_buffer_encode_numeric).  A value no int64 holds
- *	  exactly is counted, never rounded: the executor then leaves the join's
- *	  quals to the host.
+ *	  fixed point (host_buffer_encode).  A value no int64 holds exactly is
+ *	  never rounded: its row is flagged, and the executor leaves that row's
+ *	  pairs to the host.
  *
  * All memory belongs to the buffer's own context, so a rescan or the end of
  * the query frees it in one step, on success and on ERROR alike.
@@ -112,8 +112,10 @@ host_buffer_reset(HostSideBuffer *buf)
 		buf->keys[i].isnull = NULL;
 		buf->keys[i].numerics = NULL;
 		buf->keys[i].max_scale = 0;
-		buf->keys[i].unencodable = 0;
 	}
+	buf->drain_inexact = NULL;
+	buf->inexact = NULL;
+	buf->ninexact = 0;
 	for (i = 0; i < buf->ncols; i++)
 	{
 		buf->cols[i].values = NULL;
@@ -169,6 +171,11 @@ host_buffer_grow(HostSideBuffer *buf)
 			key->isnull = repalloc_huge(key->isnull, newcap);
 			memset(key->isnull + buf->capacity, 0, newcap - buf->capacity);
 		}
+	}
+	if (buf->drain_inexact != NULL)
+	{
+		buf->drain_inexact = repalloc_huge(buf->drain_inexact, newcap);
+		memset(buf->drain_inexact + buf->capacity, 0, newcap - buf->capacity);
 	}
 	buf->capacity = newcap;
 }
@@ -408,7 +415,12 @@ append_numeric(HostSideBuffer *buf, HostKeyColumn *key, int64 row, Datum value)
 	key->values[row] = 0;
 	numeric_view(key->numerics[row], &v);
 	if (v.special == 0)
-		key->max_scale = Max(key->max_scale, numeric_min_scale(&v));
+	{
+		int			scale = numeric_min_scale(&v);
+
+		if (scale <= GJ_NUMERIC_MAX_SCALE)
+			key->max_scale = Max(key->max_scale, scale);
+	}
 }
 
 /* The scale every numeric key of this side needs, or -1 if it has none. */
@@ -427,18 +439,20 @@ host_buffer_numeric_scale(const HostSideBuffer *buf)
 }
 
 /*
- * Fill the numeric key columns' values[] with value * 10^scale (the special
- * values at the reserved extremes).  Returns false if some value does not
- * fit; the columns are then unusable for this execution.
+ * Prepare the key columns for a join execution: the numeric ones' values[]
+ * as value * 10^scale (the special values at the reserved extremes; scale
+ * -1 when the join has none), and the rows whose keys have no exact int64
+ * (inexact).  Returns how many rows those are.
  */
-bool
-host_buffer_encode_numeric(HostSideBuffer *buf, int scale)
+int64
+host_buffer_encode(HostSideBuffer *buf, int scale)
 {
 	int			i;
 
-	if (buf->numeric_scale == scale)
-		return true;			/* a rescan that kept this side's rows */
-	for (i = 0; i < buf->nkeys; i++)
+	if (scale >= 0 && buf->numeric_scale == scale)
+		return buf->ninexact;	/* a rescan that kept this side's rows */
+	buf->inexact = buf->drain_inexact;
+	for (i = 0; i < buf->nkeys && scale >= 0; i++)
 	{
 		HostKeyColumn *key = &buf->keys[i];
 		int64		row;
@@ -460,25 +474,29 @@ host_buffer_encode_numeric(HostSideBuffer *buf, int scale)
 				key->values[row] = GJ_NUMERIC_NINF;
 			else if (!numeric_scaled(&v, scale, &key->values[row]))
 			{
-				buf->numeric_scale = -1;
-				return false;
+				if (buf->inexact == NULL || buf->inexact == buf->drain_inexact)
+				{
+					uint8	   *flags = MemoryContextAllocZero(buf->cxt, Max(buf->nrows, 1));
+
+					if (buf->drain_inexact != NULL)
+						memcpy(flags, buf->drain_inexact, buf->nrows);
+					buf->inexact = flags;
+				}
+				key->values[row] = 0;
+				buf->inexact[row] = 1;
 			}
 		}
 	}
+	buf->ninexact = 0;
+	if (buf->inexact != NULL)
+	{
+		int64		row;
+
+		for (row = 0; row < buf->nrows; row++)
+			buf->ninexact += buf->inexact[row];
+	}
 	buf->numeric_scale = scale;
-	return true;
-}
-
-/* How many key values of this side the int64 encoding cannot hold. */
-int64
-host_buffer_unencodable(const HostSideBuffer *buf)
-{
-	int64		n = 0;
-	int			i;
-
-	for (i = 0; i < buf->nkeys; i++)
-		n += buf->keys[i].unencodable;
-	return n;
+	return buf->ninexact;
 }
 
 void
@@ -531,8 +549,10 @@ host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 		else if (!gj_datum_to_exact_value(slot->tts_values[key->attno - 1], key->type,
 										  &key->values[row]))
 		{
+			if (buf->drain_inexact == NULL)
+				buf->drain_inexact = MemoryContextAllocZero(buf->cxt, buf->capacity);
 			key->values[row] = 0;
-			key->unencodable++;
+			buf->drain_inexact[row] = 1;
 		}
 	}
 	buf->bytes_stored += buf->ncols * (sizeof(Datum) + 1) + buf->nkeys * sizeof(int64);

@@ -35,13 +35,12 @@ typedef struct HostKeyColumn
 	/*
 	 * A numeric column keeps its values (in the arena) until the join knows
 	 * the scale of its fixed point; values[] is filled by
-	 * host_buffer_encode_numeric.  max_scale is the largest number of
-	 * fractional digits any finite value needs.
+	 * host_buffer_encode.  max_scale is the largest number of fractional
+	 * digits a finite value needs, among those that need at most
+	 * GJ_NUMERIC_MAX_SCALE (the others fit no int64 at the largest scale).
 	 */
 	Datum	   *numerics;
 	int			max_scale;
-	/* values the int64 encoding cannot hold exactly (values[] is 0 there) */
-	int64		unencodable;
 } HostKeyColumn;
 
 /* A column the executor puts into the scan tuple of each joined pair. */
@@ -71,6 +70,17 @@ typedef struct HostSideBuffer
 	Size		arena_left;
 	Size		bytes_stored;
 	int			numeric_scale;	/* scale of the numeric keys' values[], or -1 */
+
+	/*
+	 * Rows with a key value no int64 holds exactly (values[] is 0 there):
+	 * found while draining (an interval too large), and by
+	 * host_buffer_encode (drain_inexact plus the numerics that do not fit
+	 * the join's scale).  NULL when there are none.  The executor leaves
+	 * every pair of such a row to the host.
+	 */
+	uint8	   *drain_inexact;
+	uint8	   *inexact;
+	int64		ninexact;
 } HostSideBuffer;
 
 /*
@@ -149,7 +159,7 @@ gj_interval_to_value(const Interval *iv, int64 *value)
 
 /*
  * The device value of a non-NULL datum of any device type but numeric
- * (whose encoding depends on a scale, see host_buffer_encode_numeric).
+ * (whose encoding depends on a scale, see host_buffer_encode).
  * Returns false where no int64 holds the value exactly.
  */
 static inline bool
@@ -181,6 +191,7 @@ gj_datum_to_exact_value(Datum d, int type, int64 *value)
 #define GJ_NUMERIC_PINF			(PG_INT64_MAX - 1)
 #define GJ_NUMERIC_NAN			PG_INT64_MAX
 #define GJ_NUMERIC_MAX_FINITE	(PG_INT64_MAX - 2)	/* and its negation */
+#define GJ_NUMERIC_MAX_SCALE	18	/* 10^18 fits an int64, 10^19 does not */
 
 extern void host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
 							 const char *name, List *key_attnos, List *key_types,
@@ -191,9 +202,8 @@ extern void host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
 extern void host_buffer_reset(HostSideBuffer *buf);
 extern bool host_numeric_const(Datum d, int64 *value, int *scale);
 extern bool host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result);
-extern bool host_buffer_encode_numeric(HostSideBuffer *buf, int scale);
+extern int64 host_buffer_encode(HostSideBuffer *buf, int scale);
 extern int	host_buffer_numeric_scale(const HostSideBuffer *buf);
-extern int64 host_buffer_unencodable(const HostSideBuffer *buf);
 extern void host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
 extern int	host_buffer_key_row_bytes(const HostSideBuffer *buf);
 
