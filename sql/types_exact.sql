@@ -174,7 +174,7 @@ SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_num_big x JOIN t_num y ON 
 WHERE line ~ 'Algorithm|Host Rechecks|Inexact|actual rows';
 SELECT line FROM gj_explain('SELECT x.id, y.id FROM t_iv x JOIN t_iv y ON x.iv < y.iv', true) AS line
 WHERE line ~ 'Algorithm|Host Rechecks|Inexact';
--- the aggregate node has no such split: all its pairs go to the host
+-- the aggregate node too reduces those rows' pairs on the host
 SELECT line FROM gj_explain('SELECT count(*) FROM t_iv x JOIN t_iv y ON x.iv < y.iv', true) AS line
 WHERE line ~ 'Algorithm|Host Rechecks|Inexact|GPU Aggregates';
 -- without the huge rows the same join runs on the device

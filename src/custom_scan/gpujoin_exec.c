@@ -101,7 +101,6 @@ gpujoin_create_scan_state(CustomScan *cscan)
 	NodeSetTag(gjs, T_CustomScanState);
 	gjs->css.flags = cscan->flags;
 	gjs->css.methods = &gpujoin_exec_methods;
-	gjs->has_host_pairs = true;
 	return (Node *) gjs;
 }
 
@@ -435,9 +434,8 @@ rescale_numeric_consts(GjInstr *instrs, int ninstrs, int scale)
  * exact int64 flags its row (host_buffer_encode): the device's answer for
  * such a row's pairs is never used, the host evaluates them all (see
  * GJ_PHASE_HOST_PAIRS).  Returns NULL, or why every pair of this execution
- * must go to the host: a constant that does not fit, or flagged rows in a
- * node that has no host-pairs phase (the aggregate node).  Nothing is ever
- * rounded or wrapped.
+ * must go to the host: a numeric constant that does not fit the scale.
+ * Nothing is ever rounded or wrapped.
  */
 static const char *
 gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
@@ -458,8 +456,6 @@ gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
 		 !rescale_numeric_consts(input->range.lo_instrs, input->range.lo_ninstrs, scale) ||
 		 !rescale_numeric_consts(input->range.hi_instrs, input->range.hi_ninstrs, scale)))
 		return "a numeric constant does not fit the join's 64-bit fixed point: all quals on the host";
-	if ((gjs->outer_buf.ninexact > 0 || gjs->inner_buf.ninexact > 0) && !gjs->has_host_pairs)
-		return "some keys have no exact 64-bit value: all quals on the host";
 	return NULL;
 }
 
@@ -900,15 +896,17 @@ gpujoin_emit_unmatched(GpuJoinState *gjs)
  * join's quals on them in PostgreSQL's order (and sets match flags, skips
  * matched rows of semi and anti joins, applies the filter) as for any other
  * pair.  Each such pair once: all inner rows for a flagged outer row, the
- * flagged inner rows for the others.  Fills the match buffer with the next
- * batch; false when there are none left.
+ * flagged inner rows (inexact_rows) for the others.  Fills the match buffer
+ * with the next batch; false when there are none left.
  */
-static bool
+bool
 gpujoin_next_host_pairs(GpuJoinState *gjs)
 {
+	const HostSideBuffer *inner = &gjs->inner_buf;
 	int64		n = 0;
 	int64		o = gjs->host_pair_outer;
-	int64		i = gjs->host_pair_inner;
+	int64		i = gjs->host_pair_inner;	/* an inner row, or a position in
+											 * inexact_rows */
 
 	if (gjs->host_pairs_outer == NULL)
 	{
@@ -919,21 +917,16 @@ gpujoin_next_host_pairs(GpuJoinState *gjs)
 	while (o < gjs->outer_buf.nrows && n < HOST_PAIRS_BATCH)
 	{
 		bool		outer_flagged = gjs->outer_inexact != NULL && gjs->outer_inexact[o];
+		int64		end = outer_flagged ? inner->nrows :
+			gjs->inner_inexact != NULL ? inner->ninexact : 0;
 
-		if (!outer_flagged && gjs->inner_inexact == NULL)
+		for (; i < end && n < HOST_PAIRS_BATCH; i++)
 		{
-			o++;
-			continue;
-		}
-		for (; i < gjs->inner_buf.nrows && n < HOST_PAIRS_BATCH; i++)
-		{
-			if (!outer_flagged && !gjs->inner_inexact[i])
-				continue;
 			gjs->host_pairs_outer[n] = (uint32) o | GJ_PAIR_RECHECK;
-			gjs->host_pairs_inner[n] = (uint32) i;
+			gjs->host_pairs_inner[n] = outer_flagged ? (uint32) i : inner->inexact_rows[i];
 			n++;
 		}
-		if (i >= gjs->inner_buf.nrows)
+		if (i >= end)
 		{
 			o++;
 			i = 0;
@@ -946,8 +939,7 @@ gpujoin_next_host_pairs(GpuJoinState *gjs)
 	gjs->matches.count = n;
 	gjs->match_pos = 0;
 	gjs->host_pairs += n;
-	if (n == 0)
-		gjs->in_host_pairs = false;
+	gjs->in_host_pairs = (n > 0);
 	return n > 0;
 }
 

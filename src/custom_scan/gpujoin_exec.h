@@ -108,12 +108,10 @@ typedef struct GpuJoinState
 
 	/*
 	 * Rows whose keys have no exact device value (host_buffer_encode), NULL
-	 * if none: their pairs from the device are skipped, and EMIT gets all
-	 * their pairs from GJ_PHASE_HOST_PAIRS instead.  The aggregate node has
-	 * no such phase (has_host_pairs is false) and sends every pair to the
-	 * host instead.
+	 * if none: their pairs from the device are skipped, and EMIT (or the
+	 * aggregate node's reduction) gets all their pairs from
+	 * gpujoin_next_host_pairs instead, after the last step.
 	 */
-	bool		has_host_pairs;
 	const uint8 *outer_inexact;
 	const uint8 *inner_inexact;
 	bool		in_host_pairs;	/* EMIT is emitting those pairs */
@@ -162,6 +160,7 @@ extern void gpujoin_end(CustomScanState *node);
 extern void gpujoin_rescan(CustomScanState *node);
 extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
 extern bool gpujoin_open_tile(GpuJoinState *gjs);
+extern bool gpujoin_next_host_pairs(GpuJoinState *gjs);
 extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
 extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
 

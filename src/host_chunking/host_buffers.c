@@ -115,7 +115,9 @@ host_buffer_reset(HostSideBuffer *buf)
 	}
 	buf->drain_inexact = NULL;
 	buf->inexact = NULL;
+	buf->inexact_rows = NULL;
 	buf->ninexact = 0;
+	buf->encoded = false;
 	for (i = 0; i < buf->ncols; i++)
 	{
 		buf->cols[i].values = NULL;
@@ -449,7 +451,7 @@ host_buffer_encode(HostSideBuffer *buf, int scale)
 {
 	int			i;
 
-	if (scale >= 0 && buf->numeric_scale == scale)
+	if (buf->encoded && buf->numeric_scale == scale)
 		return buf->ninexact;	/* a rescan that kept this side's rows */
 	buf->inexact = buf->drain_inexact;
 	for (i = 0; i < buf->nkeys && scale >= 0; i++)
@@ -488,14 +490,24 @@ host_buffer_encode(HostSideBuffer *buf, int scale)
 		}
 	}
 	buf->ninexact = 0;
+	buf->inexact_rows = NULL;
 	if (buf->inexact != NULL)
 	{
 		int64		row;
 
 		for (row = 0; row < buf->nrows; row++)
 			buf->ninexact += buf->inexact[row];
+		buf->inexact_rows = MemoryContextAllocHuge(buf->cxt,
+												   sizeof(uint32) * Max(buf->ninexact, 1));
+		buf->ninexact = 0;
+		for (row = 0; row < buf->nrows; row++)
+		{
+			if (buf->inexact[row])
+				buf->inexact_rows[buf->ninexact++] = (uint32) row;
+		}
 	}
 	buf->numeric_scale = scale;
+	buf->encoded = true;
 	return buf->ninexact;
 }
 

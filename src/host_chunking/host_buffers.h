@@ -80,7 +80,9 @@ typedef struct HostSideBuffer
 	 */
 	uint8	   *drain_inexact;
 	uint8	   *inexact;
+	uint32	   *inexact_rows;	/* the flagged rows' numbers, ascending */
 	int64		ninexact;
+	bool		encoded;		/* host_buffer_encode ran since the drain */
 } HostSideBuffer;
 
 /*
