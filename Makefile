@@ -49,7 +49,7 @@ else
 OBJS += src/kernels/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact
 REGRESS_OPTS = --load-extension=gpujoin
 
 PG_CPPFLAGS = -I$(srcdir)/src

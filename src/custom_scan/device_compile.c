@@ -20,6 +20,14 @@
  * rejected by the host, which evaluates the qual exactly as well (see
  * device_qual_is_hashed and gpujoin_classify_quals).
  *
+ * timetz, interval and numeric columns are loaded as int64 encodings whose
+ * order and equality are PostgreSQL's (host_buffers.h), so their six
+ * comparisons are integer comparisons, hash keys and sort-merge bounds; no
+ * arithmetic on them is a device function, only the exact casts of integers
+ * to numeric (x.n < y.i is x.n < y.i::numeric).  The numeric encoding's scale
+ * is chosen when the join runs, so a numeric constant carries its own scale
+ * in the instruction and the executor rescales it (gpujoin_encode_keys).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -49,7 +57,8 @@ typedef enum DeviceFuncKind
 	DF_NARROW,					/* GJOP_INT_NARROW */
 	DF_TO_FLOAT,				/* GJOP_INT_TO_FLOAT */
 	DF_FLOAT_WIDEN,				/* float4 -> float8: no instruction */
-	DF_FLOAT_NARROW				/* GJOP_FLOAT_TO_FLOAT4 */
+	DF_FLOAT_NARROW,			/* GJOP_FLOAT_TO_FLOAT4 */
+	DF_TO_NUMERIC				/* integer -> numeric: times 10^scale */
 } DeviceFuncKind;
 
 typedef struct DeviceFunc
@@ -94,6 +103,9 @@ static const DeviceFunc device_functions[] = {
 	CMP6(TIMESTAMP_, GJT_TIMESTAMP, GJT_TIMESTAMP),
 	CMP6(TIME_, GJT_TIMESTAMP, GJT_TIMESTAMP),
 	CMP6(TIMESTAMPTZ_, GJT_TIMESTAMPTZ, GJT_TIMESTAMPTZ),
+	CMP6(TIMETZ_, GJT_TIMETZ, GJT_TIMETZ),
+	CMP6(INTERVAL_, GJT_INTERVAL, GJT_INTERVAL),
+	CMP6(NUMERIC_, GJT_NUMERIC, GJT_NUMERIC),
 
 	ARITH4(INT2, GJT_INT2, GJT_INT2, GJT_INT2),
 	ARITH4(INT4, GJT_INT4, GJT_INT4, GJT_INT4),
@@ -146,6 +158,9 @@ static const DeviceFunc device_functions[] = {
 	{F_FLOAT8_INT8, DF_TO_FLOAT, GJOP_INT_TO_FLOAT, GJT_FLOAT8, GJT_INT8, -1},
 	{F_FLOAT8_FLOAT4, DF_FLOAT_WIDEN, 0, GJT_FLOAT8, GJT_FLOAT4, -1},
 	{F_FLOAT4_FLOAT8, DF_FLOAT_NARROW, GJOP_FLOAT_TO_FLOAT4, GJT_FLOAT4, GJT_FLOAT8, -1},
+	{F_NUMERIC_INT2, DF_TO_NUMERIC, 0, GJT_NUMERIC, GJT_INT2, -1},
+	{F_NUMERIC_INT4, DF_TO_NUMERIC, 0, GJT_NUMERIC, GJT_INT4, -1},
+	{F_NUMERIC_INT8, DF_TO_NUMERIC, 0, GJT_NUMERIC, GJT_INT8, -1},
 };
 
 static const DeviceFunc *
@@ -161,11 +176,16 @@ lookup_device_func(Oid funcid)
 	return NULL;
 }
 
-/* GjType of a PostgreSQL type, or -1 if the device cannot hold it. */
+/*
+ * GjType of a PostgreSQL type, or -1 if the device cannot hold it.  A
+ * domain's values are its base type's (its operators are the base type's,
+ * reached through a RelabelType), so a column of a domain is a column of
+ * the base type.
+ */
 int
 device_type_of(Oid typid)
 {
-	switch (typid)
+	switch (getBaseType(typid))
 	{
 		case BOOLOID:
 			return GJT_BOOL;
@@ -188,6 +208,17 @@ device_type_of(Oid typid)
 			return GJT_TIMESTAMP;
 		case TIMESTAMPTZOID:
 			return GJT_TIMESTAMPTZ;
+
+			/*
+			 * Compared as order-preserving int64 encodings made by the host
+			 * (host_buffers.h); no arithmetic on them is a device function.
+			 */
+		case TIMETZOID:
+			return GJT_TIMETZ;
+		case INTERVALOID:
+			return GJT_INTERVAL;
+		case NUMERICOID:
+			return GJT_NUMERIC;
 		default:
 			return -1;
 	}
@@ -256,10 +287,20 @@ key_column(List **vars, Node *var)
 	return i;
 }
 
-static int64
-const_bits(Const *con, int type)
+/*
+ * The device value of a constant, or false if it has none (an interval
+ * whose span does not fit an int64).  *arg is the instruction's argument:
+ * for a numeric, whose fixed-point scale is only known when the join runs,
+ * the constant's own scale (-1 for NaN and the infinities), which the
+ * executor raises to the join's (gpujoin_encode_keys).
+ */
+static bool
+const_bits(Const *con, int type, int64 *bits, int *arg)
 {
-	return gj_datum_to_value(con->constvalue, type);
+	*arg = 0;
+	if (type == GJT_NUMERIC)
+		return host_numeric_const(con->constvalue, bits, arg);
+	return gj_datum_to_exact_value(con->constvalue, type, bits);
 }
 
 static Var *plain_var(Node *node);
@@ -453,12 +494,16 @@ compile_expr(DeviceCompileContext *cxt, Node *node)
 			{
 				Const	   *con = (Const *) node;
 				int			type = device_type_of(con->consttype);
+				int64		bits;
+				int			arg;
 
 				if (type < 0)
 					return -1;
 				if (con->constisnull)
 					return emit(cxt, GJOP_CONST_NULL, type, 0, 0, 1) ? type : -1;
-				return emit(cxt, GJOP_CONST, type, 0, const_bits(con, type), 1) ? type : -1;
+				if (!const_bits(con, type, &bits, &arg))
+					return -1;
+				return emit(cxt, GJOP_CONST, type, arg, bits, 1) ? type : -1;
 			}
 		case T_OpExpr:
 		case T_FuncExpr:
@@ -514,6 +559,23 @@ compile_expr(DeviceCompileContext *cxt, Node *node)
 						break;
 					case DF_WIDEN:
 					case DF_FLOAT_WIDEN:
+						break;
+					case DF_TO_NUMERIC:
+
+						/*
+						 * An integer in the join's fixed point: times the
+						 * numeric constant 1, which the executor rescales to
+						 * 10^scale, in int8 arithmetic, whose overflow sends
+						 * the pair to the host.  For int8, 1 is planned at
+						 * scale 1, so the join's scale is at least 1 and a
+						 * product is a multiple of 10: never one of the
+						 * int64s reserved for -Infinity, +Infinity and NaN
+						 * (int2 and int4 products never reach them).
+						 */
+						if (!emit(cxt, GJOP_CONST, GJT_NUMERIC, t1 == GJT_INT8 ? 1 : 0,
+								  t1 == GJT_INT8 ? 10 : 1, 1) ||
+							!emit(cxt, GJOP_MUL, GJT_INT8, 0, 0, -1))
+							return -1;
 						break;
 				}
 				return df->result;

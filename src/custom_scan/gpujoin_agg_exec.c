@@ -371,6 +371,12 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 
 		if ((i & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
+		/* the host reduces these rows' pairs after the last step */
+		if (unlikely(gjs->outer_inexact != NULL || gjs->inner_inexact != NULL) &&
+			!gjs->in_host_pairs &&
+			((gjs->outer_inexact != NULL && gjs->outer_inexact[orow]) ||
+			 (gjs->inner_inexact != NULL && gjs->inner_inexact[irow])))
+			continue;
 		if ((m->outer_rows[i] & GJ_PAIR_RECHECK) || gjs->host_qual != NULL)
 		{
 			ResetExprContext(econtext);
@@ -455,7 +461,7 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 
 	/* the backend's fast path never sees pairs or rows that need the host */
 	backend_reduces = gjs->backend->agg_step != NULL && !gas->has_error_rows &&
-		gjs->host_qual == NULL;
+		gjs->host_qual == NULL && gjs->outer_inexact == NULL && gjs->inner_inexact == NULL;
 
 	for (;;)
 	{
@@ -468,7 +474,15 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 
 		CHECK_FOR_INTERRUPTS();
 		if (!gpujoin_open_tile(gjs))
+		{
+			/* the pairs of rows whose keys have no exact device value */
+			if (gjs->outer_inexact != NULL || gjs->inner_inexact != NULL)
+			{
+				while (gpujoin_next_host_pairs(gjs))
+					gpujoin_agg_reduce_matches(gas);
+			}
 			return;
+		}
 
 		memset(&err, 0, sizeof(err));
 		memset(&step, 0, sizeof(step));

@@ -156,6 +156,7 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 		const AggFunc *af;
 		Expr	   *arg;
 		Relids		varnos;
+		ListCell   *lv;
 		int			a;
 
 		/*
@@ -208,8 +209,15 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 			a = info->nargs;
 			program = &info->arg_program[a];
 			type = device_compile_scalar(&cxt[side], arg, program);
-			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT))
+			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT) ||
+				gj_type_host_encoded(type))
 				return false;
+			/* arguments read stored Datums: no column of an encoded type */
+			foreach(lv, cxt[side].outer_vars)
+			{
+				if (gj_type_host_encoded(device_type_of(((Var *) lfirst(lv))->vartype)))
+					return false;
+			}
 			info->arg_side[a] = side;
 			info->arg_type[a] = type;
 			info->nargs++;

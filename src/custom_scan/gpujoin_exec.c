@@ -66,6 +66,9 @@
  */
 #define EMIT_PREFETCH_DISTANCE	16
 
+/* Pairs of rows with inexact keys formed per batch (GJ_PHASE_HOST_PAIRS). */
+#define HOST_PAIRS_BATCH		4096
+
 #if defined(__GNUC__) || defined(__clang__)
 #define gj_prefetch(addr)		__builtin_prefetch(addr)
 #else
@@ -377,11 +380,102 @@ match_flag_set(uint8 *flags, int64 row)
 	flags[row >> 3] |= (uint8) (1 << (row & 7));
 }
 
+/*
+ * A device program that hands every pair to the host: int8 division by
+ * zero, which every backend's interpreter answers with GJ_RESULT_RECHECK
+ * (PostgreSQL would raise an error), so the host evaluates all the join's
+ * quals on each pair, in PostgreSQL's order.  Built from instructions the
+ * backends have always had, so no backend needs to know about it.
+ */
+static const GjInstr host_decides_program[] = {
+	{GJOP_CONST, GJT_INT8, 0, 1},
+	{GJOP_CONST, GJT_INT8, 0, 0},
+	{GJOP_DIV, GJT_INT8, 0, 0},
+};
+
+/* The largest scale of the numeric constants among the instructions. */
+static int
+numeric_const_scale(const GjInstr *instrs, int ninstrs, int scale)
+{
+	int			i;
+
+	for (i = 0; i < ninstrs; i++)
+	{
+		if (instrs[i].op == GJOP_CONST && instrs[i].type == GJT_NUMERIC)
+			scale = Max(scale, instrs[i].arg);
+	}
+	return scale;
+}
+
+/*
+ * Rescale the numeric constants (planned at their own scales) to the join's
+ * scale, in place.  False if one does not fit.
+ */
+static bool
+rescale_numeric_consts(GjInstr *instrs, int ninstrs, int scale)
+{
+	int			i;
+
+	for (i = 0; i < ninstrs; i++)
+	{
+		if (instrs[i].op == GJOP_CONST && instrs[i].type == GJT_NUMERIC &&
+			!host_numeric_rescale(instrs[i].imm, instrs[i].arg, scale, &instrs[i].imm))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Encode what depends on the whole input: numeric keys as fixed point at
+ * the largest scale their values (those that can fit at all) or the
+ * program's numeric constants need, on both sides alike, so that the
+ * integers compare as the numerics do; the constants (in input's program, a
+ * copy of the plan's, and bounds) at the same scale.  A key value with no
+ * exact int64 flags its row (host_buffer_encode): the device's answer for
+ * such a row's pairs is never used, the host evaluates them all (see
+ * GJ_PHASE_HOST_PAIRS).  Returns NULL, or why every pair of this execution
+ * must go to the host: a numeric constant that does not fit the scale.
+ * Nothing is ever rounded or wrapped.
+ */
+static const char *
+gpujoin_encode_keys(GpuJoinState *gjs, GjJoinInput *input)
+{
+	int			scale = Max(host_buffer_numeric_scale(&gjs->outer_buf),
+							host_buffer_numeric_scale(&gjs->inner_buf));
+
+	gjs->exec_program = gjs->info.program;
+	input->instrs = gjs->exec_program.instrs;
+	input->ninstrs = gjs->exec_program.ninstrs;
+	scale = numeric_const_scale(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale);
+	scale = numeric_const_scale(input->range.lo_instrs, input->range.lo_ninstrs, scale);
+	scale = numeric_const_scale(input->range.hi_instrs, input->range.hi_ninstrs, scale);
+	host_buffer_encode(&gjs->outer_buf, scale);
+	host_buffer_encode(&gjs->inner_buf, scale);
+	if (scale >= 0 &&
+		(!rescale_numeric_consts(gjs->exec_program.instrs, gjs->exec_program.ninstrs, scale) ||
+		 !rescale_numeric_consts(input->range.lo_instrs, input->range.lo_ninstrs, scale) ||
+		 !rescale_numeric_consts(input->range.hi_instrs, input->range.hi_ninstrs, scale)))
+		return "a numeric constant does not fit the join's 64-bit fixed point: all quals on the host";
+	return NULL;
+}
+
 /* After the tiles: the unmatched rows of the preserved sides, or nothing. */
 static inline GpuJoinPhase
 gpujoin_phase_after_tiles(GpuJoinState *gjs)
 {
 	return gjs->fill_outer || gjs->fill_inner ? GJ_PHASE_EMIT_UNMATCHED : GJ_PHASE_DONE;
+}
+
+/* After the last step: the pairs of rows with inexact keys, if any. */
+static inline GpuJoinPhase
+gpujoin_phase_after_steps(GpuJoinState *gjs)
+{
+	if (gjs->outer_inexact != NULL || gjs->inner_inexact != NULL)
+	{
+		gjs->in_host_pairs = true;
+		return GJ_PHASE_HOST_PAIRS;
+	}
+	return gpujoin_phase_after_tiles(gjs);
 }
 
 /*
@@ -398,6 +492,10 @@ gpujoin_prepare(GpuJoinState *gjs)
 	GjError		err;
 	int64		budget;
 
+	gjs->inexact_keys = NULL;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
+	gjs->in_host_pairs = false;
 	INSTR_TIME_SET_CURRENT(start);
 	if (!gjs->inner_buf.complete)
 	{
@@ -480,14 +578,28 @@ gpujoin_prepare(GpuJoinState *gjs)
 	host_buffer_key_columns(&gjs->inner_buf, &input.inner);
 	input.outer_nrows = gjs->outer_buf.nrows;
 	input.inner_nrows = gjs->inner_buf.nrows;
-	input.instrs = gjs->info.program.instrs;
-	input.ninstrs = gjs->info.program.ninstrs;
 	input.algorithm = gjs->info.algorithm;
 	input.range = gjs->info.range;
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
+	gjs->inexact_keys = gpujoin_encode_keys(gjs, &input);
+	if (gjs->inexact_keys == NULL)
+	{
+		gjs->outer_inexact = gjs->outer_buf.ninexact > 0 ? gjs->outer_buf.inexact : NULL;
+		gjs->inner_inexact = gjs->inner_buf.ninexact > 0 ? gjs->inner_buf.inexact : NULL;
+		gjs->host_pair_outer = 0;
+		gjs->host_pair_inner = 0;
+	}
 	gjs->band_guard_failed = false;
-	if (input.algorithm == GJ_ALGO_SORTMERGE &&
+	if (gjs->inexact_keys != NULL)
+	{
+		/* some key has no exact device value: the host decides each pair */
+		input.instrs = host_decides_program;
+		input.ninstrs = lengthof(host_decides_program);
+		input.algorithm = GJ_ALGO_NESTLOOP;
+		input.filter_needed = true;
+	}
+	else if (input.algorithm == GJ_ALGO_SORTMERGE &&
 		!gpujoin_band_guard_holds(&gjs->info.band_guard,
 								  &input.outer, input.outer_nrows,
 								  &input.inner, input.inner_nrows))
@@ -786,6 +898,59 @@ gpujoin_emit_unmatched(GpuJoinState *gjs)
 	}
 }
 
+/*
+ * GJ_PHASE_HOST_PAIRS: every pair with a row whose key has no exact device
+ * value, as pairs flagged for a recheck, so that EMIT evaluates all the
+ * join's quals on them in PostgreSQL's order (and sets match flags, skips
+ * matched rows of semi and anti joins, applies the filter) as for any other
+ * pair.  Each such pair once: all inner rows for a flagged outer row, the
+ * flagged inner rows (inexact_rows) for the others.  Fills the match buffer
+ * with the next batch; false when there are none left.
+ */
+bool
+gpujoin_next_host_pairs(GpuJoinState *gjs)
+{
+	const HostSideBuffer *inner = &gjs->inner_buf;
+	int64		n = 0;
+	int64		o = gjs->host_pair_outer;
+	int64		i = gjs->host_pair_inner;	/* an inner row, or a position in
+											 * inexact_rows */
+
+	if (gjs->host_pairs_outer == NULL)
+	{
+		gjs->host_pairs_outer = MemoryContextAlloc(gjs->join_cxt, sizeof(uint32) * HOST_PAIRS_BATCH);
+		gjs->host_pairs_inner = MemoryContextAlloc(gjs->join_cxt, sizeof(uint32) * HOST_PAIRS_BATCH);
+	}
+	CHECK_FOR_INTERRUPTS();
+	while (o < gjs->outer_buf.nrows && n < HOST_PAIRS_BATCH)
+	{
+		bool		outer_flagged = gjs->outer_inexact != NULL && gjs->outer_inexact[o];
+		int64		end = outer_flagged ? inner->nrows :
+			gjs->inner_inexact != NULL ? inner->ninexact : 0;
+
+		for (; i < end && n < HOST_PAIRS_BATCH; i++)
+		{
+			gjs->host_pairs_outer[n] = (uint32) o | GJ_PAIR_RECHECK;
+			gjs->host_pairs_inner[n] = outer_flagged ? (uint32) i : inner->inexact_rows[i];
+			n++;
+		}
+		if (i >= end)
+		{
+			o++;
+			i = 0;
+		}
+	}
+	gjs->host_pair_outer = o;
+	gjs->host_pair_inner = i;
+	gjs->matches.outer_rows = gjs->host_pairs_outer;
+	gjs->matches.inner_rows = gjs->host_pairs_inner;
+	gjs->matches.count = n;
+	gjs->match_pos = 0;
+	gjs->host_pairs += n;
+	gjs->in_host_pairs = (n > 0);
+	return n > 0;
+}
+
 static TupleTableSlot *
 gpujoin_exec(CustomScanState *node)
 {
@@ -803,6 +968,11 @@ gpujoin_exec(CustomScanState *node)
 
 			case GJ_PHASE_RUN_STEP:
 				gjs->phase = gpujoin_run_step(gjs) ? GJ_PHASE_EMIT :
+					gpujoin_phase_after_steps(gjs);
+				break;
+
+			case GJ_PHASE_HOST_PAIRS:
+				gjs->phase = gpujoin_next_host_pairs(gjs) ? GJ_PHASE_EMIT :
 					gpujoin_phase_after_tiles(gjs);
 				break;
 
@@ -813,6 +983,19 @@ gpujoin_exec(CustomScanState *node)
 					uint32		inner_row = gjs->matches.inner_rows[gjs->match_pos];
 					int64		outer_pos = outer_row & GJ_PAIR_ROW_MASK;
 
+					/*
+					 * A row whose key has no exact device value: the device's
+					 * answer for its pairs is not used, the host evaluates
+					 * them all in GJ_PHASE_HOST_PAIRS.
+					 */
+					if (unlikely(gjs->outer_inexact != NULL || gjs->inner_inexact != NULL) &&
+						!gjs->in_host_pairs &&
+						((gjs->outer_inexact != NULL && gjs->outer_inexact[outer_pos]) ||
+						 (gjs->inner_inexact != NULL && gjs->inner_inexact[inner_row])))
+					{
+						gjs->match_pos++;
+						continue;
+					}
 					if (gjs->match_pos + EMIT_PREFETCH_DISTANCE < gjs->matches.count)
 					{
 						int64		ahead = gjs->match_pos + EMIT_PREFETCH_DISTANCE;
@@ -887,7 +1070,7 @@ gpujoin_exec(CustomScanState *node)
 						return node->ss.ss_ScanTupleSlot;
 					return ExecProject(proj);
 				}
-				gjs->phase = GJ_PHASE_RUN_STEP;
+				gjs->phase = gjs->in_host_pairs ? GJ_PHASE_HOST_PAIRS : GJ_PHASE_RUN_STEP;
 				break;
 
 			case GJ_PHASE_EMIT_UNMATCHED:
@@ -947,5 +1130,8 @@ gpujoin_rescan(CustomScanState *node)
 	gjs->tile_open = false;
 	gjs->matches.count = 0;
 	gjs->match_pos = 0;
+	gjs->in_host_pairs = false;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
 	gjs->phase = GJ_PHASE_DRAIN;
 }

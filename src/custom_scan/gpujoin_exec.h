@@ -18,6 +18,7 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_DRAIN,
 	GJ_PHASE_RUN_STEP,
 	GJ_PHASE_EMIT,
+	GJ_PHASE_HOST_PAIRS,
 	GJ_PHASE_EMIT_UNMATCHED,
 	GJ_PHASE_DONE
 } GpuJoinPhase;
@@ -103,6 +104,23 @@ typedef struct GpuJoinState
 	bool		wants_agg_step; /* the aggregate node can reduce in a backend */
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
+	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */
+
+	/*
+	 * Rows whose keys have no exact device value (host_buffer_encode), NULL
+	 * if none: their pairs from the device are skipped, and EMIT (or the
+	 * aggregate node's reduction) gets all their pairs from
+	 * gpujoin_next_host_pairs instead, after the last step.
+	 */
+	const uint8 *outer_inexact;
+	const uint8 *inner_inexact;
+	bool		in_host_pairs;	/* EMIT is emitting those pairs */
+	int64		host_pair_outer;	/* the next pair to form */
+	int64		host_pair_inner;
+	uint32	   *host_pairs_outer;	/* the batch, in join_cxt */
+	uint32	   *host_pairs_inner;
+	GjProgram	exec_program;	/* the program with this execution's numeric
+								 * constants (gpujoin_encode_keys) */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */
@@ -122,6 +140,7 @@ typedef struct GpuJoinState
 	int64		tiles_pruned;
 	int64		steps;
 	int64		host_rechecks;
+	int64		host_pairs;		/* pairs formed by GJ_PHASE_HOST_PAIRS */
 	int64		host_rejected;
 	int64		filter_rejected;
 	int64		rows_returned;
@@ -141,6 +160,7 @@ extern void gpujoin_end(CustomScanState *node);
 extern void gpujoin_rescan(CustomScanState *node);
 extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
 extern bool gpujoin_open_tile(GpuJoinState *gjs);
+extern bool gpujoin_next_host_pairs(GpuJoinState *gjs);
 extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
 extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
 

@@ -62,7 +62,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	if (gjs->jointype != JOIN_INNER)
 		ExplainPropertyText("Join Type", gpujoin_jointype_name(gjs->jointype), es);
-	if (es->analyze && gjs->band_guard_failed)
+	if (es->analyze && gjs->inexact_keys != NULL)
+		ExplainPropertyText("Algorithm", psprintf("nestloop (%s)", gjs->inexact_keys), es);
+	else if (es->analyze && gjs->band_guard_failed)
 		ExplainPropertyText("Algorithm",
 							"nestloop (the abs() band's subtraction could overflow)", es);
 	else
@@ -93,6 +95,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Pairs Evaluated", NULL, gjs->stats.pairs_evaluated, es);
 	ExplainPropertyInteger("Device Matches", NULL, gjs->stats.device_matches, es);
 	ExplainPropertyInteger("Host Rechecks", NULL, gjs->host_rechecks, es);
+	if (gjs->host_pairs > 0)
+		ExplainPropertyInteger("Pairs with Inexact Keys", NULL, gjs->host_pairs, es);
 	ExplainPropertyInteger("Rows Removed by Host Quals", NULL, gjs->host_rejected, es);
 	if (gjs->filter_qual != NULL)
 		ExplainPropertyInteger("Rows Removed by Filter", NULL, gjs->filter_rejected, es);

@@ -18,6 +18,8 @@
  * Values live in 8-byte slots: integers, booleans, dates and timestamps as
  * int64, float4 and float8 as double (float4 -> double is exact, so float4
  * arithmetic converts back to float and rounds as float4, like float4pl()).
+ * timetz, interval and numeric arrive as order-preserving int64 encodings
+ * made by the host, so the interpreter and kernels see plain integers.
  *
  * This header must stay free of PostgreSQL headers: nvcc compiles it as C++.
  *
@@ -59,13 +61,32 @@ typedef enum GjType
 	GJT_FLOAT8,
 	GJT_DATE,
 	GJT_TIMESTAMP,
-	GJT_TIMESTAMPTZ
+	GJT_TIMESTAMPTZ,
+
+	/*
+	 * Types the host encodes into an int64 whose signed order and equality
+	 * are PostgreSQL's (see host_buffers.h): the device only loads and
+	 * compares them, as integers, and never computes with them.
+	 */
+	GJT_TIMETZ,					/* GMT time and zone, packed */
+	GJT_INTERVAL,				/* interval_cmp_value(), where it fits */
+	GJT_NUMERIC					/* fixed point, scale chosen per execution */
 } GjType;
 
 GJ_HD GjClass
 gj_type_class(int type)
 {
 	return (type == GJT_FLOAT4 || type == GJT_FLOAT8) ? GJ_CLASS_FLOAT : GJ_CLASS_INT;
+}
+
+/*
+ * Is the device value of the type an encoding made by the host, which only
+ * comparisons may read (not the type's Datum, nor an aggregate argument)?
+ */
+GJ_HD bool
+gj_type_host_encoded(int type)
+{
+	return type == GJT_TIMETZ || type == GJT_INTERVAL || type == GJT_NUMERIC;
 }
 
 typedef enum GjOpcode

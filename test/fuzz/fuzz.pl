@@ -3,14 +3,15 @@
 # test/fuzz/fuzz.pl: randomized differential test of gpujoin.
 #
 # Each round makes two random tables r and s (every column type the device
-# knows, plus numeric and text; NULL rates, duplicates, hot keys, skew, NaN,
-# +-Infinity, -0.0, the extremes of each type; 0 to FUZZ_MAX_ROWS rows) and
+# knows, numeric, interval and timetz among them, plus text; NULL rates,
+# duplicates, hot keys, skew, NaN, +-Infinity, -0.0, the extremes of each
+# type, intervals and numerics no int64 holds; 0 to FUZZ_MAX_ROWS rows) and
 # runs FUZZ_QUERIES_PER_ROUND random queries on them: joins of every type
 # (INNER, LEFT, RIGHT, FULL, EXISTS, NOT EXISTS, three-way, in a rescanned
 # subquery, with LIMIT, with aggregates) whose conditions mix what the device
 # evaluates (=, <, BETWEEN, bands, abs(), arithmetic that can overflow,
-# AND/OR/NOT, IS NULL) with what it does not (text, numeric, functions,
-# subqueries).  Each query runs once natively (gpujoin.enabled = off) and
+# AND/OR/NOT, IS NULL) with what it does not (text, numeric arithmetic,
+# functions, subqueries).  Each query runs once natively (gpujoin.enabled = off) and
 # twice with GpuJoin made to win (native join methods off, or GpuJoin's
 # costs zero), with a random gpujoin.algorithm and a large or tiny
 # gpujoin.device_memory.  The results are compared as multisets (see
@@ -95,8 +96,10 @@ my %COL = (
 	n => [ 'numeric', 'NUM' ],
 	d => [ 'date', 'DATE' ],
 	ts => [ 'timestamp', 'TS' ],
+	iv => [ 'interval', 'IV' ],
+	tz => [ 'timetz', 'TTZ' ],
 	t => [ 'text', 'TEXT' ],);
-my @COLS = qw(i2 i4 j4 i8 f4 f8 n d ts t);
+my @COLS = qw(i2 i4 j4 i8 f4 f8 n d ts iv tz t);
 my %FAMILY_COLS;
 push @{ $FAMILY_COLS{ $COL{$_}[1] } }, $_ for @COLS;
 
@@ -109,6 +112,9 @@ my %SPECIALS = (
 	numeric => [ "'NaN'", "'Infinity'", "'-Infinity'", "'0'", "'1e20'", "'-0.000001'" ],
 	date => [ "'infinity'", "'-infinity'", "'4713-01-01 BC'", "'5874897-12-31'" ],
 	timestamp => [ "'infinity'", "'-infinity'", "'4713-01-01 00:00 BC'", "'294276-12-31 23:59:59'" ],
+	interval => [ "'178000000 years'", "'-178000000 years'", "'0'", "'1 mon'", "'30 days'",
+		"'-1 day +24 hours'" ],
+	timetz => [ "'00:00+15:59'", "'24:00-15:59'", "'10:00+02'", "'08:00+00'", "'09:00+01'" ],
 	text => [ "''", "' '", "'Z'", "'k-1'" ],);
 
 # fz_h(g, salt): a deterministic pseudo-random non-negative int8 per row, so
@@ -146,6 +152,12 @@ sub map_value
 	return "${x}::numeric / $dom->{fdiv}" if $type eq 'numeric';
 	return "date '2000-01-01' + ${x}::int4" if $type eq 'date';
 	return "timestamp '2000-01-01' + $x * interval $dom->{unit}" if $type eq 'timestamp';
+	# months and days: 2k and 2k + 1 are k months and 30k days, equal spans
+	return "CASE WHEN $x % 2 = 0 THEN ($x / 2) * interval '1 mon' ELSE ($x / 2) * interval '30 days' END"
+	  . " + ($x % 5) * interval $dom->{unit}" if $type eq 'interval';
+	# one GMT time in several zones
+	return "((time '00:00' + ($x % 1440) * interval '1 minute')::text || "
+	  . "(ARRAY['+00', '+01', '-01'])[1 + abs($x) % 3])::timetz" if $type eq 'timetz';
 	return "'k' || $x" if $type eq 'text';
 	die "no type $type";
 }
@@ -206,7 +218,8 @@ sub const_of
 	return pick($small, $small, 0.5, 2.25, "1e308", "'NaN'::float8", "'Infinity'::float8") if $fam eq 'FLT';
 	return pick($small, $small, 0.5) if $fam eq 'NUM';
 	return pick($small, $small, 3, 2147483647) if $fam eq 'DATE';
-	return "interval " . pick("'1 hour'", "'3 days'", "'90 minutes'") if $fam eq 'TS';
+	return "interval " . pick("'1 hour'", "'3 days'", "'90 minutes'") if $fam eq 'TS' || $fam eq 'TTZ';
+	return "interval " . pick("'1 hour'", "'1 mon'", "'30 days'", "'0'") if $fam eq 'IV';
 	return pick("'k1'", "'k5'", "''");
 }
 
@@ -214,9 +227,10 @@ sub const_of
 sub comparable
 {
 	my $kind = wpick([ 8, 'INT' ], [ 3, 'INTX' ], [ 4, 'FLT' ], [ 2, 'INTFLT' ], [ 3, 'DATE' ],
-		[ 2, 'TS' ], [ 1, 'DATETS' ], [ 1, 'NUM' ], [ 1, 'TEXT' ]);
+		[ 2, 'TS' ], [ 1, 'DATETS' ], [ 1, 'NUM' ], [ 1, 'IV' ], [ 1, 'TTZ' ], [ 1, 'TEXT' ]);
 	my $same = sub { my $c = pick(@{ $FAMILY_COLS{ $_[0] } }); ($c, chance(0.7) ? $c : pick(@{ $FAMILY_COLS{ $_[0] } })) };
-	if ($kind eq 'INT' || $kind eq 'FLT' || $kind eq 'DATE' || $kind eq 'TS' || $kind eq 'TEXT')
+	if ($kind eq 'INT' || $kind eq 'FLT' || $kind eq 'DATE' || $kind eq 'TS' || $kind eq 'TEXT' ||
+		$kind eq 'IV' || $kind eq 'TTZ')
 	{
 		my ($x, $y) = $same->($kind);
 		return ($x, $y, $kind);

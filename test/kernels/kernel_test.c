@@ -349,6 +349,32 @@ build_programs(Program *progs)
 	emit(p, GJOP_IS_NOT_NULL, 0, 0, 0);
 	emit(p, GJOP_AND, 0, 0, 0);
 
+	/*
+	 * The executor's program for a join whose numeric or interval keys have
+	 * no exact int64 in this execution: every pair goes to the host.
+	 */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "every pair to the host: int8 1 / 0 (recheck)";
+	emit(p, GJOP_CONST, GJT_INT8, 0, 1);
+	emit(p, GJOP_CONST, GJT_INT8, 0, 0);
+	emit(p, GJOP_DIV, GJT_INT8, 0, 0);
+
+	/*
+	 * numeric compared with an integer: the integer times 10^scale (a
+	 * numeric constant the executor rescaled), an int8 overflow -> RECHECK
+	 */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.b::numeric < i.a::numeric at scale 10 (int8 overflow, recheck)";
+	emit(p, GJOP_LOAD_OUTER, 0, 2, 0);
+	emit(p, GJOP_CONST, GJT_NUMERIC, 0, INT64_C(10000000000));
+	emit(p, GJOP_MUL, GJT_INT8, 0, 0);
+	emit(p, GJOP_LOAD_INNER, 0, 0, 0);
+	emit(p, GJOP_CONST, GJT_NUMERIC, 0, INT64_C(10000000000));
+	emit(p, GJOP_MUL, GJT_INT8, 0, 0);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+
 	return n;
 }
 
