@@ -6,20 +6,9 @@
 --
 SET client_min_messages = warning;
 
-CREATE FUNCTION gj_agg_plan(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    result text := '';
-BEGIN
-    PERFORM gj_force(true);
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
-        IF line ~ '^\s*(Aggregate|HashAggregate|GroupAggregate|MixedAggregate|Custom Scan|Group Key|GPU Aggregates|Algorithm)' THEN
-            result := result || CASE WHEN result = '' THEN '' ELSE ' | ' END || trim(line);
-        END IF;
-    END LOOP;
-    PERFORM set_config('gpujoin.enabled', 'on', true);
-    RETURN result;
-END $$;
+CREATE FUNCTION gj_agg_plan(query text) RETURNS text LANGUAGE sql AS $$
+    SELECT gj_plan_lines(query, '^\s*(Aggregate|HashAggregate|GroupAggregate|MixedAggregate|Custom Scan|Group Key|GPU Aggregates|Algorithm)')
+$$;
 
 CREATE TABLE agg_q (id int, q text);
 INSERT INTO agg_q VALUES

@@ -53,21 +53,10 @@ INSERT INTO hp_queries VALUES
     ('anti', 'SELECT o.id FROM hp_outer o WHERE NOT EXISTS (SELECT 1 FROM hp_inner i WHERE i.k = o.k)');
 
 -- the tile shape of a forced GpuJoin: rows drained, tiles, tiles pruned
-CREATE FUNCTION hp_tiles(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    shape text := '';
-BEGIN
-    PERFORM gj_force(true);
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        IF line ~ '(Algorithm|Rows Drained|Tiles Run|Tiles Pruned|Tile Rows):' THEN
-            shape := shape || CASE WHEN shape = '' THEN '' ELSE ', ' END || btrim(line);
-        END IF;
-    END LOOP;
-    PERFORM gj_force(false);
-    PERFORM set_config('gpujoin.enabled', 'on', true);
-    RETURN shape;
-END $$;
+CREATE FUNCTION hp_tiles(query text) RETURNS text LANGUAGE sql AS $$
+    SELECT gj_plan_lines(query, '(Algorithm|Rows Drained|Tiles Run|Tiles Pruned|Tile Rows):', ', ',
+                         'ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF')
+$$;
 
 -- the outer side one tile (the default budget): probed in row order
 SELECT name, gj_compare(q) AS result FROM hp_queries ORDER BY name;

@@ -85,6 +85,26 @@ BEGIN
     RETURN err_gpu;
 END $$;
 
+-- The lines of a forced GpuJoin plan's EXPLAIN (with the given options) that
+-- match pattern, trimmed and joined by sep: a plan's shape in one cell.
+CREATE FUNCTION gj_plan_lines(query text, pattern text, sep text DEFAULT ' | ',
+                              options text DEFAULT 'COSTS OFF') RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    result text := '';
+BEGIN
+    PERFORM gj_force(true);
+    FOR line IN EXECUTE format('EXPLAIN (%s) %s', options, query) LOOP
+        IF line ~ pattern THEN
+            result := result || CASE WHEN result = '' THEN '' ELSE sep END || btrim(line);
+        END IF;
+    END LOOP;
+    PERFORM gj_force(false);
+    PERFORM set_config('gpujoin.enabled', 'on', true);
+    RETURN result;
+END $$;
+
 -- EXPLAIN text with what varies between runs and backends masked: timings,
 -- the device line, and the backend that ran the join.
 CREATE FUNCTION gj_explain(query text, with_analyze boolean DEFAULT false) RETURNS SETOF text
