@@ -426,7 +426,11 @@ sub new_query
 	elsif ($shape eq 'group')
 	{
 		my $g = pick('r.i2', 's.d', 'r.t', 'r.f4');
-		$q{tmpl} = "SELECT $g, count(*), max(s.ts), sum(s.j4) FROM r JOIN s ON ON_COND GROUP BY $g";
+		# -0 and 0 are one group, shown by the value of whichever row of it
+		# comes first, which depends on the plan (PostgreSQL's own too):
+		# + 0 shows both as 0
+		my $shown = $g eq 'r.f4' ? 'r.f4 + 0' : $g;
+		$q{tmpl} = "SELECT $shown, count(*), max(s.ts), sum(s.j4) FROM r JOIN s ON ON_COND GROUP BY $g";
 	}
 	elsif ($shape eq 'limit')
 	{
