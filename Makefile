@@ -20,6 +20,7 @@ OBJS = \
 	src/custom_scan/gpujoin_plan_info.o \
 	src/custom_scan/gpujoin_exec.o \
 	src/custom_scan/gpujoin_explain.o \
+	src/custom_scan/gpujoin_parallel.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/host_chunking/host_buffers.o \

@@ -85,6 +85,11 @@ static const CustomExecMethods gpujoin_exec_methods = {
 	.ExecCustomScan = gpujoin_exec,
 	.EndCustomScan = gpujoin_end,
 	.ReScanCustomScan = gpujoin_rescan,
+	.EstimateDSMCustomScan = gpujoin_estimate_dsm,
+	.InitializeDSMCustomScan = gpujoin_initialize_dsm,
+	.ReInitializeDSMCustomScan = gpujoin_reinitialize_dsm,
+	.InitializeWorkerCustomScan = gpujoin_initialize_worker,
+	.ShutdownCustomScan = gpujoin_shutdown,
 	.ExplainCustomScan = gpujoin_explain,
 };
 

@@ -9,6 +9,9 @@
 #ifndef GPUJOIN_EXEC_H
 #define GPUJOIN_EXEC_H
 
+#include "access/parallel.h"
+#include "storage/shm_toc.h"
+
 #include "gpujoin.h"
 #include "host_chunking/host_buffers.h"
 #include "host_chunking/tile_planner.h"
@@ -149,7 +152,50 @@ typedef struct GpuJoinState
 	int64		pairs_skipped;	/* SEMI/ANTI pairs of already matched rows */
 	double		drain_ms;
 	double		backend_ms;
+
+	/*
+	 * Parallel plans: each worker adds its counters to its slot of the
+	 * shared ones when it shuts down; the leader copies them out before the
+	 * shared memory goes away, for EXPLAIN ANALYZE (gpujoin_parallel.c).
+	 */
+	struct GpuJoinSharedCounters *shared;
+	struct GpuJoinCounters *workers_total;	/* leader: the sum of the workers' */
 } GpuJoinState;
+
+/*
+ * The counters EXPLAIN ANALYZE shows, as one process adds them up; a worker
+ * of a parallel plan hands them to the leader through shared memory.
+ */
+typedef struct GpuJoinCounters
+{
+	int64		outer_drained;
+	int64		inner_drained;
+	int64		tiles_run;
+	int64		tiles_pruned;
+	int64		steps;
+	int64		pairs_evaluated;
+	int64		device_matches;
+	int64		host_rechecks;
+	int64		host_pairs;
+	int64		host_rejected;
+	int64		filter_rejected;
+	int64		null_extended_outer;
+	int64		null_extended_inner;
+	int64		pairs_skipped;
+	double		drain_ms;
+	double		backend_ms;
+} GpuJoinCounters;
+
+/* gpujoin_parallel.c: the workers' counters for the leader's EXPLAIN */
+extern Size gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+extern void gpujoin_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+								   void *coordinate);
+extern void gpujoin_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									 void *coordinate);
+extern void gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc,
+									  void *coordinate);
+extern void gpujoin_shutdown(CustomScanState *node);
+extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
 
 /*
  * The parts of the GpuJoin executor that the aggregate node

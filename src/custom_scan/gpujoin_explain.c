@@ -59,6 +59,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	GpuJoinCounters counters;
 
 	if (gjs->jointype != JOIN_INNER)
 		ExplainPropertyText("Join Type", gpujoin_jointype_name(gjs->jointype), es);
@@ -87,30 +88,31 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	if (gjs->oom_retries > 0)
 		ExplainPropertyInteger("Out-of-Memory Retries", NULL, gjs->oom_retries, es);
-	ExplainPropertyInteger("Outer Rows Drained", NULL, gjs->outer_drained, es);
-	ExplainPropertyInteger("Inner Rows Drained", NULL, gjs->inner_drained, es);
-	ExplainPropertyInteger("Tiles Run", NULL, gjs->tiles_run, es);
-	ExplainPropertyInteger("Tiles Pruned", NULL, gjs->tiles_pruned, es);
-	ExplainPropertyInteger("Steps", NULL, gjs->steps, es);
-	ExplainPropertyInteger("Pairs Evaluated", NULL, gjs->stats.pairs_evaluated, es);
-	ExplainPropertyInteger("Device Matches", NULL, gjs->stats.device_matches, es);
-	ExplainPropertyInteger("Host Rechecks", NULL, gjs->host_rechecks, es);
-	if (gjs->host_pairs > 0)
-		ExplainPropertyInteger("Pairs with Inexact Keys", NULL, gjs->host_pairs, es);
-	ExplainPropertyInteger("Rows Removed by Host Quals", NULL, gjs->host_rejected, es);
+	gpujoin_counters_with_workers(gjs, &counters);
+	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
+	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
+	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
+	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);
+	ExplainPropertyInteger("Steps", NULL, counters.steps, es);
+	ExplainPropertyInteger("Pairs Evaluated", NULL, counters.pairs_evaluated, es);
+	ExplainPropertyInteger("Device Matches", NULL, counters.device_matches, es);
+	ExplainPropertyInteger("Host Rechecks", NULL, counters.host_rechecks, es);
+	if (counters.host_pairs > 0)
+		ExplainPropertyInteger("Pairs with Inexact Keys", NULL, counters.host_pairs, es);
+	ExplainPropertyInteger("Rows Removed by Host Quals", NULL, counters.host_rejected, es);
 	if (gjs->filter_qual != NULL)
-		ExplainPropertyInteger("Rows Removed by Filter", NULL, gjs->filter_rejected, es);
+		ExplainPropertyInteger("Rows Removed by Filter", NULL, counters.filter_rejected, es);
 	if (gjs->once_per_outer)
-		ExplainPropertyInteger("Pairs Skipped", NULL, gjs->pairs_skipped, es);
+		ExplainPropertyInteger("Pairs Skipped", NULL, counters.pairs_skipped, es);
 	if (gjs->fill_outer)
-		ExplainPropertyInteger("Null-Extended Outer Rows", NULL, gjs->null_extended_outer, es);
+		ExplainPropertyInteger("Null-Extended Outer Rows", NULL, counters.null_extended_outer, es);
 	if (gjs->fill_inner)
-		ExplainPropertyInteger("Null-Extended Inner Rows", NULL, gjs->null_extended_inner, es);
+		ExplainPropertyInteger("Null-Extended Inner Rows", NULL, counters.null_extended_inner, es);
 	/* our own clock, not per-node instrumentation: shown unless both are off */
 	if (es->timing || es->summary)
 	{
-		ExplainPropertyFloat("Drain Time", "ms", gjs->drain_ms, 3, es);
-		ExplainPropertyFloat("Backend Time", "ms", gjs->backend_ms, 3, es);
+		ExplainPropertyFloat("Drain Time", "ms", counters.drain_ms, 3, es);
+		ExplainPropertyFloat("Backend Time", "ms", counters.backend_ms, 3, es);
 		if (gjs->stats.transfer_ms > 0)
 			ExplainPropertyFloat("Transfer Time", "ms", gjs->stats.transfer_ms, 3, es);
 		if (gjs->stats.kernel_ms > 0)

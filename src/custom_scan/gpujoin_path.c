@@ -230,7 +230,8 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->path.parent = joinrel;
 	cpath->path.pathtarget = joinrel->reltarget;
 	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
+	/* parallel-aware only to hand its counters to the leader: gpujoin_parallel.c */
+	cpath->path.parallel_aware = (parallel_workers > 0);
 	cpath->path.parallel_safe = (parallel_workers > 0);
 	cpath->path.parallel_workers = parallel_workers;
 	cpath->path.rows = rows;

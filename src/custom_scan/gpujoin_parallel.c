@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_parallel.c
+ *	  The counters of a parallel GpuJoin's workers, for the leader's EXPLAIN
+ *	  ANALYZE.
+ *
+ * In a parallel plan every process runs its own GpuJoin over its share of
+ * the outer rows (gpujoin_path.c); nothing of the join itself is shared.
+ * But EXPLAIN ANALYZE prints in the leader, which knows only its own
+ * counters, so a partial GpuJoin is parallel-aware for one purpose: it asks
+ * for a slot of counters per worker in the query's dynamic shared memory.
+ * A worker adds its counters to its slot when its plan shuts down; the
+ * leader copies the slots out in its own shutdown (the Gather's shared
+ * memory is gone by the time EXPLAIN prints) and EXPLAIN shows the sums.
+ *
+ * The leader's shutdown comes before the Gather's, which waits for the
+ * workers: when the Gather read every row, the workers have finished and
+ * their slots are complete; when it stopped early (a LIMIT above it), the
+ * slots of workers still running are not, and EXPLAIN shows what they had
+ * written.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+
+#include "custom_scan/gpujoin_exec.h"
+
+typedef struct GpuJoinSharedCounters
+{
+	int			nworkers;
+	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
+} GpuJoinSharedCounters;
+
+Size
+gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(offsetof(GpuJoinSharedCounters, workers),
+					mul_size(pcxt->nworkers, sizeof(GpuJoinCounters)));
+}
+
+void
+gpujoin_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	GpuJoinSharedCounters *shared = coordinate;
+
+	memset(shared, 0, gpujoin_estimate_dsm(node, pcxt));
+	shared->nworkers = pcxt->nworkers;
+	gjs->shared = shared;
+}
+
+/* A rescan of the Gather: the workers' counters add to the same slots. */
+void
+gpujoin_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	((GpuJoinState *) node)->shared = coordinate;
+}
+
+void
+gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	((GpuJoinState *) node)->shared = coordinate;
+}
+
+/* Add one process's counters to *total. */
+static void
+add_counters(GpuJoinCounters *total, const GpuJoinCounters *c)
+{
+	total->outer_drained += c->outer_drained;
+	total->inner_drained += c->inner_drained;
+	total->tiles_run += c->tiles_run;
+	total->tiles_pruned += c->tiles_pruned;
+	total->steps += c->steps;
+	total->pairs_evaluated += c->pairs_evaluated;
+	total->device_matches += c->device_matches;
+	total->host_rechecks += c->host_rechecks;
+	total->host_pairs += c->host_pairs;
+	total->host_rejected += c->host_rejected;
+	total->filter_rejected += c->filter_rejected;
+	total->null_extended_outer += c->null_extended_outer;
+	total->null_extended_inner += c->null_extended_inner;
+	total->pairs_skipped += c->pairs_skipped;
+	total->drain_ms += c->drain_ms;
+	total->backend_ms += c->backend_ms;
+}
+
+/* This process's counters. */
+static void
+own_counters(GpuJoinState *gjs, GpuJoinCounters *c)
+{
+	c->outer_drained = gjs->outer_drained;
+	c->inner_drained = gjs->inner_drained;
+	c->tiles_run = gjs->tiles_run;
+	c->tiles_pruned = gjs->tiles_pruned;
+	c->steps = gjs->steps;
+	c->pairs_evaluated = gjs->stats.pairs_evaluated;
+	c->device_matches = gjs->stats.device_matches;
+	c->host_rechecks = gjs->host_rechecks;
+	c->host_pairs = gjs->host_pairs;
+	c->host_rejected = gjs->host_rejected;
+	c->filter_rejected = gjs->filter_rejected;
+	c->null_extended_outer = gjs->null_extended_outer;
+	c->null_extended_inner = gjs->null_extended_inner;
+	c->pairs_skipped = gjs->pairs_skipped;
+	c->drain_ms = gjs->drain_ms;
+	c->backend_ms = gjs->backend_ms;
+}
+
+/*
+ * ShutdownCustomScan: a worker hands its counters over (once per run of
+ * the plan: a rescan of the Gather starts new workers, whose counters add
+ * to the same slots); the leader keeps a copy of the workers' sums.
+ */
+void
+gpujoin_shutdown(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	GpuJoinSharedCounters *shared = gjs->shared;
+
+	if (shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		GpuJoinCounters mine;
+
+		if (ParallelWorkerNumber >= 0 && ParallelWorkerNumber < shared->nworkers)
+		{
+			own_counters(gjs, &mine);
+			add_counters(&shared->workers[ParallelWorkerNumber], &mine);
+		}
+	}
+	else
+	{
+		if (gjs->workers_total == NULL)
+			gjs->workers_total = MemoryContextAllocZero(node->ss.ps.state->es_query_cxt,
+														 sizeof(GpuJoinCounters));
+		memset(gjs->workers_total, 0, sizeof(GpuJoinCounters));
+		for (int i = 0; i < shared->nworkers; i++)
+			add_counters(gjs->workers_total, &shared->workers[i]);
+	}
+	gjs->shared = NULL;
+}
+
+/* What EXPLAIN shows: this process's counters plus the workers' copy. */
+void
+gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total)
+{
+	own_counters(gjs, total);
+	if (gjs->workers_total != NULL)
+		add_counters(total, gjs->workers_total);
+}
