@@ -92,3 +92,13 @@ RESET gpujoin.device_memory;
 
 -- every query, each result once (auto algorithm)
 SELECT q, gj_compare(q) AS result FROM gj_queries ORDER BY q;
+
+-- an equality on a key whose lower bound another clause already gave: the
+-- equality gives only the upper bound, so the candidates still need the
+-- device quals (found by the fuzzer: the range was taken as the condition)
+SET gpujoin.algorithm = sortmerge;
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.a < y.b AND x.b = y.b') AS lower_first;
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b AND x.a < y.b') AS equality_first;
+SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON y.b <= x.a + 3 AND y.b = x.b') AS upper_first;
+SELECT gj_compare('SELECT count(*) FROM t_int x JOIN t_int y ON x.a < y.b AND x.b = y.b') AS aggregate;
+RESET gpujoin.algorithm;

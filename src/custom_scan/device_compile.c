@@ -1056,7 +1056,8 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 			const DeviceFunc *df;
 			Node	   *expr;
 			int			cmp;
-			bool		used = false;
+			bool		used_lo = false;
+			bool		used_hi = false;
 
 			if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 				continue;
@@ -1089,16 +1090,25 @@ device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 				compile_bound(cxt, expr, range.cls, range.lo_instrs, &range.lo_ninstrs))
 			{
 				range.lo_inclusive = (cmp != GJOP_GT);
-				used = true;
+				used_lo = true;
 			}
 			if ((cmp == GJOP_LT || cmp == GJOP_LE || cmp == GJOP_EQ) && range.hi_ninstrs == 0 &&
 				compile_bound(cxt, expr, range.cls, range.hi_instrs, &range.hi_ninstrs))
 			{
 				range.hi_inclusive = (cmp != GJOP_LT);
-				used = true;
+				used_hi = true;
 			}
-			nclauses += used;
-			if (used)
+
+			/*
+			 * The bounds enforce a clause only if they hold all of it: an
+			 * equality whose lower bound was already taken by another clause
+			 * gives only its upper bound, and must still filter the
+			 * candidates.  Either way the range rejects only pairs for which
+			 * the clause is false, so it is a key clause of the algorithm.
+			 */
+			if (cmp == GJOP_EQ ? (used_lo && used_hi) : (used_lo || used_hi))
+				nclauses++;
+			if (used_lo || used_hi)
 				bound_clauses = lappend(bound_clauses, op);
 		}
 		if ((range.lo_ninstrs > 0) + (range.hi_ninstrs > 0) > best_score)
