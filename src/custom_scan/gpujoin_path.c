@@ -101,6 +101,7 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	QualCost	other_cost;
 	QualCost	device_cost;
 	double		candidates;
+	double		formed;
 	double		unmatched_scan = 0;
 	Cost		startup;
 	Cost		run;
@@ -121,11 +122,21 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 
 	startup = outer_path->total_cost + inner_path->total_cost +
 		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
+	/*
+	 * A semi or anti join decides an outer row by its first match: the
+	 * device's other matches of that row are skipped on the host without
+	 * forming a tuple (EXPLAIN: Pairs Skipped).
+	 */
+	formed = candidates;
+	if (jointype == JOIN_SEMI || jointype == JOIN_ANTI)
+		formed = Min(candidates, outer_rows);
+
 	run = gpujoin_device_work_cost(costs, algorithm, outer_rows, inner_rows, candidates,
 								   device_columns, device_cost.per_tuple / cpu_operator_cost) +
-		candidates * (host_cost.per_tuple + cpu_tuple_cost * 0.5) +
+		formed * (host_cost.per_tuple + cpu_tuple_cost * 0.5) +
+		(candidates - formed) * cpu_operator_cost +
 		unmatched_scan * cpu_operator_cost +
-		(candidates + unmatched_scan) * other_cost.per_tuple +
+		(formed + unmatched_scan) * other_cost.per_tuple +
 		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
 
 	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;

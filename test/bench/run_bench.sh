@@ -381,6 +381,16 @@ for N in $SIZES; do
 			printf '%-10s %-16s %-8s %-12s %10s ms  %s%s\n' "$Q_NAME" "$Q_SIZE" "$mode" "$M_STATUS" "${M_MS:--}" \
 				"$M_PLAN" "${M_NOTE:+  ($M_NOTE)}"
 		done
+		# what the planner picks by itself (default costs, every method
+		# allowed): planned, not run; the report says whether it is the
+		# faster of the two measured plans
+		M_PLAN=$({
+			printf '%s\n' "$PRELUDE"
+			[ -n "$DEVICE" ] && echo "SET gpujoin.device = $DEVICE;"
+			echo "EXPLAIN (COSTS OFF) $Q_SQL;"
+		} | psql_run 2>&1 | plan_summary)
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$Q_NAME" "$Q_N" "$Q_SIZE" "$Q_INPUT" default \
+			planned "" "$M_PLAN" "" "$Q_PAIRS" "$Q_ROWS" >>"$TSV"
 	done
 done
 
@@ -402,8 +412,11 @@ GPU=$(nvidia-smi -L 2>/dev/null | head -1 || true)
 	echo "A GpuJoin plan without GpuJoin in it means the planner was offered no GpuJoin path (a join"
 	echo "type GpuJoin does not support): that run is a native plan with the native join methods disabled."
 	echo
-	echo "| query | size | native ms | GpuJoin ms | speedup | GpuJoin plan | native plan |"
-	echo "| --- | --- | --: | --: | --: | --- | --- |"
+	echo "The planner column is what PostgreSQL plans with GpuJoin enabled and the default costs: the"
+	echo "plan it picks by itself, marked ok when that is the faster of the two measured ones."
+	echo
+	echo "| query | size | native ms | GpuJoin ms | speedup | GpuJoin plan | native plan | planner |"
+	echo "| --- | --- | --: | --: | --: | --- | --- | --- |"
 	awk -F'\t' -v descs="$(for q in $QUERIES; do query_def "$q" 1; printf '%s=%s\t' "$q" "$Q_DESC"; done)" '
 	function cell(st, ms) {
 		if (st == "ok") return ms
@@ -431,9 +444,13 @@ GPU=$(nvidia-smi -L 2>/dev/null | head -1 || true)
 				if (sn != "ok" || sg != "ok") sp = "~" sp
 			} else if (sn == "timeout" && sg == "ok")
 				sp = sprintf("> %.0fx", ms[key, "native"] / ms[key, "gpujoin"])
-			printf "| %s | %s | %s | %s | %s | %s | %s |\n", desc[q[key]], size[key],
+			pick = (plan[key, "default"] ~ /GpuJoin/) ? "GpuJoin" : "native"
+			if (plan[key, "gpujoin"] ~ /GpuJoin/ && (sn == "ok" || sn == "extrapolated" || sn == "timeout") &&
+			    (sg == "ok" || sg == "extrapolated") && ms[key, "gpujoin"] > 0)
+				pick = pick ((pick == "GpuJoin") == (ms[key, "gpujoin"] + 0 < ms[key, "native"] + 0) ? " (ok)" : " (the slower)")
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", desc[q[key]], size[key],
 				cell(sn, ms[key, "native"]), cell(sg, ms[key, "gpujoin"]), sp,
-				plan[key, "gpujoin"], plan[key, "native"]
+				plan[key, "gpujoin"], plan[key, "native"], pick
 		}
 		if (nn) {
 			print ""
