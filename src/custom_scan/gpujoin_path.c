@@ -96,6 +96,9 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
 	int			device_columns;
+	List	   *device_clauses;
+	List	   *band_clauses;
+	Selectivity band_sel;
 	Selectivity device_sel;
 	QualCost	host_cost;
 	QualCost	other_cost;
@@ -106,8 +109,16 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	Cost		startup;
 	Cost		run;
 
-	device_sel = clauselist_selectivity(root, extract_actual_clauses(device_rinfos, false),
-										0, JOIN_INNER, extra->sjinfo);
+	/* a band: from the inner key's histogram (gpujoin_costs.c), not 1/9 */
+	device_clauses = extract_actual_clauses(device_rinfos, false);
+	band_sel = gpujoin_band_selectivity(root, device_clauses, outer_path->parent->relids,
+										inner_path->parent->relids, &band_clauses);
+	if (band_sel >= 0)
+		device_sel = band_sel *
+			clauselist_selectivity(root, list_difference_ptr(device_clauses, band_clauses),
+								   0, JOIN_INNER, extra->sjinfo);
+	else
+		device_sel = clauselist_selectivity(root, device_clauses, 0, JOIN_INNER, extra->sjinfo);
 	candidates = clamp_row_est(outer_rows * inner_rows * device_sel);
 	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
 												 PVC_RECURSE_PLACEHOLDERS));
