@@ -482,11 +482,24 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 }
 
 /*
- * The clauses of a list of RestrictInfos in the order PostgreSQL's own join
- * nodes evaluate them (createplan.c's order_qual_clauses: by security level,
- * then by per-tuple cost, stable), so that a pair the host evaluates fails
- * on the same qual, with the same error, as in a native plan.
+ * Is the clause an equality PostgreSQL's hash join would test as a hash
+ * key, before any other qual?
  */
+static int
+hash_equality(RestrictInfo *rinfo)
+{
+	return OidIsValid(rinfo->hashjoinoperator) ? 1 : 0;
+}
+
+/*
+ * The clauses of a list of RestrictInfos in the order PostgreSQL's own join
+ * nodes evaluate them, so that a pair the host evaluates fails on the same
+ * qual, with the same error, as in a native plan: by security level, then
+ * the hash-joinable equalities (a native hash join tests them all as its
+ * keys first, as a merge join does its merge clauses), then by per-tuple
+ * cost (createplan.c's order_qual_clauses), stable.
+ */
+
 static List *
 rinfos_in_native_order(PlannerInfo *root, List *rinfos)
 {
@@ -517,7 +530,9 @@ rinfos_in_native_order(PlannerInfo *root, List *rinfos)
 			RestrictInfo *prev = items[j - 1];
 
 			if (prev->security_level < cur->security_level ||
-				(prev->security_level == cur->security_level && costs[j - 1] <= cur_cost))
+				(prev->security_level == cur->security_level &&
+				 (hash_equality(prev) > hash_equality(cur) ||
+				  (hash_equality(prev) == hash_equality(cur) && costs[j - 1] <= cur_cost))))
 				break;
 			items[j] = prev;
 			costs[j] = costs[j - 1];
