@@ -278,3 +278,15 @@ FROM (VALUES
     ('SELECT a.unique1 FROM jt_tenk a WHERE NOT EXISTS
       (SELECT 1 FROM jt_tenk b WHERE b.hundred = a.ten AND b.thousand > a.unique2)')
 ) AS v(q);
+
+-- the order of the quals: a native FULL hash join tests every hash-joinable
+-- equality (r.i4 = s.f8 too) before the other quals, so the overflow in the
+-- last qual never happens natively; GpuJoin tests them first as well
+CREATE TABLE jt_qo_r AS SELECT g AS id, g % 5 AS k, g AS i4, g::float8 + 0.5 AS f8 FROM generate_series(1, 60) g;
+CREATE TABLE jt_qo_s AS
+SELECT g AS id, g % 5 AS k, CASE WHEN g % 7 = 0 THEN 2147483647 ELSE g END AS i4, g::float8 AS f8
+FROM generate_series(1, 60) g;
+ANALYZE jt_qo_r, jt_qo_s;
+SELECT gj_compare('SELECT r.id, s.id FROM jt_qo_r r FULL JOIN jt_qo_s s ON r.k = s.k AND (r.f8 = s.i4 AND s.i4 + 1 > r.i4)') AS full_join;
+SELECT gj_compare('SELECT r.id, s.id FROM jt_qo_r r JOIN jt_qo_s s ON r.k = s.k AND r.f8 = s.i4 AND s.i4 + 1 > r.i4') AS inner_join;
+DROP TABLE jt_qo_r, jt_qo_s;

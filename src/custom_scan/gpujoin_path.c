@@ -488,7 +488,10 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 static int
 hash_equality(RestrictInfo *rinfo)
 {
-	return OidIsValid(rinfo->hashjoinoperator) ? 1 : 0;
+	/* a hash key compares an expression of one side with one of the other */
+	return OidIsValid(rinfo->hashjoinoperator) &&
+		!bms_is_empty(rinfo->left_relids) && !bms_is_empty(rinfo->right_relids) &&
+		!bms_overlap(rinfo->left_relids, rinfo->right_relids) ? 1 : 0;
 }
 
 /*
