@@ -459,9 +459,14 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 						   (long long) gas->ngroups, (long long) gjs->outer_buf.nrows),
 				 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enable_aggregate to off for this query.")));
 
-	/* the backend's fast path never sees pairs or rows that need the host */
+	/*
+	 * The backend's fast path never sees pairs that need the host: a key
+	 * with no exact int64 is NULL to the backends (host_buffers.h,
+	 * device_isnull), so its row has no pair there, and all its pairs are
+	 * reduced on the host after the last step.
+	 */
 	backend_reduces = gjs->backend->agg_step != NULL && !gas->has_error_rows &&
-		gjs->host_qual == NULL && gjs->outer_inexact == NULL && gjs->inner_inexact == NULL;
+		gjs->host_qual == NULL;
 
 	for (;;)
 	{

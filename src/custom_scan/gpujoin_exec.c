@@ -579,8 +579,6 @@ gpujoin_prepare(GpuJoinState *gjs)
 		budget = CPU_DEFAULT_BUDGET;
 
 	memset(&input, 0, sizeof(input));
-	host_buffer_key_columns(&gjs->outer_buf, &input.outer);
-	host_buffer_key_columns(&gjs->inner_buf, &input.inner);
 	input.outer_nrows = gjs->outer_buf.nrows;
 	input.inner_nrows = gjs->inner_buf.nrows;
 	input.algorithm = gjs->info.algorithm;
@@ -588,6 +586,9 @@ gpujoin_prepare(GpuJoinState *gjs)
 	input.equi = gjs->info.equi;
 	input.filter_needed = gjs->info.filter_needed;
 	gjs->inexact_keys = gpujoin_encode_keys(gjs, &input);
+	/* after the encoding: it decides which values the backends see as NULL */
+	host_buffer_key_columns(&gjs->outer_buf, &input.outer);
+	host_buffer_key_columns(&gjs->inner_buf, &input.inner);
 	if (gjs->inexact_keys == NULL)
 	{
 		gjs->outer_inexact = gjs->outer_buf.ninexact > 0 ? gjs->outer_buf.inexact : NULL;

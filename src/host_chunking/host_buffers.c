@@ -110,6 +110,7 @@ host_buffer_reset(HostSideBuffer *buf)
 	{
 		buf->keys[i].values = NULL;
 		buf->keys[i].isnull = NULL;
+		buf->keys[i].device_isnull = NULL;
 		buf->keys[i].numerics = NULL;
 		buf->keys[i].max_scale = 0;
 	}
@@ -454,6 +455,8 @@ host_buffer_encode(HostSideBuffer *buf, int scale)
 	if (buf->encoded && buf->numeric_scale == scale)
 		return buf->ninexact;	/* a rescan that kept this side's rows */
 	buf->inexact = buf->drain_inexact;
+	for (i = 0; i < buf->nkeys; i++)
+		buf->keys[i].device_isnull = NULL;	/* another scale: all anew */
 	for (i = 0; i < buf->nkeys && scale >= 0; i++)
 	{
 		HostKeyColumn *key = &buf->keys[i];
@@ -486,6 +489,13 @@ host_buffer_encode(HostSideBuffer *buf, int scale)
 				}
 				key->values[row] = 0;
 				buf->inexact[row] = 1;
+				if (key->device_isnull == NULL)
+				{
+					key->device_isnull = MemoryContextAllocZero(buf->cxt, Max(buf->nrows, 1));
+					if (key->isnull != NULL)
+						memcpy(key->device_isnull, key->isnull, buf->nrows);
+				}
+				key->device_isnull[row] = 1;
 			}
 		}
 	}
@@ -565,6 +575,10 @@ host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 				buf->drain_inexact = MemoryContextAllocZero(buf->cxt, buf->capacity);
 			key->values[row] = 0;
 			buf->drain_inexact[row] = 1;
+			/* NULL to the backends: see device_isnull */
+			if (key->isnull == NULL)
+				key->isnull = MemoryContextAllocZero(buf->cxt, buf->capacity);
+			key->isnull[row] = 1;
 		}
 	}
 	buf->bytes_stored += buf->ncols * (sizeof(Datum) + 1) + buf->nkeys * sizeof(int64);
@@ -581,7 +595,8 @@ host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out)
 	for (i = 0; i < buf->nkeys; i++)
 	{
 		out->values[i] = buf->keys[i].values;
-		out->isnull[i] = buf->keys[i].isnull;
+		out->isnull[i] = buf->keys[i].device_isnull != NULL ?
+			buf->keys[i].device_isnull : buf->keys[i].isnull;
 	}
 }
 

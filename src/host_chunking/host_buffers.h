@@ -41,6 +41,15 @@ typedef struct HostKeyColumn
 	 */
 	Datum	   *numerics;
 	int			max_scale;
+
+	/*
+	 * What the backends see as NULL: isnull plus the numerics that have no
+	 * int64 at this execution's scale (host_buffer_encode), or NULL to use
+	 * isnull.  A value with no exact int64 is NULL to the backends, so that
+	 * no pair of its row comes from the device: the host evaluates all of
+	 * them (the other values with no int64, intervals, are in isnull).
+	 */
+	uint8	   *device_isnull;
 } HostKeyColumn;
 
 /* A column the executor puts into the scan tuple of each joined pair. */
