@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * gpujoin_costs.c
- *	  The planner's cost constants for GpuJoin, one set per backend, and the
- *	  device work of one join in those units.
+ *	  The planner's cost constants for GpuJoin, one set per backend, the
+ *	  device work of one join in those units, and the selectivity of a band
+ *	  (which GpuJoin pays per candidate, and PostgreSQL estimates far off).
  *
  * The cpu backend and the cuda backend differ by orders of magnitude in what
  * a pair, a sort step or a drained row costs, and only cuda copies columns
@@ -33,8 +34,8 @@
 #include "optimizer/optimizer.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
-#include "utils/selfuncs.h"
 #include "utils/memutils.h"
+#include "utils/selfuncs.h"
 
 #include "gpujoin.h"
 
