@@ -270,8 +270,9 @@ column_range(PlannerInfo *root, Var *var, double *lo, double *hi, double *nullfr
 			last = first;
 			first.constvalue = sslot.values[0];
 			last.constvalue = sslot.values[sslot.nvalues - 1];
+			/* an infinite or NaN bound says nothing about the width */
 			found = const_as_double((Node *) &first, lo) && const_as_double((Node *) &last, hi) &&
-				*hi > *lo;
+				isfinite(*lo) && isfinite(*hi) && *hi > *lo;
 			*nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
 		}
 		free_attstatsslot(&sslot);
