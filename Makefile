@@ -25,7 +25,8 @@ OBJS = \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/tile_planner.o \
-	src/kernels/cpu_backend.o
+	src/kernels/cpu_backend.o \
+	src/kernels/agg_runs.o
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc

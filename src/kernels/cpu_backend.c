@@ -32,6 +32,7 @@
 
 #include "backend.h"
 #include "agg_reduce.h"
+#include "agg_runs.h"
 
 /*
  * Inner rows per cache block: 2048 rows of one 8-byte key plus null flags
@@ -131,18 +132,8 @@ typedef struct CpuJoinState
 	bool		outer_by_row;
 	bool		outer_order_fixed;
 
-	/*
-	 * Aggregate fast path, built at the first agg_step: per inner argument
-	 * column, over inner positions in key order, prefix counts of non-NULL
-	 * values and prefix sums of integer values (so a range's count and sum
-	 * are two subtractions), and the values themselves in key order for the
-	 * float sums and min/max that are summed over the range.
-	 */
-	bool		agg_ready;
-	int64_t    *agg_count_prefix[GJ_AGG_MAX_ARGS];
-	gj_int128   *agg_sum_prefix[GJ_AGG_MAX_ARGS];
-	int64_t    *agg_sorted_values[GJ_AGG_MAX_ARGS];
-	uint8_t    *agg_sorted_flags[GJ_AGG_MAX_ARGS];
+	/* aggregate fast path: prefix arrays built at the first agg_step */
+	GjAggRuns  *agg_runs;
 } CpuJoinState;
 
 /* splitmix64's finaliser: a cheap, well-mixed 64-bit hash. */
@@ -863,7 +854,6 @@ static void
 cpu_end_join(void *arg)
 {
 	CpuJoinState *state = arg;
-	int			a;
 
 	if (state == NULL)
 		return;
@@ -876,13 +866,7 @@ cpu_end_join(void *arg)
 	free(state->inner_perm);
 	free(state->inner_keys);
 	free(state->inner_bucket_start);
-	for (a = 0; a < GJ_AGG_MAX_ARGS; a++)
-	{
-		free(state->agg_count_prefix[a]);
-		free(state->agg_sum_prefix[a]);
-		free(state->agg_sorted_values[a]);
-		free(state->agg_sorted_flags[a]);
-	}
+	gj_agg_runs_free(state->agg_runs);
 	free(state);
 }
 
@@ -1081,73 +1065,12 @@ cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 }
 
 /*
- * Prefix counts and sums of the inner argument columns over inner positions
- * in key order (see CpuJoinState).
- */
-static bool
-cpu_agg_prepare(CpuJoinState *state, const GjAggSpec *spec)
-{
-	int64_t		ni = state->input.inner_nrows;
-	int			a;
-
-	for (a = 0; a < spec->nargs; a++)
-	{
-		const GjAggArg *arg = &spec->args[a];
-		int64_t		p;
-
-		if (arg->side != 1)
-			continue;
-		state->agg_count_prefix[a] = malloc(sizeof(int64_t) * (ni + 1));
-		if (state->agg_count_prefix[a] == NULL)
-			return false;
-		if (arg->need_sum && arg->cls == GJ_CLASS_INT)
-		{
-			state->agg_sum_prefix[a] = malloc(sizeof(gj_int128) * (ni + 1));
-			if (state->agg_sum_prefix[a] == NULL)
-				return false;
-		}
-		if ((arg->need_sum && arg->cls == GJ_CLASS_FLOAT) || arg->need_minmax)
-		{
-			state->agg_sorted_values[a] = malloc(sizeof(int64_t) * (ni > 0 ? ni : 1));
-			state->agg_sorted_flags[a] = malloc(ni > 0 ? ni : 1);
-			if (state->agg_sorted_values[a] == NULL || state->agg_sorted_flags[a] == NULL)
-				return false;
-		}
-		state->agg_count_prefix[a][0] = 0;
-		if (state->agg_sum_prefix[a])
-			state->agg_sum_prefix[a][0] = 0;
-		for (p = 0; p < ni; p++)
-		{
-			uint32_t	row = state->inner_perm[p];
-			bool		valid = arg->flags == NULL || arg->flags[row] == GJ_AGG_ROW_VALUE;
-
-			state->agg_count_prefix[a][p + 1] = state->agg_count_prefix[a][p] + valid;
-			if (state->agg_sum_prefix[a])
-				state->agg_sum_prefix[a][p + 1] = state->agg_sum_prefix[a][p] +
-					(valid ? arg->values[row] : 0);
-			if (state->agg_sorted_values[a])
-			{
-				state->agg_sorted_values[a][p] = arg->values[row];
-				state->agg_sorted_flags[a][p] = valid ? GJ_AGG_ROW_VALUE : GJ_AGG_ROW_NULL;
-			}
-		}
-	}
-	state->agg_ready = true;
-	return true;
-}
-
-/*
- * The aggregate fast path: a sort-merge join whose bounds are its whole
- * condition matches each outer row with one run of inner positions, so the
- * step reduces the run instead of writing its pairs.  count(*) is the run's
- * width, an outer argument's contribution its value times the width, and an
- * inner argument's count and integer sum two subtractions of prefix arrays;
- * only float sums and min/max of inner arguments walk the run (still with
- * no pair written).  With GROUP BY (on outer columns) each outer row's run
- * goes to the partials of the row's group: one lookup per outer row, not
- * per pair.  Outer rows whose bounds the host must see (OUTER_ALL) return
- * their pairs as run_step does.  The caller guarantees that no
- * argument row is flagged GJ_AGG_ROW_ERROR.  Any other join is run_step.
+ * The aggregate fast path (agg_runs.h): a sort-merge join whose bounds are
+ * its whole condition matches each outer row with one run of inner
+ * positions, which the step reduces instead of writing its pairs.  Outer
+ * rows whose bounds the host must see (OUTER_ALL) return their pairs as
+ * run_step does.  The caller guarantees that no argument row is flagged
+ * GJ_AGG_ROW_ERROR.  Any other join is run_step.
  */
 static bool
 cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
@@ -1171,24 +1094,25 @@ cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 			all_rows.outer_end = state->outer_nall;
 		return cpu_run_step(arg, &all_rows, outer_next, matches, stats, err);
 	}
-	if (!state->agg_ready && !cpu_agg_prepare(state, spec))
+	if (state->agg_runs == NULL)
 	{
-		err->code = GJ_ERR_OUT_OF_MEMORY;
-		snprintf(err->message, sizeof(err->message),
-				 "could not allocate host memory for the prefix sums of %lld inner rows",
-				 (long long) state->input.inner_nrows);
-		return false;
+		state->agg_runs = gj_agg_runs_create(spec, state->inner_perm,
+											 state->input.inner_nrows);
+		if (state->agg_runs == NULL)
+		{
+			err->code = GJ_ERR_OUT_OF_MEMORY;
+			snprintf(err->message, sizeof(err->message),
+					 "could not allocate host memory for the prefix sums of %lld inner rows",
+					 (long long) state->input.inner_nrows);
+			return false;
+		}
 	}
 
 	matches->count = 0;
 	for (p = *outer_next; p < tile->outer_end; p++)
 	{
-		uint32_t	orow;
 		int64_t		first,
-					last,
-					width;
-		GjAggAcc   *accs;
-		int			a;
+					last;
 
 		if (state->outer_status[p] == OUTER_EMPTY)
 		{
@@ -1201,51 +1125,10 @@ cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 			break;
 		first = cpu_lower_bound(state->inner_keys, tile->inner_begin, valid_end, state->outer_lo[p]);
 		last = cpu_upper_bound(state->inner_keys, first, valid_end, state->outer_hi[p]);
-		width = last - first;
-		work++;
-		if (width == 0)
-			continue;
-		orow = state->outer_perm[p];
-		partial->pairs += width;
-		stats->pairs_evaluated += width;
-		stats->device_matches += width;
-		/* GROUP BY: the whole run belongs to the group of the outer row */
-		accs = partial->acc;
-		if (spec->outer_group != NULL)
-		{
-			uint32_t	g = spec->outer_group[orow];
-
-			partial->group_pairs[g] += width;
-			accs = partial->group_acc + (int64_t) g * spec->nargs;
-		}
-		for (a = 0; a < spec->nargs; a++)
-		{
-			const GjAggArg *ga = &spec->args[a];
-			GjAggAcc   *acc = &accs[a];
-			int64_t		q;
-
-			if (ga->side == 0)
-			{
-				if (ga->flags == NULL || ga->flags[orow] == GJ_AGG_ROW_VALUE)
-					gj_agg_add(acc, ga, ga->values[orow], width);
-				continue;
-			}
-			acc->count += state->agg_count_prefix[a][last] - state->agg_count_prefix[a][first];
-			if (state->agg_sum_prefix[a])
-				acc->isum += state->agg_sum_prefix[a][last] - state->agg_sum_prefix[a][first];
-			if (state->agg_sorted_values[a] == NULL)
-				continue;
-			for (q = first; q < last; q++)
-			{
-				if (state->agg_sorted_flags[a][q] != GJ_AGG_ROW_VALUE)
-					continue;
-				if (ga->need_sum && ga->cls == GJ_CLASS_FLOAT)
-					gj_agg_add_sum(acc, ga->cls, state->agg_sorted_values[a][q], 1);
-				if (ga->need_minmax)
-					gj_agg_add_minmax(acc, ga->cls, state->agg_sorted_values[a][q]);
-			}
-			work += width;
-		}
+		work += gj_agg_runs_reduce(state->agg_runs, spec, partial, state->outer_perm[p],
+								   first, last);
+		stats->pairs_evaluated += last - first;
+		stats->device_matches += last - first;
 	}
 	*outer_next = p;
 	return true;

@@ -60,8 +60,11 @@
 /* no NVTX ranges (and no NVTX injection library) in a database server */
 #define CCCL_DISABLE_NVTX
 #include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "backend.h"
+#include "agg_runs.h"
 
 /*
  * Tuning constants.
@@ -127,6 +130,14 @@
 #define SORTED_PAIRS_PER_STEP	GEN_PAIRS_PER_STEP
 #define SORTED_BLOCK			256
 #define SORTED_BLOCKS_PER_SM	8
+
+/*
+ * Aggregate steps (cuda_agg_step): the host reduces the runs the device
+ * found, and walks a run only for float sums and min/max of inner
+ * arguments; a step stops after about this many positions walked, as the
+ * cpu backend's CPU_PAIRS_PER_STEP, so cancel is honoured between steps.
+ */
+#define AGG_HOST_WORK_PER_STEP	((int64_t) 1 << 24)
 
 /* Entries of a sorted step's cut (see sorted_cut_kernel). */
 #define CUT_ENTRIES			6
@@ -220,6 +231,13 @@ typedef struct CudaJoinState
 	uint64_t   *d_count;		/* per step row: matches, then offsets */
 	uint64_t   *d_cut;			/* sorted_cut_kernel's answer */
 	uint64_t   *h_cut;			/* pinned */
+	struct PairArgs *d_pair_args;	/* a filtered step's arguments, for CUB */
+	GjAggRuns  *agg_runs;		/* aggregate fast path, at the first agg_step */
+	uint32_t   *h_outer_perm;	/* its host copy of d_outer_perm */
+	uint32_t   *h_run_first;	/* pinned, per step row: the run's first position */
+	uint64_t   *h_run_width;	/* pinned, per step row: the run's width */
+	uint64_t   *d_packed;		/* a filtered step's matches, packed */
+	int64_t		packed_capacity;
 } CudaJoinState;
 
 /* One step's shape: candidate outer rows and the split of the inner tile. */
@@ -797,8 +815,8 @@ work_cut_kernel(const uint64_t *cand_off, int64_t nrows, uint64_t limit, uint64_
 /*
  * The rows of the step whose matches fit the buffer: the largest k (at most
  * cut[0] when filtering, nrows otherwise) with off[k] <= capacity.
- * cut[2]: k, cut[3]: its matches, cut[4]: its candidates, cut[5]: the write
- * cursor, cleared.
+ * cut[2]: k, cut[3]: its matches, cut[4]: its candidates, cut[5]: cleared,
+ * for the number of matches the filtered write pass selects.
  */
 __global__ void
 sorted_cut_kernel(const uint64_t *cand_off, const uint64_t *match_off, int64_t nrows,
@@ -837,9 +855,8 @@ typedef struct PairArgs
 	int64_t		nrows;
 	const uint64_t *npairs_at;	/* count pass: pairs to do, on the device */
 	uint64_t	npairs;			/* write pass: pairs to do */
-	int32_t		filter;
+	int32_t		filter;			/* evaluate the program (else every pair matches) */
 	uint64_t   *count;			/* count pass: matches per step row */
-	unsigned long long *cursor; /* write pass: next free match slot */
 	uint32_t   *out_outer;
 	uint32_t   *out_inner;
 } PairArgs;
@@ -917,39 +934,73 @@ count_pairs_kernel(const __grid_constant__ PairArgs a)
 }
 
 /*
- * Write pass: candidate pairs [0, npairs).  Unfiltered, pair t goes to slot
- * t; filtered, the matches of a warp take consecutive slots from the
- * cursor (the order within the step does not matter, the count does).
+ * Write pass of an unfiltered step: candidate pair t is match t.
  */
 __global__ void __launch_bounds__(SORTED_BLOCK)
 write_pairs_kernel(const __grid_constant__ PairArgs a)
 {
 	uint64_t	t = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
-	int			lane = threadIdx.x & 31;
 	int64_t		j;
-	uint32_t	orow = 0,
-				irow = 0;
-	int			r = GJ_RESULT_FALSE;
-	uint64_t	slot = t;
+	uint32_t	orow,
+				irow;
 
-	if (t < a.npairs)
-		r = eval_pair(&a, t, &j, &orow, &irow);
-	if (a.filter)
-	{
-		unsigned	hits = __ballot_sync(0xffffffffu, r != GJ_RESULT_FALSE);
-		unsigned long long base = 0;
-
-		if (hits == 0)
-			return;
-		if (lane == 0)
-			base = atomicAdd(a.cursor, (unsigned long long) __popc(hits));
-		base = __shfl_sync(0xffffffffu, base, 0);
-		slot = base + __popc(hits & ((1u << lane) - 1));
-	}
-	if (r == GJ_RESULT_FALSE)
+	if (t >= a.npairs)
 		return;
-	a.out_outer[slot] = orow | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
-	a.out_inner[slot] = irow;
+	(void) eval_pair(&a, t, &j, &orow, &irow);
+	a.out_outer[t] = orow;
+	a.out_inner[t] = irow;
+}
+
+/*
+ * Write pass of a filtered step: CUB's stable selection over the candidate
+ * pairs, so that the matches come out in candidate order, as the cpu
+ * backend returns them.  The order matters where the host rechecks pairs:
+ * the first pair whose recheck raises an error decides which error the
+ * query reports, and a semi or anti join stops evaluating an outer row's
+ * pairs at its first match.  A pair is packed as (outer row | recheck flag)
+ * << 32 | inner row; NO_PAIR (row numbers never reach 2^31 - 1) is a
+ * candidate that does not match.
+ */
+#define NO_PAIR		UINT64_MAX
+
+struct PackPair
+{
+	const PairArgs *args;		/* in device memory: too large to copy per thread */
+
+	__device__ uint64_t operator() (uint64_t t) const
+	{
+		int64_t		j;
+		uint32_t	orow,
+					irow;
+		int			r = eval_pair(args, t, &j, &orow, &irow);
+
+		if (r == GJ_RESULT_FALSE)
+			return NO_PAIR;
+		if (r == GJ_RESULT_RECHECK)
+			orow |= GJ_PAIR_RECHECK;
+		return ((uint64_t) orow << 32) | irow;
+	}
+};
+
+struct IsPair
+{
+	__device__ bool operator() (uint64_t packed) const
+	{
+		return packed != NO_PAIR;
+	}
+};
+
+__global__ void
+unpack_pairs_kernel(const uint64_t *packed, int64_t n, uint32_t *out_outer,
+					uint32_t *out_inner)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+	{
+		out_outer[i] = (uint32_t) (packed[i] >> 32);
+		out_inner[i] = (uint32_t) packed[i];
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -1124,6 +1175,12 @@ cuda_end_join(void *arg)
 	cudaFree(state->d_count);
 	cudaFree(state->d_cut);
 	cudaFreeHost(state->h_cut);
+	cudaFree(state->d_pair_args);
+	gj_agg_runs_free(state->agg_runs);
+	free(state->h_outer_perm);
+	cudaFreeHost(state->h_run_first);
+	cudaFreeHost(state->h_run_width);
+	cudaFree(state->d_packed);
 	free(state->h_inner_keys);
 	free(state->h_outer_lo);
 	free(state->h_outer_hi);
@@ -1980,6 +2037,76 @@ cuda_tile_can_match(void *arg, const GjTile *tile)
  * A step never mixes OUTER_ALL rows with bounded ones, so "filtered" is a
  * property of the step.
  */
+/*
+ * The candidates of step rows [o_begin, o_begin + rows) of a sorted step:
+ * each row's first inner position in d_first and their number in d_cand.
+ */
+static bool
+launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin, int64_t rows,
+			  GjError *err)
+{
+	BoundsArgs	b;
+
+	b.status = state->d_outer_status;
+	b.lo = state->d_outer_lo;
+	b.hi = state->d_outer_hi;
+	b.inner_keys = state->d_inner_keys;
+	b.o_begin = o_begin;
+	b.nrows = rows;
+	b.inner_begin = tile->inner_begin;
+	b.inner_end = tile->inner_end;
+	b.valid_end = max64(min64(tile->inner_end, state->inner_valid), tile->inner_begin);
+	b.first = state->d_first;
+	b.cand = state->d_cand;
+	bounds_kernel<<<grid_for(rows + 1, 256), 256, 0, state->stream>>>(b);
+	CUDA_LAUNCHED("the bounds kernel");
+	return true;
+}
+
+/*
+ * The write pass of a filtered step (a.npairs candidates, total of them
+ * matching): the matches in candidate order into the device match buffer.
+ */
+static bool
+write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjError *err)
+{
+	uint64_t   *packed;
+	uint64_t   *nselected = state->d_cut + 5;
+	thrust::counting_iterator<uint64_t> first_pair(0);
+
+	if (total > state->packed_capacity)
+	{
+		int64_t		size = min64(max64(total, 2 * state->packed_capacity), state->capacity);
+
+		cudaFree(state->d_packed);
+		state->d_packed = NULL;
+		state->packed_capacity = 0;
+		CUDA_TRY(cudaMalloc((void **) &state->d_packed, sizeof(uint64_t) * size),
+				 "could not allocate the device match buffer");
+		state->packed_capacity = size;
+	}
+	if (state->d_pair_args == NULL)
+		CUDA_TRY(cudaMalloc((void **) &state->d_pair_args, sizeof(PairArgs)),
+				 "could not allocate device memory");
+	/* pageable source: the copy has left *a when this returns */
+	CUDA_TRY(cudaMemcpyAsync(state->d_pair_args, a, sizeof(PairArgs), cudaMemcpyHostToDevice,
+							 state->stream),
+			 "could not copy the step's arguments to the device");
+	packed = state->d_packed;
+	if (!cub_run(state, [&] (void *temp, size_t &bytes) {
+		return cub::DeviceSelect::If(temp, bytes,
+									 thrust::make_transform_iterator(first_pair,
+																	 PackPair {state->d_pair_args}),
+									 packed, nselected, (int64_t) a->npairs, IsPair(),
+									 state->stream);
+	}, "could not select the matches of a step", err))
+		return false;
+	unpack_pairs_kernel<<<grid_for(total, 256), 256, 0, state->stream>>>(
+		packed, total, state->d_out_outer, state->d_out_inner);
+	CUDA_LAUNCHED("the match unpack kernel");
+	return true;
+}
+
 static bool
 sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 				GjMatches *matches, GjStats *stats, GjError *err)
@@ -1987,7 +2114,6 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 	int64_t		o_begin = *outer_next;
 	int64_t		rows = min64(state->step_cap, tile->outer_end - o_begin);
 	bool		filter = state->input.filter_needed || o_begin < state->outer_all;
-	BoundsArgs	b;
 	PairArgs	a;
 	int64_t		k,
 				total,
@@ -2006,19 +2132,8 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 			 "could not record a CUDA event");
 	CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
 			 "could not record a CUDA event");
-	b.status = state->d_outer_status;
-	b.lo = state->d_outer_lo;
-	b.hi = state->d_outer_hi;
-	b.inner_keys = state->d_inner_keys;
-	b.o_begin = o_begin;
-	b.nrows = rows;
-	b.inner_begin = tile->inner_begin;
-	b.inner_end = tile->inner_end;
-	b.valid_end = max64(min64(tile->inner_end, state->inner_valid), tile->inner_begin);
-	b.first = state->d_first;
-	b.cand = state->d_cand;
-	bounds_kernel<<<grid_for(rows + 1, 256), 256, 0, state->stream>>>(b);
-	CUDA_LAUNCHED("the bounds kernel");
+	if (!launch_bounds(state, tile, o_begin, rows, err))
+		return false;
 	if (!scan_counts(state, state->d_cand, rows + 1, err))
 		return false;
 
@@ -2034,7 +2149,6 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 	a.nrows = rows;
 	a.filter = filter;
 	a.count = state->d_count;
-	a.cursor = (unsigned long long *) (state->d_cut + 5);
 	a.out_outer = state->d_out_outer;
 	a.out_inner = state->d_out_inner;
 	if (filter)
@@ -2085,9 +2199,17 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 		a.npairs = (uint64_t) pairs;
 		CUDA_TRY(cudaEventRecord(state->events[EV_WRITE], state->stream),
 				 "could not record a CUDA event");
-		write_pairs_kernel<<<grid_for(pairs, SORTED_BLOCK), SORTED_BLOCK, 0,
-			state->stream>>>(a);
-		CUDA_LAUNCHED("the pair write kernel");
+		if (filter)
+		{
+			if (!write_filtered_pairs(state, &a, total, err))
+				return false;
+		}
+		else
+		{
+			write_pairs_kernel<<<grid_for(pairs, SORTED_BLOCK), SORTED_BLOCK, 0,
+				state->stream>>>(a);
+			CUDA_LAUNCHED("the pair write kernel");
+		}
 		CUDA_TRY(cudaEventRecord(state->events[EV_WRITTEN], state->stream),
 				 "could not record a CUDA event");
 		CUDA_TRY(cudaMemcpyAsync(state->h_out_outer, state->d_out_outer,
@@ -2211,6 +2333,135 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 }
 
 /*
+ * The host side of the aggregate fast path: the sorted sides' row order and
+ * the prefix arrays of the inner arguments (agg_runs.h), once per join.
+ */
+static bool
+cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
+{
+	int64_t		ni = state->input.inner_nrows;
+	int64_t		no = state->input.outer_nrows;
+	uint32_t   *inner_perm = (uint32_t *) malloc(sizeof(uint32_t) * max64(ni, 1));
+
+	state->h_outer_perm = (uint32_t *) malloc(sizeof(uint32_t) * max64(no, 1));
+	if (inner_perm == NULL || state->h_outer_perm == NULL)
+	{
+		free(inner_perm);
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for the row order of %lld x %lld rows",
+				 (long long) no, (long long) ni);
+		return false;
+	}
+	if (cudaMemcpy(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
+				   cudaMemcpyDeviceToHost) != cudaSuccess ||
+		cudaMemcpy(state->h_outer_perm, state->d_outer_perm, sizeof(uint32_t) * no,
+				   cudaMemcpyDeviceToHost) != cudaSuccess)
+	{
+		free(inner_perm);
+		return cuda_fail(err, 0, "could not copy the sorted row order from the device",
+						 cudaGetLastError());
+	}
+	state->agg_runs = gj_agg_runs_create(spec, inner_perm, ni);
+	free(inner_perm);
+	if (state->agg_runs == NULL)
+	{
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for the prefix sums of %lld inner rows",
+				 (long long) ni);
+		return false;
+	}
+	CUDA_TRY(cudaMallocHost((void **) &state->h_run_first, sizeof(uint32_t) * state->step_cap),
+			 "could not allocate pinned host memory");
+	CUDA_TRY(cudaMallocHost((void **) &state->h_run_width, sizeof(uint64_t) * state->step_cap),
+			 "could not allocate pinned host memory");
+	return true;
+}
+
+/*
+ * The aggregate fast path of a sort-merge join whose bounds are its whole
+ * condition (agg_runs.h): the bounds kernel finds each outer row's run of
+ * inner positions on the device, and only the runs come back, 12 bytes an
+ * outer row and never a pair, to be reduced with the prefix arrays.  Outer
+ * rows whose bounds the host must see (OUTER_ALL) return their pairs as
+ * run_step does; any other join is run_step.  The same steps as the cpu
+ * backend's cpu_agg_step, so both give the same partials.
+ */
+static bool
+cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpec *spec,
+			  GjAggPartial *partial, GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+	int64_t		o_begin = *outer_next;
+	int64_t		rows,
+				j,
+				work = 0;
+
+	if (state->input.algorithm != GJ_ALGO_SORTMERGE || state->input.filter_needed ||
+		tile->inner_end <= tile->inner_begin || o_begin >= tile->outer_end)
+		return cuda_run_step(arg, tile, outer_next, matches, stats, err);
+	if (o_begin < state->outer_all)
+	{
+		/* the OUTER_ALL rows of the tile, alone, as pairs */
+		GjTile		all_rows = *tile;
+
+		all_rows.outer_end = min64(tile->outer_end, state->outer_all);
+		return cuda_run_step(arg, &all_rows, outer_next, matches, stats, err);
+	}
+	matches->count = 0;
+	if (state->h_outer_status[o_begin] == OUTER_EMPTY)
+	{
+		/* empty rows are last: the rest of the tile has nothing */
+		*outer_next = tile->outer_end;
+		return true;
+	}
+	if (state->agg_runs == NULL && !cuda_agg_prepare(state, spec, err))
+		return false;
+
+	rows = min64(state->step_cap, tile->outer_end - o_begin);
+	CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
+			 "could not record a CUDA event");
+	if (!launch_bounds(state, tile, o_begin, rows, err))
+		return false;
+	CUDA_TRY(cudaEventRecord(state->events[EV_COUNTED], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaMemcpyAsync(state->h_run_first, state->d_first, sizeof(uint32_t) * rows,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy the runs from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_run_width, state->d_cand, sizeof(uint64_t) * rows,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy the runs from the device");
+	CUDA_TRY(cudaEventRecord(state->events[EV_DONE], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "the bounds kernel failed");
+	stats->kernel_ms += event_ms(state, EV_UPLOADED, EV_COUNTED);
+	stats->transfer_ms += event_ms(state, EV_COUNTED, EV_DONE);
+	stats->bytes_from_device += (sizeof(uint32_t) + sizeof(uint64_t)) * rows;
+
+	for (j = 0; j < rows; j++)
+	{
+		int64_t		p = o_begin + j;
+		int64_t		first = state->h_run_first[j];
+		int64_t		width = (int64_t) state->h_run_width[j];
+
+		if (state->h_outer_status[p] == OUTER_EMPTY)
+		{
+			j = tile->outer_end - o_begin;
+			break;
+		}
+		if (j > 0 && work >= AGG_HOST_WORK_PER_STEP)
+			break;
+		work += gj_agg_runs_reduce(state->agg_runs, spec, partial, state->h_outer_perm[p],
+								   first, first + width);
+		stats->pairs_evaluated += width;
+		stats->device_matches += width;
+	}
+	*outer_next = o_begin + j;
+	return true;
+}
+
+/*
  * For test/kernels/kernel_test.c only, not part of the backend contract:
  * run the count pass over a whole tile, step by step as run_step plans it,
  * and return the number of matches and the device time of the counting.
@@ -2258,5 +2509,5 @@ extern "C" const GjBackend gj_cuda_backend = {
 	cuda_end_join,
 	(1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH),
 	cuda_tile_can_match,
-	NULL						/* agg_step: the executor reduces the pairs */
+	cuda_agg_step
 };

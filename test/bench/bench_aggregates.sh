@@ -8,7 +8,8 @@
 # The native plan (a nested loop over every pair) and Agg over GpuJoin (every
 # matching pair returned as a row) are timed at NATIVE_N x NATIVE_N (default
 # 20000) and extrapolated quadratically: said so in the table.  Median of
-# RUNS runs of psql's \timing.  Needs the extension installed.
+# RUNS runs of psql's \timing.  Needs the extension installed.  EXPLAIN=1
+# prints the EXPLAIN ANALYZE of each size's aggregate query after the table.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
@@ -50,6 +51,7 @@ AGG_ON='SET gpujoin.enable_aggregate = on'
 AGG_OFF='SET gpujoin.enable_aggregate = off'
 NATIVE='SET gpujoin.enabled = off'
 
+plans=""
 make_tables "$NATIVE_N"
 native_small=$(time_query "$NATIVE" "$Q")
 joinagg_small=$(time_query "$AGG_OFF" "$Q")
@@ -65,4 +67,7 @@ for n in $SIZES; do
 	native=$(awk -v t="$native_small" -v f="$f" 'BEGIN {printf "%.0f", t * f}')
 	joinagg=$(awk -v t="$joinagg_small" -v f="$f" 'BEGIN {printf "%.0f", t * f}')
 	echo "| ${n} x ${n} | $inside | ~$joinagg (extrapolated) | ~$native (extrapolated) | $(awk -v a="$inside" -v b="$native" 'BEGIN {printf "%.0fx", b / a}') |"
+	[ -n "${EXPLAIN:-}" ] && plans="$plans
+$(psql -c "$AGG_ON" -c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) $Q")"
 done
+[ -z "${EXPLAIN:-}" ] || printf '%s\n' "$plans"

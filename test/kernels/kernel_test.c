@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "kernels/backend.h"
+#include "kernels/agg_reduce.h"
 
 /* A test hook of cuda_backend.cu, not part of the backend contract. */
 extern bool gj_cuda_bench_count(void *state, const GjTile *tile, int64_t *nmatches,
@@ -88,6 +89,7 @@ typedef struct PairSet
 	GjStats		stats;
 	int64_t		steps;
 	int64_t		pruned;			/* tiles tile_can_match excluded */
+	uint64_t	order;			/* fingerprint of the pairs in the order returned */
 	char		problem[256];	/* a broken step contract, or "" */
 } PairSet;
 
@@ -629,7 +631,10 @@ add_pair(PairSet *set, uint32_t outer, uint32_t inner)
 			exit(2);
 		}
 	}
-	set->pairs[set->n++] = ((uint64_t) outer << 32) | inner;
+	set->pairs[set->n] = ((uint64_t) outer << 32) | inner;
+	/* position-dependent, so two sequences of the same pairs differ */
+	set->order = (set->order ^ set->pairs[set->n]) * 0x100000001b3ull + (uint64_t) set->n;
+	set->n++;
 }
 
 static int
@@ -795,6 +800,19 @@ test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Sche
 		{
 			printf("# cpu has %lld pairs, cuda %lld\n", (long long) cpu.n, (long long) gpu.n);
 			ok = false;
+		}
+
+		/*
+		 * The sorted joins return the pairs in the cpu backend's order too:
+		 * the host rechecks them in that order, and which error a query
+		 * raises, or whether a semi/anti join stops before a pair that would
+		 * raise one, follows from it.
+		 */
+		if (cpu.order != gpu.order)
+		{
+			printf("# cuda returns the pairs in another order than cpu\n");
+			if (input.algorithm != GJ_ALGO_NESTLOOP)
+				ok = false;
 		}
 		for (i = 0; ok && i < cpu.n; i++)
 		{
@@ -1033,6 +1051,219 @@ test_sorted_errors(const Side *outer, const Side *inner, const JoinSpec *spec)
 	gj_cuda_backend.end_join(state);
 }
 
+/* ---------------------------------------------------------------------
+ * Aggregates: agg_step of both backends
+ * ---------------------------------------------------------------------
+ */
+
+#define AGG_NARGS	4
+#define AGG_GROUPS	7
+
+/* The partials of one backend's agg_steps over a schedule. */
+typedef struct AggRun
+{
+	GjAggPartial partial;
+	int64_t		group_pairs[AGG_GROUPS];
+	GjAggAcc	group_acc[AGG_GROUPS * AGG_NARGS];
+	PairSet		pairs;			/* what the steps returned as pairs */
+} AggRun;
+
+static bool
+run_agg_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
+				 const GjAggSpec *spec, AggRun *run, GjError *err)
+{
+	void	   *state;
+	int64_t		ib,
+				ob;
+
+	memset(run, 0, sizeof(AggRun));
+	if (spec->outer_group != NULL)
+	{
+		run->partial.group_pairs = run->group_pairs;
+		run->partial.group_acc = run->group_acc;
+	}
+	state = backend->begin_join(input, err);
+	if (state == NULL)
+		return false;
+	for (ib = 0; ib < s->inner_rows; ib += s->inner_tile)
+	{
+		for (ob = 0; ob < s->outer_rows; ob += s->outer_tile)
+		{
+			GjTile		tile;
+			int64_t		next;
+
+			tile.outer_begin = ob;
+			tile.outer_end = ob + s->outer_tile < s->outer_rows ? ob + s->outer_tile : s->outer_rows;
+			tile.inner_begin = ib;
+			tile.inner_end = ib + s->inner_tile < s->inner_rows ? ib + s->inner_tile : s->inner_rows;
+			if (!backend->tile_can_match(state, &tile))
+				continue;
+			next = tile.outer_begin;
+			while (next < tile.outer_end)
+			{
+				GjMatches	m;
+				int64_t		before = next;
+				int64_t		k;
+
+				memset(&m, 0, sizeof(m));
+				if (!backend->agg_step(state, &tile, &next, spec, &run->partial, &m,
+									   &run->pairs.stats, err))
+				{
+					backend->end_join(state);
+					return false;
+				}
+				run->pairs.steps++;
+				if (next <= before)
+				{
+					snprintf(run->pairs.problem, sizeof(run->pairs.problem),
+							 "agg_step did not advance from %lld", (long long) before);
+					break;
+				}
+				for (k = 0; k < m.count; k++)
+					add_pair(&run->pairs, m.outer_rows[k], m.inner_rows[k]);
+			}
+		}
+	}
+	backend->end_join(state);
+	qsort(run->pairs.pairs, run->pairs.n, sizeof(uint64_t), cmp_u64);
+	return true;
+}
+
+static bool
+same_acc(const GjAggAcc *x, const GjAggAcc *y)
+{
+	return x->count == y->count && x->isum == y->isum &&
+		x->fsum_started == y->fsum_started &&
+		(!x->fsum_started || memcmp(&x->fsum, &y->fsum, sizeof(double)) == 0) &&
+		x->saw_nonfinite == y->saw_nonfinite && x->has_minmax == y->has_minmax &&
+		(!x->has_minmax || (x->min_key == y->min_key && x->max_key == y->max_key));
+}
+
+/*
+ * A range join's aggregates on both backends: count(*), an outer integer
+ * argument, and inner integer, float and large integer arguments (sums and
+ * min/max), with and without groups.  Both reduce the same runs in the same
+ * order, so even the float sums are identical; the pairs of OUTER_ALL rows
+ * come back as pairs on both.
+ */
+static void
+test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
+		 bool grouped)
+{
+	static const int arg_side[AGG_NARGS] = {0, 1, 1, 1};
+	static const int arg_col[AGG_NARGS] = {0, 0, 1, 2};
+	GjJoinInput input;
+	GjAggSpec	spec;
+	AggRun	   *cpu = xmalloc(sizeof(AggRun));
+	AggRun	   *gpu = xmalloc(sizeof(AggRun));
+	uint8_t    *flags[AGG_NARGS];
+	uint32_t   *groups = xmalloc(sizeof(uint32_t) * outer->nrows);
+	GjError		err;
+	bool		ok = true;
+	int			a;
+	int64_t		r;
+
+	memset(&input, 0, sizeof(input));
+	input.outer = outer->cols;
+	input.outer_nrows = outer->nrows;
+	input.inner = inner->cols;
+	input.inner_nrows = inner->nrows;
+	input.instrs = join->program.instrs;
+	input.ninstrs = join->program.ninstrs;
+	input.algorithm = join->algorithm;
+	input.match_capacity = s->capacity;
+	input.budget_bytes = (int64_t) 1 << 30;
+	input.range = join->range;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.nargs = AGG_NARGS;
+	for (a = 0; a < AGG_NARGS; a++)
+	{
+		const Side *side = arg_side[a] == 0 ? outer : inner;
+
+		flags[a] = xmalloc(side->nrows);
+		for (r = 0; r < side->nrows; r++)
+			flags[a][r] = side->isnull[arg_col[a]] != NULL && side->isnull[arg_col[a]][r] ?
+				GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
+		spec.args[a].side = arg_side[a];
+		spec.args[a].cls = arg_col[a] == 1 ? GJ_CLASS_FLOAT : GJ_CLASS_INT;
+		spec.args[a].need_sum = 1;
+		spec.args[a].need_minmax = 1;
+		spec.args[a].values = side->values[arg_col[a]];
+		spec.args[a].flags = flags[a];
+	}
+	for (r = 0; r < outer->nrows; r++)
+		groups[r] = (uint32_t) (r % AGG_GROUPS);
+	spec.outer_group = grouped ? groups : NULL;
+
+	memset(&err, 0, sizeof(err));
+	if (!run_agg_schedule(&gj_cpu_backend, &input, s, &spec, cpu, &err))
+	{
+		printf("# cpu backend failed: %s\n", err.message);
+		ok = false;
+	}
+	memset(&err, 0, sizeof(err));
+	if (ok && !run_agg_schedule(&gj_cuda_backend, &input, s, &spec, gpu, &err))
+	{
+		printf("# cuda backend failed: %s\n", err.message);
+		ok = false;
+	}
+	if (ok)
+	{
+		int			nacc = grouped ? AGG_GROUPS * AGG_NARGS : AGG_NARGS;
+		const GjAggAcc *cacc = grouped ? cpu->group_acc : cpu->partial.acc;
+		const GjAggAcc *gacc = grouped ? gpu->group_acc : gpu->partial.acc;
+
+		printf("# %lld pairs reduced, %lld returned, cpu %lld steps, cuda %lld steps\n",
+			   (long long) cpu->partial.pairs, (long long) cpu->pairs.n,
+			   (long long) cpu->pairs.steps, (long long) gpu->pairs.steps);
+		if (cpu->pairs.problem[0] || gpu->pairs.problem[0])
+		{
+			printf("# step contract: cpu: %s; cuda: %s\n", cpu->pairs.problem, gpu->pairs.problem);
+			ok = false;
+		}
+		if (cpu->partial.pairs != gpu->partial.pairs || cpu->pairs.n != gpu->pairs.n ||
+			(cpu->pairs.n > 0 && memcmp(cpu->pairs.pairs, gpu->pairs.pairs,
+										sizeof(uint64_t) * cpu->pairs.n) != 0))
+		{
+			printf("# cpu reduced %lld and returned %lld pairs, cuda %lld and %lld\n",
+				   (long long) cpu->partial.pairs, (long long) cpu->pairs.n,
+				   (long long) gpu->partial.pairs, (long long) gpu->pairs.n);
+			ok = false;
+		}
+		if (grouped && memcmp(cpu->group_pairs, gpu->group_pairs, sizeof(cpu->group_pairs)) != 0)
+		{
+			printf("# the groups' pair counts differ\n");
+			ok = false;
+		}
+		for (a = 0; ok && a < nacc; a++)
+		{
+			if (!same_acc(&cacc[a], &gacc[a]))
+			{
+				printf("# accumulator %d differs: count %lld / %lld, fsum %.17g / %.17g\n", a,
+					   (long long) cacc[a].count, (long long) gacc[a].count,
+					   cacc[a].fsum, gacc[a].fsum);
+				ok = false;
+			}
+		}
+		if (ok && cpu->pairs.stats.pairs_evaluated != gpu->pairs.stats.pairs_evaluated)
+		{
+			printf("# cpu evaluated %lld pairs, cuda %lld\n",
+				   (long long) cpu->pairs.stats.pairs_evaluated,
+				   (long long) gpu->pairs.stats.pairs_evaluated);
+			ok = false;
+		}
+	}
+	for (a = 0; a < AGG_NARGS; a++)
+		free(flags[a]);
+	free(groups);
+	free(cpu->pairs.pairs);
+	free(gpu->pairs.pairs);
+	free(cpu);
+	free(gpu);
+	report(ok, grouped ? "agg_step %s, %s, 7 groups" : "agg_step %s, %s", join->name, s->name);
+}
+
 /*
  * quick: only the sorted joins over the two schedules with few steps, and
  * their error paths (for compute-sanitizer, which makes launches slow).
@@ -1058,6 +1289,7 @@ run_tests(bool quick)
 	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
 	int			njoins = build_joins(joins);
 	int			nhash = 0;
+	int			nagg = 0;
 	GjDeviceInfo info;
 	GjError		err;
 	Side		outer,
@@ -1066,7 +1298,10 @@ run_tests(bool quick)
 				j;
 
 	for (i = 0; i < njoins; i++)
+	{
 		nhash += joins[i].algorithm == GJ_ALGO_HASH;
+		nagg += joins[i].algorithm == GJ_ALGO_SORTMERGE && !joins[i].filter_needed;
+	}
 	memset(&info, 0, sizeof(info));
 	memset(&err, 0, sizeof(err));
 	if (!gj_cuda_probe(&info, &err))
@@ -1080,11 +1315,11 @@ run_tests(bool quick)
 	{
 		nsched = 2;
 		nprogs = 0;
-		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 4);
+		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 4 + nagg * 4);
 	}
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
-			   2 + 4 + nhash * 2 + 2);
+			   2 + 4 + nhash * 2 + 2 + nagg * 4);
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
@@ -1110,6 +1345,15 @@ run_tests(bool quick)
 		test_errors(&outer, &inner, &progs[nprogs - 1]);
 	test_sorted_errors(&outer, &inner, &joins[0]);
 	test_sorted_errors(&outer, &inner, &joins[njoins - 1]);
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm != GJ_ALGO_SORTMERGE || joins[i].filter_needed)
+			continue;
+		test_agg(&outer, &inner, &joins[i], &schedules[1], false);
+		test_agg(&outer, &inner, &joins[i], &schedules[1], true);
+		test_agg(&outer, &inner, &joins[i], &schedules[nsched - 1], false);
+		test_agg(&outer, &inner, &joins[i], &schedules[nsched - 1], true);
+	}
 	if (quick)
 	{
 		free_side(&outer);
