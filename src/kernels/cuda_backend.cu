@@ -111,11 +111,16 @@
 #define SCRATCH_MAX_ENTRIES ((int64_t) 1 << 26)
 
 /*
- * The pinned host match buffer grows on demand up to the match capacity:
- * the default budget gives a capacity of a billion pairs, and pinning 8 GB
- * of host memory for a join that returns a few rows would be a waste.
+ * The match buffers grow on demand up to the match capacity: the default
+ * budget (half the free memory of an H100) gives a capacity of over a
+ * billion pairs, and allocating 10 GB of device memory, or pinning 8 GB of
+ * host memory, for a join that returns a few rows would be a waste of
+ * milliseconds and memory.  The device buffer starts at DEVICE_MATCH_MIN_PAIRS
+ * (32 MB) or the inner tile, whichever is more; a step cut short by it
+ * doubles it for the next step.
  */
-#define HOST_MATCH_MIN_PAIRS ((int64_t) 1 << 20)
+#define HOST_MATCH_MIN_PAIRS	((int64_t) 1 << 16)
+#define DEVICE_MATCH_MIN_PAIRS	((int64_t) 1 << 22)
 
 /*
  * Sort-merge and hash steps.  SORTED_ROWS_PER_STEP outer rows at most (their
@@ -189,7 +194,8 @@ typedef struct CudaJoinState
 	GjProgram	program;
 	bool		simple;
 	GjSimpleCompare compare;
-	int64_t		capacity;		/* pairs of the device match buffer */
+	int64_t		capacity;		/* pairs a step may return (the contract) */
+	int64_t		d_capacity;		/* pairs the device match buffer holds now */
 	int			sm_count;
 	double		density;		/* matches per pair last counted; 0: unknown */
 
@@ -1215,6 +1221,48 @@ ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err)
 }
 
 /*
+ * Grow the device match buffer towards want pairs (never past capacity);
+ * its contents are gone.  Only between steps, once the last step's matches
+ * are on the host.  When the device has no memory for more, the buffer
+ * stays as it is if it holds at least need pairs (the steps are shorter),
+ * else it is out of memory.
+ */
+static bool
+ensure_device_matches(CudaJoinState *state, int64_t need, int64_t want, GjError *err)
+{
+	int64_t		size;
+	uint32_t   *d_outer = NULL,
+			   *d_inner = NULL;
+	cudaError_t rc;
+
+	need = min64(need, state->capacity);
+	want = min64(max64(want, need), state->capacity);
+	if (want <= state->d_capacity)
+		return true;
+	size = min64(max64(max64(want, 2 * state->d_capacity), DEVICE_MATCH_MIN_PAIRS),
+				 state->capacity);
+	rc = cudaMalloc((void **) &d_outer, sizeof(uint32_t) * size);
+	if (rc == cudaSuccess)
+		rc = cudaMalloc((void **) &d_inner, sizeof(uint32_t) * size);
+	if (rc != cudaSuccess)
+	{
+		cudaFree(d_outer);
+		if (state->d_capacity >= need)
+		{
+			(void) cudaGetLastError();
+			return true;
+		}
+		return cuda_fail(err, 0, "could not allocate the device match buffer", rc);
+	}
+	cudaFree(state->d_out_outer);
+	cudaFree(state->d_out_inner);
+	state->d_out_outer = d_outer;
+	state->d_out_inner = d_inner;
+	state->d_capacity = size;
+	return true;
+}
+
+/*
  * CUB's in-place exclusive prefix sum (temp == NULL: size the temporary
  * storage).  CCCL's device bookkeeping may throw cuda::cuda_error, and no
  * exception may leave this file, so it becomes an error code here.
@@ -1323,10 +1371,8 @@ begin_join_allocate(CudaJoinState *state, GjError *err)
 	for (; state->nevents < NUM_EVENTS; state->nevents++)
 		CUDA_TRY(cudaEventCreate(&state->events[state->nevents]),
 				 "could not create a CUDA event");
-	CUDA_TRY(cudaMalloc((void **) &state->d_out_outer, sizeof(uint32_t) * state->capacity),
-			 "could not allocate the device match buffer");
-	CUDA_TRY(cudaMalloc((void **) &state->d_out_inner, sizeof(uint32_t) * state->capacity),
-			 "could not allocate the device match buffer");
+	if (!ensure_device_matches(state, 1, DEVICE_MATCH_MIN_PAIRS, err))
+		return false;
 	CUDA_TRY(cudaMalloc((void **) &state->d_prefix, 3 * sizeof(int64_t)),
 			 "could not allocate device memory");
 	CUDA_TRY(cudaMallocHost((void **) &state->h_prefix, 3 * sizeof(int64_t)),
@@ -1474,10 +1520,10 @@ plan_step(const CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 
 	if (state->density > 0)
 	{
-		double		est = (double) state->capacity / (state->density * inner_rows) * 1.25;
+		double		est = (double) state->d_capacity / (state->density * inner_rows) * 1.25;
 
 		if (est < (double) rows)
-			rows = max64((int64_t) est, min64(state->capacity / inner_rows, work));
+			rows = max64((int64_t) est, min64(state->d_capacity / inner_rows, work));
 	}
 	rows = max64(min64(rows, tile->outer_end - o_begin), 1);
 
@@ -2169,7 +2215,7 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 	}
 	sorted_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand,
 												  filter ? state->d_count : NULL, rows,
-												  (uint64_t) state->capacity, state->d_cut);
+												  (uint64_t) state->d_capacity, state->d_cut);
 	CUDA_LAUNCHED("the cut kernel");
 	CUDA_TRY(cudaMemcpyAsync(state->h_cut, state->d_cut, sizeof(uint64_t) * CUT_ENTRIES,
 							 cudaMemcpyDeviceToHost, state->stream),
@@ -2182,9 +2228,9 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 	pairs = (int64_t) state->h_cut[4];
 	stats->bytes_from_device += sizeof(uint64_t) * CUT_ENTRIES;
 	stats->kernel_ms += event_ms(state, EV_UPLOADED, EV_COUNTED);
-	if (k < 1 || total > state->capacity || total > pairs)
+	if (k < 1 || total > state->d_capacity || total > pairs)
 	{
-		/* cannot happen: one row has at most inner_rows <= capacity matches */
+		/* cannot happen: one row has at most inner_rows <= d_capacity matches */
 		err->code = GJ_ERR_DEVICE;
 		snprintf(err->message, sizeof(err->message),
 				 "count kernel returned an invalid prefix (%lld rows, %lld matches, %lld pairs)",
@@ -2234,6 +2280,10 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 	matches->inner_rows = state->h_out_inner;
 	matches->count = total;
 	*outer_next = o_begin + k;
+	/* most likely cut short by the buffer: a larger one for the next step */
+	if (k < rows && total > state->d_capacity / 2)
+		return ensure_device_matches(state, tile->inner_end - tile->inner_begin,
+									 2 * state->d_capacity, err);
 	return true;
 }
 
@@ -2265,6 +2315,9 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 		return false;
 	}
 
+	/* the device buffer holds at least one outer row's matches */
+	if (!ensure_device_matches(state, inner_rows, inner_rows, err))
+		return false;
 	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
 		return sorted_run_step(state, tile, outer_next, matches, stats, err);
 
@@ -2279,7 +2332,7 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 			 "could not record a CUDA event");
 
 	plan_step(state, tile, o_begin, &plan);
-	if (!count_step(state, tile, &plan, o_begin, (uint64_t) state->capacity, err))
+	if (!count_step(state, tile, &plan, o_begin, (uint64_t) state->d_capacity, err))
 		return false;
 	k = state->h_prefix[0];
 	total = state->h_prefix[1];
@@ -2287,9 +2340,9 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	stats->transfer_ms += event_ms(state, EV_START, EV_UPLOADED);
 	stats->kernel_ms += event_ms(state, EV_UPLOADED, EV_COUNTED);
 	state->density = (double) state->h_prefix[2] / ((double) plan.nrows * inner_rows);
-	if (k < 1 || total > state->capacity)
+	if (k < 1 || total > state->d_capacity)
 	{
-		/* cannot happen: one outer row has at most inner_rows <= capacity */
+		/* cannot happen: one outer row has at most inner_rows <= d_capacity */
 		err->code = GJ_ERR_DEVICE;
 		snprintf(err->message, sizeof(err->message),
 				 "count kernel returned an invalid prefix (%lld rows, %lld matches)",
@@ -2329,6 +2382,9 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	matches->inner_rows = state->h_out_inner;
 	matches->count = total;
 	*outer_next = o_begin + k;
+	/* cut short by the buffer: a larger one for the next step */
+	if (k < plan.nrows)
+		return ensure_device_matches(state, inner_rows, 2 * state->d_capacity, err);
 	return true;
 }
 
