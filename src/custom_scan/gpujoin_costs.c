@@ -44,16 +44,20 @@
  * is a threshold more than a measurement: a GpuJoin must save about that
  * much before the planner gives up PostgreSQL's own plan for it, which keeps
  * small joins native (the cpu backend measures 0.03 ms for a 10 x 10 join).
- * The cuda constants come from the H100 figures in docs/results: about
- * 20 ms per join however small (allocations, launches, synchronisation; a
- * 10k x 1k equi-join took 22 ms against PostgreSQL's 4 ms), 5.5e12
- * single-comparison pairs/s in the nested loop, a 1M x 1M hash join's sort
- * and search in 9.8 ms; the host-side costs of draining and returning rows
- * are the cpu backend's, since the same host code does them.
+ * The cuda constants come from scripts/calibrate_costs.sh on the H100
+ * (docs/results/2026-11-24-h100-calibrate.md): about 3 ms per join however
+ * small (it was 20 ms while every join allocated its whole match capacity),
+ * 47 ns per drained row and 10 ns per returned row beyond the native parts,
+ * the hash fit's sort_cost (the sort-merge fit lost it in the noise: a 1M x
+ * 1M sort takes under 10 ms there), the reported transfer time per kB.
+ * pair_cost is not the fit's: at these sizes the nested loop's kernel time
+ * (200M pairs in 0.04 ms) is lost in the noise, so it comes from the kernel
+ * test's figures instead, 2e12 pairs/s through the step path.  CUDA's
+ * initialisation, about 300 ms once per backend, is not in startup_cost.
  */
 /*		backend	startup	row		transfer	pair		sort		output */
 GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.05, 0.0, 0.00035, 0.0011, 0.006};
-GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 10000.0, 0.05, 0.05, 0.0000001, 0.00015, 0.006};
+GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.005, 0.0000001, 0.0009, 0.0023};
 
 /* One GUC per constant and backend: gpujoin.<backend>_<name>. */
 typedef struct CostGucSpec
