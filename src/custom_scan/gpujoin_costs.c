@@ -45,7 +45,7 @@
  * much before the planner gives up PostgreSQL's own plan for it, which keeps
  * small joins native (the cpu backend measures 0.03 ms for a 10 x 10 join).
  * The cuda constants come from scripts/calibrate_costs.sh on the H100
- * (docs/results/2026-11-24-h100-calibrate.md): about 3 ms per join however
+ * (docs/results/2026-11-24-h100.md): about 3 ms per join however
  * small (it was 20 ms while every join allocated its whole match capacity),
  * 47 ns per drained row and 10 ns per returned row beyond the native parts,
  * the hash fit's sort_cost (the sort-merge fit lost it in the noise: a 1M x
