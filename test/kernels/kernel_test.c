@@ -16,6 +16,8 @@
  *	  own tile_can_match, and must prune the same tiles.
  *
  *	  kernel_test			the correctness tests
+ *	  kernel_test nestloop	the nested-loop programs on one schedule with few
+ *							steps (for compute-sanitizer racecheck)
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
  *	  kernel_test startup	time a 10 x 10 join per algorithm on cuda, whole
@@ -659,12 +661,13 @@ cmp_u64(const void *a, const void *b)
 
 /*
  * Walk the tiles inner-major, as tile_planner.c does, and collect every
- * pair.  Checks the step contract on the way.  Returns false with
- * err set when the backend failed.
+ * pair.  Checks the step contract on the way.  With spec, the steps are
+ * agg_steps reducing into *partial, and the pairs collected are those they
+ * return.  Returns false with err set when the backend failed.
  */
 static bool
-run_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
-			 PairSet *set, GjError *err)
+run_schedule_agg(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
+				 const GjAggSpec *spec, GjAggPartial *partial, PairSet *set, GjError *err)
 {
 	void	   *state;
 	int64_t		ib,
@@ -698,7 +701,9 @@ run_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule 
 				int64_t		k;
 
 				memset(&m, 0, sizeof(m));
-				if (!backend->run_step(state, &tile, &next, &m, &set->stats, err))
+				if (spec != NULL ?
+					!backend->agg_step(state, &tile, &next, spec, partial, &m, &set->stats, err) :
+					!backend->run_step(state, &tile, &next, &m, &set->stats, err))
 				{
 					backend->end_join(state);
 					return false;
@@ -736,6 +741,13 @@ run_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule 
 	backend->end_join(state);
 	qsort(set->pairs, set->n, sizeof(uint64_t), cmp_u64);
 	return true;
+}
+
+static bool
+run_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
+			 PairSet *set, GjError *err)
+{
+	return run_schedule_agg(backend, input, s, NULL, NULL, set, err);
 }
 
 static void
@@ -1091,61 +1103,13 @@ static bool
 run_agg_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
 				 const GjAggSpec *spec, AggRun *run, GjError *err)
 {
-	void	   *state;
-	int64_t		ib,
-				ob;
-
 	memset(run, 0, sizeof(AggRun));
 	if (spec->outer_group != NULL)
 	{
 		run->partial.group_pairs = run->group_pairs;
 		run->partial.group_acc = run->group_acc;
 	}
-	state = backend->begin_join(input, err);
-	if (state == NULL)
-		return false;
-	for (ib = 0; ib < s->inner_rows; ib += s->inner_tile)
-	{
-		for (ob = 0; ob < s->outer_rows; ob += s->outer_tile)
-		{
-			GjTile		tile;
-			int64_t		next;
-
-			tile.outer_begin = ob;
-			tile.outer_end = ob + s->outer_tile < s->outer_rows ? ob + s->outer_tile : s->outer_rows;
-			tile.inner_begin = ib;
-			tile.inner_end = ib + s->inner_tile < s->inner_rows ? ib + s->inner_tile : s->inner_rows;
-			if (!backend->tile_can_match(state, &tile))
-				continue;
-			next = tile.outer_begin;
-			while (next < tile.outer_end)
-			{
-				GjMatches	m;
-				int64_t		before = next;
-				int64_t		k;
-
-				memset(&m, 0, sizeof(m));
-				if (!backend->agg_step(state, &tile, &next, spec, &run->partial, &m,
-									   &run->pairs.stats, err))
-				{
-					backend->end_join(state);
-					return false;
-				}
-				run->pairs.steps++;
-				if (next <= before)
-				{
-					snprintf(run->pairs.problem, sizeof(run->pairs.problem),
-							 "agg_step did not advance from %lld", (long long) before);
-					break;
-				}
-				for (k = 0; k < m.count; k++)
-					add_pair(&run->pairs, m.outer_rows[k], m.inner_rows[k]);
-			}
-		}
-	}
-	backend->end_join(state);
-	qsort(run->pairs.pairs, run->pairs.n, sizeof(uint64_t), cmp_u64);
-	return true;
+	return run_schedule_agg(backend, input, s, spec, &run->partial, &run->pairs, err);
 }
 
 static bool
@@ -1281,6 +1245,44 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 	free(cpu);
 	free(gpu);
 	report(ok, grouped ? "agg_step %s, %s, 7 groups" : "agg_step %s, %s", join->name, s->name);
+}
+
+/*
+ * nestloop: only the nested-loop programs (the shared-memory compare and
+ * interpreter kernels) on the schedule with few steps, for compute-sanitizer
+ * racecheck, under which every launch is slow.
+ */
+static int
+run_nestloop_tests(void)
+{
+	static const bool outer_nulls[NCOLS] = {true, true, true};
+	static const bool inner_nulls[NCOLS] = {true, false, true};
+	static const Schedule few = {"4 tiles, capacity 3 inner tiles", N_OUTER, N_INNER, 2300, 1700,
+	3 * 1700};
+	Program    *progs = xmalloc(sizeof(Program) * 32);
+	int			nprogs = build_programs(progs);
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+	int			i;
+
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
+		free(progs);
+		return 0;
+	}
+	printf("1..%d\n", nprogs);
+	make_side(&outer, N_OUTER, outer_nulls);
+	make_side(&inner, N_INNER, inner_nulls);
+	for (i = 0; i < nprogs; i++)
+		test_program(&outer, &inner, &progs[i], &few);
+	free_side(&outer);
+	free_side(&inner);
+	free(progs);
+	return failures > 0 ? 1 : 0;
 }
 
 /*
@@ -1857,5 +1859,7 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
+	if (argc >= 2 && strcmp(argv[1], "nestloop") == 0)
+		return run_nestloop_tests();
 	return run_tests(argc >= 2 && strcmp(argv[1], "quick") == 0);
 }
