@@ -242,8 +242,10 @@ typedef struct CudaJoinState
 	uint32_t   *h_outer_perm;	/* its host copy of d_outer_perm */
 	uint32_t   *h_run_first;	/* pinned, per step row: the run's first position */
 	uint64_t   *h_run_width;	/* pinned, per step row: the run's width */
-	uint64_t   *d_packed;		/* a filtered step's matches, packed */
-	int64_t		packed_capacity;
+	int64_t		agg_rows_hint;	/* rows the last agg step reduced, when the
+								 * host's work bound stopped it; else 0 */
+	uint64_t   *d_packed;		/* a filtered step's matches, packed (d_capacity) */
+	bool		packed_needed;	/* sorted join with filtered steps */
 } CudaJoinState;
 
 /* One step's shape: candidate outer rows and the split of the inner tile. */
@@ -1150,6 +1152,18 @@ free_side(DeviceSide *side)
 	side->begin = side->end = -1;
 }
 
+/* Free the device match buffers (and the packed one of filtered steps). */
+static void
+free_device_matches(CudaJoinState *state)
+{
+	cudaFree(state->d_out_outer);
+	cudaFree(state->d_out_inner);
+	cudaFree(state->d_packed);
+	state->d_out_outer = state->d_out_inner = NULL;
+	state->d_packed = NULL;
+	state->d_capacity = 0;
+}
+
 static void
 cuda_end_join(void *arg)
 {
@@ -1162,8 +1176,7 @@ cuda_end_join(void *arg)
 		cudaStreamSynchronize(state->stream);
 	free_side(&state->outer);
 	free_side(&state->inner);
-	cudaFree(state->d_out_outer);
-	cudaFree(state->d_out_inner);
+	free_device_matches(state);
 	cudaFree(state->d_scratch);
 	cudaFree(state->d_cub_temp);
 	cudaFree(state->d_prefix);
@@ -1220,20 +1233,40 @@ ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err)
 	return true;
 }
 
+/* Allocate the device match buffers for size pairs; false if out of memory. */
+static bool
+alloc_device_matches(CudaJoinState *state, int64_t size)
+{
+	cudaError_t rc;
+
+	rc = cudaMalloc((void **) &state->d_out_outer, sizeof(uint32_t) * size);
+	if (rc == cudaSuccess)
+		rc = cudaMalloc((void **) &state->d_out_inner, sizeof(uint32_t) * size);
+	if (rc == cudaSuccess && state->packed_needed)
+		rc = cudaMalloc((void **) &state->d_packed, sizeof(uint64_t) * size);
+	if (rc != cudaSuccess)
+	{
+		free_device_matches(state);
+		(void) cudaGetLastError();
+		return false;
+	}
+	state->d_capacity = size;
+	return true;
+}
+
 /*
- * Grow the device match buffer towards want pairs (never past capacity);
- * its contents are gone.  Only between steps, once the last step's matches
- * are on the host.  When the device has no memory for more, the buffer
- * stays as it is if it holds at least need pairs (the steps are shorter),
- * else it is out of memory.
+ * Grow the device match buffers towards want pairs (never past capacity);
+ * their contents are gone.  Only between steps, once the last step's
+ * matches are on the host.  The old buffers go first, so that growing never
+ * holds both; when the device has no memory for more, the buffers are
+ * allocated again as they were (or for need pairs, a step's minimum, if
+ * that is more) and the steps stay shorter; below need it is out of memory.
  */
 static bool
 ensure_device_matches(CudaJoinState *state, int64_t need, int64_t want, GjError *err)
 {
 	int64_t		size;
-	uint32_t   *d_outer = NULL,
-			   *d_inner = NULL;
-	cudaError_t rc;
+	int64_t		fallback;
 
 	need = min64(need, state->capacity);
 	want = min64(max64(want, need), state->capacity);
@@ -1241,25 +1274,15 @@ ensure_device_matches(CudaJoinState *state, int64_t need, int64_t want, GjError 
 		return true;
 	size = min64(max64(max64(want, 2 * state->d_capacity), DEVICE_MATCH_MIN_PAIRS),
 				 state->capacity);
-	rc = cudaMalloc((void **) &d_outer, sizeof(uint32_t) * size);
-	if (rc == cudaSuccess)
-		rc = cudaMalloc((void **) &d_inner, sizeof(uint32_t) * size);
-	if (rc != cudaSuccess)
-	{
-		cudaFree(d_outer);
-		if (state->d_capacity >= need)
-		{
-			(void) cudaGetLastError();
-			return true;
-		}
-		return cuda_fail(err, 0, "could not allocate the device match buffer", rc);
-	}
-	cudaFree(state->d_out_outer);
-	cudaFree(state->d_out_inner);
-	state->d_out_outer = d_outer;
-	state->d_out_inner = d_inner;
-	state->d_capacity = size;
-	return true;
+	fallback = max64(need, state->d_capacity);
+	free_device_matches(state);
+	if (alloc_device_matches(state, size) ||
+		(fallback < size && alloc_device_matches(state, fallback)))
+		return true;
+	err->code = GJ_ERR_OUT_OF_MEMORY;
+	snprintf(err->message, sizeof(err->message),
+			 "could not allocate a device match buffer of %lld pairs", (long long) fallback);
+	return false;
 }
 
 /*
@@ -1371,8 +1394,6 @@ begin_join_allocate(CudaJoinState *state, GjError *err)
 	for (; state->nevents < NUM_EVENTS; state->nevents++)
 		CUDA_TRY(cudaEventCreate(&state->events[state->nevents]),
 				 "could not create a CUDA event");
-	if (!ensure_device_matches(state, 1, DEVICE_MATCH_MIN_PAIRS, err))
-		return false;
 	CUDA_TRY(cudaMalloc((void **) &state->d_prefix, 3 * sizeof(int64_t)),
 			 "could not allocate device memory");
 	CUDA_TRY(cudaMallocHost((void **) &state->h_prefix, 3 * sizeof(int64_t)),
@@ -1478,6 +1499,20 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 
 	if (!begin_join_allocate(state, err) ||
 		(input->algorithm != GJ_ALGO_NESTLOOP && !prepare_sorted(state, err)))
+	{
+		cuda_end_join(state);
+		return NULL;
+	}
+
+	/*
+	 * The match buffers, now that it is known whether steps are filtered:
+	 * at least one outer row's matches of any tile, so that running out of
+	 * device memory shows here, where the executor retries with smaller
+	 * tiles, and not in the middle of the join.
+	 */
+	state->packed_needed = input->algorithm != GJ_ALGO_NESTLOOP &&
+		(input->filter_needed || state->outer_all > 0);
+	if (!ensure_device_matches(state, input->inner_nrows, DEVICE_MATCH_MIN_PAIRS, err))
 	{
 		cuda_end_join(state);
 		return NULL;
@@ -2069,21 +2104,6 @@ cuda_tile_can_match(void *arg, const GjTile *tile)
  */
 
 /*
- * One step of a sorted tile, count then write:
- *
- *	1. per step row, its candidates: a binary search of its bounds in the
- *	   tile's sorted inner keys (every inner row of the tile for OUTER_ALL);
- *	2. a scan of the candidates;
- *	3. filtered (the device program must decide, or the step has OUTER_ALL
- *	   rows): cut the rows at the work limit, evaluate every candidate pair,
- *	   count matches per row, scan; unfiltered, every candidate is a match;
- *	4. cut the rows at the match capacity (at a row boundary, exact), and
- *	   write the pairs of that prefix.
- *
- * A step never mixes OUTER_ALL rows with bounded ones, so "filtered" is a
- * property of the step.
- */
-/*
  * The candidates of step rows [o_begin, o_begin + rows) of a sorted step:
  * each row's first inner position in d_first and their number in d_cand.
  */
@@ -2111,7 +2131,9 @@ launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin, int64_t
 
 /*
  * The write pass of a filtered step (a.npairs candidates, total of them
- * matching): the matches in candidate order into the device match buffer.
+ * matching): the matches in candidate order into the device match buffer,
+ * and the number CUB selected into h_cut[5], which the caller checks
+ * against total once the stream is synchronised.
  */
 static bool
 write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjError *err)
@@ -2120,17 +2142,6 @@ write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjE
 	uint64_t   *nselected = state->d_cut + 5;
 	thrust::counting_iterator<uint64_t> first_pair(0);
 
-	if (total > state->packed_capacity)
-	{
-		int64_t		size = min64(max64(total, 2 * state->packed_capacity), state->capacity);
-
-		cudaFree(state->d_packed);
-		state->d_packed = NULL;
-		state->packed_capacity = 0;
-		CUDA_TRY(cudaMalloc((void **) &state->d_packed, sizeof(uint64_t) * size),
-				 "could not allocate the device match buffer");
-		state->packed_capacity = size;
-	}
 	if (state->d_pair_args == NULL)
 		CUDA_TRY(cudaMalloc((void **) &state->d_pair_args, sizeof(PairArgs)),
 				 "could not allocate device memory");
@@ -2150,9 +2161,27 @@ write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjE
 	unpack_pairs_kernel<<<grid_for(total, 256), 256, 0, state->stream>>>(
 		packed, total, state->d_out_outer, state->d_out_inner);
 	CUDA_LAUNCHED("the match unpack kernel");
+	CUDA_TRY(cudaMemcpyAsync(&state->h_cut[5], nselected, sizeof(uint64_t),
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy the match count from the device");
 	return true;
 }
 
+/*
+ * One step of a sorted tile, count then write:
+ *
+ *	1. per step row, its candidates: a binary search of its bounds in the
+ *	   tile's sorted inner keys (every inner row of the tile for OUTER_ALL);
+ *	2. a scan of the candidates;
+ *	3. filtered (the device program must decide, or the step has OUTER_ALL
+ *	   rows): cut the rows at the work limit, evaluate every candidate pair,
+ *	   count matches per row, scan; unfiltered, every candidate is a match;
+ *	4. cut the rows at the match capacity (at a row boundary, exact), and
+ *	   write the pairs of that prefix.
+ *
+ * A step never mixes OUTER_ALL rows with bounded ones, so "filtered" is a
+ * property of the step.
+ */
 static bool
 sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 				GjMatches *matches, GjStats *stats, GjError *err)
@@ -2272,6 +2301,15 @@ sorted_run_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 		stats->kernel_ms += event_ms(state, EV_WRITE, EV_WRITTEN);
 		stats->transfer_ms += event_ms(state, EV_WRITTEN, EV_DONE);
 		stats->bytes_from_device += 2 * sizeof(uint32_t) * total;
+		if (filter && (int64_t) state->h_cut[5] != total)
+		{
+			/* cannot happen: the count and write passes evaluate the same pairs */
+			err->code = GJ_ERR_DEVICE;
+			snprintf(err->message, sizeof(err->message),
+					 "the write pass selected %lld matches where the count pass found %lld",
+					 (long long) state->h_cut[5], (long long) total);
+			return false;
+		}
 	}
 
 	stats->pairs_evaluated += pairs;
@@ -2397,9 +2435,18 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 {
 	int64_t		ni = state->input.inner_nrows;
 	int64_t		no = state->input.outer_nrows;
-	uint32_t   *inner_perm = (uint32_t *) malloc(sizeof(uint32_t) * max64(ni, 1));
+	uint32_t   *inner_perm;
+	cudaError_t rc;
 
-	state->h_outer_perm = (uint32_t *) malloc(sizeof(uint32_t) * max64(no, 1));
+	if (state->h_run_first == NULL)
+		CUDA_TRY(cudaMallocHost((void **) &state->h_run_first, sizeof(uint32_t) * state->step_cap),
+				 "could not allocate pinned host memory");
+	if (state->h_run_width == NULL)
+		CUDA_TRY(cudaMallocHost((void **) &state->h_run_width, sizeof(uint64_t) * state->step_cap),
+				 "could not allocate pinned host memory");
+	if (state->h_outer_perm == NULL)
+		state->h_outer_perm = (uint32_t *) malloc(sizeof(uint32_t) * max64(no, 1));
+	inner_perm = (uint32_t *) malloc(sizeof(uint32_t) * max64(ni, 1));
 	if (inner_perm == NULL || state->h_outer_perm == NULL)
 	{
 		free(inner_perm);
@@ -2409,15 +2456,17 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 				 (long long) no, (long long) ni);
 		return false;
 	}
-	if (cudaMemcpy(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
-				   cudaMemcpyDeviceToHost) != cudaSuccess ||
-		cudaMemcpy(state->h_outer_perm, state->d_outer_perm, sizeof(uint32_t) * no,
-				   cudaMemcpyDeviceToHost) != cudaSuccess)
+	rc = cudaMemcpy(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
+					cudaMemcpyDeviceToHost);
+	if (rc == cudaSuccess)
+		rc = cudaMemcpy(state->h_outer_perm, state->d_outer_perm, sizeof(uint32_t) * no,
+						cudaMemcpyDeviceToHost);
+	if (rc != cudaSuccess)
 	{
 		free(inner_perm);
-		return cuda_fail(err, 0, "could not copy the sorted row order from the device",
-						 cudaGetLastError());
+		return cuda_fail(err, 0, "could not copy the sorted row order from the device", rc);
 	}
+	/* last: a join whose agg_runs exist is prepared */
 	state->agg_runs = gj_agg_runs_create(spec, inner_perm, ni);
 	free(inner_perm);
 	if (state->agg_runs == NULL)
@@ -2428,10 +2477,6 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 				 (long long) ni);
 		return false;
 	}
-	CUDA_TRY(cudaMallocHost((void **) &state->h_run_first, sizeof(uint32_t) * state->step_cap),
-			 "could not allocate pinned host memory");
-	CUDA_TRY(cudaMallocHost((void **) &state->h_run_width, sizeof(uint64_t) * state->step_cap),
-			 "could not allocate pinned host memory");
 	return true;
 }
 
@@ -2441,8 +2486,10 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
  * inner positions on the device, and only the runs come back, 12 bytes an
  * outer row and never a pair, to be reduced with the prefix arrays.  Outer
  * rows whose bounds the host must see (OUTER_ALL) return their pairs as
- * run_step does; any other join is run_step.  The same steps as the cpu
- * backend's cpu_agg_step, so both give the same partials.
+ * run_step does; any other join is run_step.  Over the same tiles these are
+ * the cpu backend's steps (2^20 rows, AGG_HOST_WORK_PER_STEP positions
+ * walked), so both give the same partials, unless the work bound cuts steps
+ * (then float sums may differ in their last bits: another summation order).
  */
 static bool
 cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpec *spec,
@@ -2475,7 +2522,14 @@ cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpe
 	if (state->agg_runs == NULL && !cuda_agg_prepare(state, spec, err))
 		return false;
 
+	/*
+	 * Wide runs that the host walks (float sums, min/max) stop a step after
+	 * AGG_HOST_WORK_PER_STEP positions: then search only about as many rows
+	 * as the last step reduced, not the step's whole 2^20 again.
+	 */
 	rows = min64(state->step_cap, tile->outer_end - o_begin);
+	if (state->agg_rows_hint > 0)
+		rows = min64(rows, max64(2 * state->agg_rows_hint, 1024));
 	CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
 			 "could not record a CUDA event");
 	if (!launch_bounds(state, tile, o_begin, rows, err))
@@ -2507,12 +2561,17 @@ cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpe
 			break;
 		}
 		if (j > 0 && work >= AGG_HOST_WORK_PER_STEP)
+		{
+			state->agg_rows_hint = j;
 			break;
+		}
 		work += gj_agg_runs_reduce(state->agg_runs, spec, partial, state->h_outer_perm[p],
 								   first, first + width);
 		stats->pairs_evaluated += width;
 		stats->device_matches += width;
 	}
+	if (j >= rows)
+		state->agg_rows_hint = 0;
 	*outer_next = o_begin + j;
 	return true;
 }

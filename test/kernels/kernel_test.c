@@ -701,12 +701,29 @@ run_schedule_agg(const GjBackend *backend, const GjJoinInput *input, const Sched
 				int64_t		k;
 
 				memset(&m, 0, sizeof(m));
+				GjAggPartial step;
+
+				/* as the executor: a partial per step, merged into the total */
+				memset(&step, 0, sizeof(step));
+				if (partial != NULL)
+				{
+					step.group_pairs = partial->group_pairs;
+					step.group_acc = partial->group_acc;
+				}
 				if (spec != NULL ?
-					!backend->agg_step(state, &tile, &next, spec, partial, &m, &set->stats, err) :
+					!backend->agg_step(state, &tile, &next, spec, &step, &m, &set->stats, err) :
 					!backend->run_step(state, &tile, &next, &m, &set->stats, err))
 				{
 					backend->end_join(state);
 					return false;
+				}
+				if (spec != NULL)
+				{
+					int			a;
+
+					partial->pairs += step.pairs;
+					for (a = 0; a < spec->nargs; a++)
+						gj_agg_merge(&partial->acc[a], &step.acc[a], spec->args[a].cls);
 				}
 				set->steps++;
 				if (next <= before || next > tile.outer_end || m.count < 0 ||
@@ -1126,8 +1143,9 @@ same_acc(const GjAggAcc *x, const GjAggAcc *y)
  * A range join's aggregates on both backends: count(*), an outer integer
  * argument, and inner integer, float and large integer arguments (sums and
  * min/max), with and without groups.  Both reduce the same runs in the same
- * order, so even the float sums are identical; the pairs of OUTER_ALL rows
- * come back as pairs on both.
+ * order and cut the same steps (no step here walks 2^24 positions), so even
+ * the float sums, merged per step as the executor does, are identical; the
+ * pairs of OUTER_ALL rows come back as pairs on both.
  */
 static void
 test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
@@ -1372,8 +1390,8 @@ run_tests(bool quick)
 			continue;
 		test_agg(&outer, &inner, &joins[i], &schedules[1], false);
 		test_agg(&outer, &inner, &joins[i], &schedules[1], true);
-		test_agg(&outer, &inner, &joins[i], &schedules[nsched - 1], false);
-		test_agg(&outer, &inner, &joins[i], &schedules[nsched - 1], true);
+		test_agg(&outer, &inner, &joins[i], &schedules[3], false);
+		test_agg(&outer, &inner, &joins[i], &schedules[3], true);
 	}
 	if (quick)
 	{
