@@ -16,8 +16,10 @@
  *	  own tile_can_match, and must prune the same tiles.
  *
  *	  kernel_test			the correctness tests
- *	  kernel_test nestloop	the nested-loop programs on one schedule with few
- *							steps (for compute-sanitizer racecheck)
+ *	  kernel_test nestloop [FIRST [COUNT]]
+ *							the nested-loop programs (from the FIRST, COUNT
+ *							of them) on one schedule with few steps (for
+ *							compute-sanitizer racecheck)
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
  *	  kernel_test startup	time a 10 x 10 join per algorithm on cuda, whole
@@ -1268,10 +1270,11 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 /*
  * nestloop: only the nested-loop programs (the shared-memory compare and
  * interpreter kernels) on the schedule with few steps, for compute-sanitizer
- * racecheck, under which every launch is slow.
+ * racecheck, under which every launch is slow: programs [first, first +
+ * count), all from first when count < 0.
  */
 static int
-run_nestloop_tests(void)
+run_nestloop_tests(int first, int count)
 {
 	static const bool outer_nulls[NCOLS] = {true, true, true};
 	static const bool inner_nulls[NCOLS] = {true, false, true};
@@ -1292,10 +1295,12 @@ run_nestloop_tests(void)
 		free(progs);
 		return 0;
 	}
-	printf("1..%d\n", nprogs);
+	first = first < 0 ? 0 : first > nprogs ? nprogs : first;
+	count = count < 0 || first + count > nprogs ? nprogs - first : count;
+	printf("1..%d\n", count);
 	make_side(&outer, N_OUTER, outer_nulls);
 	make_side(&inner, N_INNER, inner_nulls);
-	for (i = 0; i < nprogs; i++)
+	for (i = first; i < first + count; i++)
 		test_program(&outer, &inner, &progs[i], &few);
 	free_side(&outer);
 	free_side(&inner);
@@ -1878,6 +1883,6 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
 	if (argc >= 2 && strcmp(argv[1], "nestloop") == 0)
-		return run_nestloop_tests();
+		return run_nestloop_tests(argc >= 3 ? atoi(argv[2]) : 0, argc >= 4 ? atoi(argv[3]) : -1);
 	return run_tests(argc >= 2 && strcmp(argv[1], "quick") == 0);
 }
