@@ -1199,7 +1199,6 @@ cuda_end_join(void *arg)
 	free(state->h_outer_perm);
 	cudaFreeHost(state->h_run_first);
 	cudaFreeHost(state->h_run_width);
-	cudaFree(state->d_packed);
 	free(state->h_inner_keys);
 	free(state->h_outer_lo);
 	free(state->h_outer_hi);
