@@ -21,6 +21,7 @@ OBJS = \
 	src/custom_scan/gpujoin_exec.o \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \
+	src/custom_scan/gpujoin_overlap.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/host_chunking/host_buffers.o \
@@ -51,8 +52,11 @@ else
 OBJS += src/kernels/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap
 REGRESS_OPTS = --load-extension=gpujoin
+
+# gpujoin_overlap.c runs a join's next step on a helper thread
+SHLIB_LINK += -lpthread
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Werror -ffp-contract=off

@@ -71,12 +71,23 @@ gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input, GjErro
 	return backend->begin_join(input, err);
 }
 
+/*
+ * Would the next step fail by an injected fault?  Then *err says how.  A
+ * step that runs on the overlap thread (gpujoin_overlap.c) is checked here,
+ * on the executor's thread, before it starts.
+ */
+bool
+gpujoin_step_fault(GjError *err)
+{
+	return unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) && step_fault(err);
+}
+
 bool
 gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
 					 int64_t *outer_next, GjMatches *matches, GjStats *stats,
 					 GjError *err)
 {
-	if (unlikely(gpujoin_debug_fault != GPUJOIN_FAULT_NONE) && step_fault(err))
+	if (gpujoin_step_fault(err))
 		return false;
 	return backend->run_step(state, tile, outer_next, matches, stats, err);
 }

@@ -35,6 +35,7 @@ extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
+extern bool gpujoin_overlap_steps;
 
 /*
  * The planner's cost constants of one backend (gpujoin_costs.c), in the
@@ -79,6 +80,7 @@ extern int	gpujoin_debug_fault;
 extern void gpujoin_fault_join_start(void);
 extern void *gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input,
 								   GjError *err);
+extern bool gpujoin_step_fault(GjError *err);
 extern bool gpujoin_backend_step(const GjBackend *backend, void *state, const GjTile *tile,
 								 int64_t *outer_next, GjMatches *matches, GjStats *stats,
 								 GjError *err);

@@ -33,6 +33,7 @@ int			gpujoin_device_memory_kb = 0;
 int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
+bool		gpujoin_overlap_steps = true;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
@@ -120,6 +121,13 @@ define_gucs(void)
 							 "Lets GpuJoin compute aggregates over a join itself, without returning the joined rows.",
 							 NULL,
 							 &gpujoin_enable_aggregate, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.overlap_steps",
+							 "Runs a join's next step on the device while the rows of the current one are returned.",
+							 "The next step runs on a helper thread of the backend into a second match buffer; "
+							 "off runs every step only when its rows are needed.",
+							 &gpujoin_overlap_steps, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	gpujoin_define_cost_gucs();

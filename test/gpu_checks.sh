@@ -7,7 +7,7 @@
 #   2. kernel_test: the cuda backend against the cpu backend, no server;
 #   3. the whole suite (test/run_tests.sh) with gpujoin.device = cuda;
 #   4. compute-sanitizer memcheck on `kernel_test quick`, then racecheck on
-#      the first nested-loop programs, with whatever time is left.
+#      every kernel at small sizes (`kernel_test race`), with whatever time is left.
 #
 # On the lent GPU machine (../shared/device/README.md), with .device carried:
 #
@@ -66,7 +66,7 @@ if [ $left -gt 30 ]; then
 fi
 left=$((budget - $(elapsed)))
 if [ $left -gt 30 ]; then
-	timeout $left compute-sanitizer --tool racecheck test/kernels/kernel_test nestloop 0 2 \
+	timeout $left compute-sanitizer --tool racecheck test/kernels/kernel_test race \
 		>"$out/racecheck.log" 2>&1
 	echo "racecheck (rc $?, 124: time limit): $(grep -c '^ok' "$out/racecheck.log") tests, $(grep 'RACECHECK SUMMARY' "$out/racecheck.log")"
 fi

@@ -115,6 +115,10 @@ gpujoin_release_backend(void *arg)
 {
 	GpuJoinState *gjs = arg;
 
+	/* a step still running on the overlap thread uses the backend's state */
+	gpujoin_step_ahead_cancel(gjs);
+	gjs->double_buffered = false;
+	gjs->no_overlap = false;
 	if (gjs->backend_state != NULL)
 	{
 		void	   *state = gjs->backend_state;
@@ -691,7 +695,11 @@ gpujoin_open_tile(GpuJoinState *gjs)
 	return true;
 }
 
-/* Run the next backend step; false when every tile is done. */
+/*
+ * Run the next backend step, or take the one that ran while the previous
+ * step's rows were emitted (gpujoin_overlap.c), and start the one after it.
+ * False when every tile is done.
+ */
 static bool
 gpujoin_run_step(GpuJoinState *gjs)
 {
@@ -700,6 +708,13 @@ gpujoin_run_step(GpuJoinState *gjs)
 	GjError		err;
 
 	CHECK_FOR_INTERRUPTS();
+	if (gjs->ahead.pending)
+	{
+		gpujoin_step_ahead_collect(gjs);
+		gjs->match_pos = 0;
+		gpujoin_step_ahead_start(gjs);
+		return true;
+	}
 	if (!gpujoin_open_tile(gjs))
 		return false;
 
@@ -716,6 +731,7 @@ gpujoin_run_step(GpuJoinState *gjs)
 	if (gjs->outer_next >= gjs->tile.outer_end)
 		gjs->tile_open = false;
 	gjs->match_pos = 0;
+	gpujoin_step_ahead_start(gjs);
 	return true;
 }
 

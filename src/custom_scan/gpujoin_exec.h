@@ -9,7 +9,10 @@
 #ifndef GPUJOIN_EXEC_H
 #define GPUJOIN_EXEC_H
 
+#include <pthread.h>
+
 #include "access/parallel.h"
+#include "lib/ilist.h"
 #include "storage/shm_toc.h"
 
 #include "gpujoin.h"
@@ -39,6 +42,30 @@ typedef struct GjScanColumn
 	int			scanpos;		/* column of the scan tuple */
 	bool		outer;			/* indexed by the outer row, else the inner */
 } GjScanColumn;
+
+/*
+ * The next step of a join, run on a helper thread while the executor emits
+ * the rows of the current one (gpujoin_overlap.c).  The thread calls the
+ * backend's run_step on copies of the tile and cursor and writes only the
+ * fields below `thread`; the executor reads them after joining it.
+ */
+typedef struct GjStepAhead
+{
+	bool		pending;		/* a step was started and not yet collected */
+	bool		threaded;		/* it runs on `thread` (else it already ran) */
+	pthread_t	thread;
+	dlist_node	node;			/* in the list joined at process exit */
+	const GjBackend *backend;
+	void	   *backend_state;
+	GjTile		tile;
+	int64_t		outer_next;
+	/* written by the thread */
+	bool		ok;
+	GjMatches	matches;
+	GjStats		stats;
+	GjError		err;
+	double		run_ms;
+} GjStepAhead;
 
 typedef struct GpuJoinState
 {
@@ -135,6 +162,11 @@ typedef struct GpuJoinState
 	GjMatches	matches;
 	int64		match_pos;
 
+	/* step overlap (gpujoin.overlap_steps) */
+	GjStepAhead ahead;
+	bool		double_buffered;	/* the backend agreed to it */
+	bool		no_overlap;		/* it did not: steps run one at a time */
+
 	/* counters for EXPLAIN ANALYZE, summed over rescans */
 	GjStats		stats;
 	int64		outer_drained;
@@ -152,6 +184,8 @@ typedef struct GpuJoinState
 	int64		pairs_skipped;	/* SEMI/ANTI pairs of already matched rows */
 	double		drain_ms;
 	double		backend_ms;
+	int64		steps_overlapped;	/* steps run while rows were emitted */
+	double		overlap_wait_ms;	/* emission waited for them this long */
 
 	/*
 	 * Parallel plans: each worker adds its counters to its slot of the
@@ -184,6 +218,8 @@ typedef struct GpuJoinCounters
 	int64		pairs_skipped;
 	double		drain_ms;
 	double		backend_ms;
+	int64		steps_overlapped;
+	double		overlap_wait_ms;
 } GpuJoinCounters;
 
 /* gpujoin_parallel.c: the workers' counters for the leader's EXPLAIN */
@@ -209,5 +245,10 @@ extern bool gpujoin_open_tile(GpuJoinState *gjs);
 extern bool gpujoin_next_host_pairs(GpuJoinState *gjs);
 extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
 extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
+
+/* gpujoin_overlap.c: the next step on a helper thread */
+extern void gpujoin_step_ahead_start(GpuJoinState *gjs);
+extern void gpujoin_step_ahead_collect(GpuJoinState *gjs);
+extern void gpujoin_step_ahead_cancel(GpuJoinState *gjs);
 
 #endif							/* GPUJOIN_EXEC_H */

@@ -10,7 +10,9 @@
  * ANALYZE adds what the join did: the backend that ran it, rows drained from
  * each side, tiles and steps run, pairs the device evaluated, matches it
  * returned, pairs the host rechecked or rejected, unmatched rows emitted
- * null-extended, and where the time went.
+ * null-extended, and where the time went.  With step overlap, Backend Time
+ * counts the steps that ran while rows were emitted too, and Overlap Wait
+ * Time the part of it the emission had to wait for.
  *
  *-------------------------------------------------------------------------
  */
@@ -94,6 +96,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
 	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);
 	ExplainPropertyInteger("Steps", NULL, counters.steps, es);
+	if (counters.steps_overlapped > 0)
+		ExplainPropertyInteger("Steps Overlapped", NULL, counters.steps_overlapped, es);
 	ExplainPropertyInteger("Pairs Evaluated", NULL, counters.pairs_evaluated, es);
 	ExplainPropertyInteger("Device Matches", NULL, counters.device_matches, es);
 	ExplainPropertyInteger("Host Rechecks", NULL, counters.host_rechecks, es);
@@ -113,6 +117,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyFloat("Drain Time", "ms", counters.drain_ms, 3, es);
 		ExplainPropertyFloat("Backend Time", "ms", counters.backend_ms, 3, es);
+		if (counters.steps_overlapped > 0)
+			ExplainPropertyFloat("Overlap Wait Time", "ms", counters.overlap_wait_ms, 3, es);
 		if (gjs->stats.transfer_ms > 0)
 			ExplainPropertyFloat("Transfer Time", "ms", gjs->stats.transfer_ms, 3, es);
 		if (gjs->stats.kernel_ms > 0)

@@ -84,6 +84,8 @@ add_counters(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->pairs_skipped += c->pairs_skipped;
 	total->drain_ms += c->drain_ms;
 	total->backend_ms += c->backend_ms;
+	total->steps_overlapped += c->steps_overlapped;
+	total->overlap_wait_ms += c->overlap_wait_ms;
 }
 
 /* This process's counters. */
@@ -106,6 +108,8 @@ own_counters(GpuJoinState *gjs, GpuJoinCounters *c)
 	c->pairs_skipped = gjs->pairs_skipped;
 	c->drain_ms = gjs->drain_ms;
 	c->backend_ms = gjs->backend_ms;
+	c->steps_overlapped = gjs->steps_overlapped;
+	c->overlap_wait_ms = gjs->overlap_wait_ms;
 }
 
 /*

@@ -187,6 +187,18 @@ typedef struct GjBackend
 	bool		(*agg_step) (void *state, const GjTile *tile, int64_t *outer_next,
 							 const struct GjAggSpec *spec, struct GjAggPartial *partial,
 							 GjMatches *matches, GjStats *stats, GjError *err);
+
+	/*
+	 * Step overlap (gpujoin.overlap_steps): from this call on, run_step
+	 * alternates between two match buffers, so that the matches it returns
+	 * stay valid until the second run_step after it.  The executor then runs
+	 * step k + 1 on a helper thread while it emits the rows of step k; that
+	 * thread calls run_step and nothing else, and the executor calls no
+	 * other function of the backend meanwhile.  Returns false (and leaves
+	 * the backend as it was) when the second buffer cannot be allocated.
+	 * NULL: the backend cannot overlap steps.
+	 */
+	bool		(*double_buffer) (void *state);
 } GjBackend;
 
 extern const GjBackend gj_cpu_backend;

@@ -105,6 +105,14 @@ typedef struct CpuJoinState
 	uint32_t   *outer_rows;
 	uint32_t   *inner_rows;
 
+	/*
+	 * Step overlap (cpu_double_buffer): the other match buffer, holding the
+	 * previous step's matches while the executor emits them; run_step swaps
+	 * the two.  NULL until the executor asks.
+	 */
+	uint32_t   *spare_outer_rows;
+	uint32_t   *spare_inner_rows;
+
 	/* sort-merge and hash: both sides in key order */
 	uint32_t   *outer_perm;		/* position -> outer row */
 	int64_t    *outer_lo;
@@ -859,6 +867,8 @@ cpu_end_join(void *arg)
 		return;
 	free(state->outer_rows);
 	free(state->inner_rows);
+	free(state->spare_outer_rows);
+	free(state->spare_inner_rows);
 	free(state->outer_perm);
 	free(state->outer_lo);
 	free(state->outer_hi);
@@ -988,10 +998,22 @@ cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	CpuJoinState *state = arg;
 	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
 	int64_t		o_begin = *outer_next;
+	uint32_t   *swap;
 	int64_t		rows_fit,
 				rows_work,
 				o_end,
 				n;
+
+	/* double buffered: write into the buffer the executor is done with */
+	if (state->spare_outer_rows != NULL)
+	{
+		swap = state->outer_rows;
+		state->outer_rows = state->spare_outer_rows;
+		state->spare_outer_rows = swap;
+		swap = state->inner_rows;
+		state->inner_rows = state->spare_inner_rows;
+		state->spare_inner_rows = swap;
+	}
 
 	/*
 	 * Take as many outer rows as surely fit the match buffer (each can match
@@ -1134,6 +1156,29 @@ cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	return true;
 }
 
+/*
+ * Step overlap: a second match buffer of the same capacity.  malloc only
+ * reserves address space; the pages a step writes are the memory it costs.
+ */
+static bool
+cpu_double_buffer(void *arg)
+{
+	CpuJoinState *state = arg;
+
+	if (state->spare_outer_rows != NULL)
+		return true;
+	state->spare_outer_rows = malloc(sizeof(uint32_t) * state->capacity);
+	state->spare_inner_rows = malloc(sizeof(uint32_t) * state->capacity);
+	if (state->spare_outer_rows == NULL || state->spare_inner_rows == NULL)
+	{
+		free(state->spare_outer_rows);
+		free(state->spare_inner_rows);
+		state->spare_outer_rows = state->spare_inner_rows = NULL;
+		return false;
+	}
+	return true;
+}
+
 static bool
 cpu_tile_can_match(void *arg, const GjTile *tile)
 {
@@ -1152,4 +1197,5 @@ const GjBackend gj_cpu_backend = {
 	.algorithms = (1 << GJ_ALGO_NESTLOOP) | (1 << GJ_ALGO_SORTMERGE) | (1 << GJ_ALGO_HASH),
 	.tile_can_match = cpu_tile_can_match,
 	.agg_step = cpu_agg_step,
+	.double_buffer = cpu_double_buffer,
 };

@@ -218,6 +218,16 @@ typedef struct CudaJoinState
 	uint32_t   *h_out_inner;
 	int64_t		h_capacity;
 
+	/*
+	 * Step overlap (cuda_double_buffer): the other pinned match buffer, which
+	 * holds the previous step's matches while the executor emits them and
+	 * this step's download fills the first; run_step swaps the two.
+	 */
+	bool		double_buffered;
+	uint32_t   *h_spare_outer;
+	uint32_t   *h_spare_inner;
+	int64_t		h_spare_capacity;
+
 	/* sort-merge and hash: both sides in key order, by position */
 	int64_t    *d_inner_keys;	/* sorted; rows without a key at the end */
 	uint32_t   *d_inner_perm;	/* position -> inner row */
@@ -1183,6 +1193,8 @@ cuda_end_join(void *arg)
 	cudaFreeHost(state->h_prefix);
 	cudaFreeHost(state->h_out_outer);
 	cudaFreeHost(state->h_out_inner);
+	cudaFreeHost(state->h_spare_outer);
+	cudaFreeHost(state->h_spare_inner);
 	cudaFree(state->d_inner_keys);
 	cudaFree(state->d_inner_perm);
 	cudaFree(state->d_outer_perm);
@@ -1230,6 +1242,25 @@ ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err)
 			 "could not allocate pinned host memory for matches");
 	state->h_capacity = size;
 	return true;
+}
+
+/*
+ * Step overlap: write into the pinned buffer the executor is done with.  The
+ * spare grows on its own, by ensure_host_matches, once it is current.
+ */
+static void
+swap_host_matches(CudaJoinState *state)
+{
+	uint32_t   *outer_rows = state->h_out_outer;
+	uint32_t   *inner_rows = state->h_out_inner;
+	int64_t		capacity = state->h_capacity;
+
+	state->h_out_outer = state->h_spare_outer;
+	state->h_out_inner = state->h_spare_inner;
+	state->h_capacity = state->h_spare_capacity;
+	state->h_spare_outer = outer_rows;
+	state->h_spare_inner = inner_rows;
+	state->h_spare_capacity = capacity;
 }
 
 /* Allocate the device match buffers for size pairs; false if out of memory. */
@@ -2335,6 +2366,8 @@ cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	int64_t		k,
 				total;
 
+	if (state->double_buffered)
+		swap_host_matches(state);
 	matches->outer_rows = state->h_out_outer;
 	matches->inner_rows = state->h_out_inner;
 	matches->count = 0;
@@ -2616,6 +2649,19 @@ gj_cuda_bench_count(void *arg, const GjTile *tile, int64_t *nmatches,
 
 extern "C" bool gj_cuda_compiled = true;
 
+/*
+ * Step overlap (backend.h).  The second pinned buffer starts empty and is
+ * allocated by the first step that writes into it, so this cannot fail.
+ */
+static bool
+cuda_double_buffer(void *arg)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+
+	state->double_buffered = true;
+	return true;
+}
+
 extern "C" const GjBackend gj_cuda_backend = {
 	"cuda",
 	cuda_begin_join,
@@ -2623,5 +2669,6 @@ extern "C" const GjBackend gj_cuda_backend = {
 	cuda_end_join,
 	(1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH),
 	cuda_tile_can_match,
-	cuda_agg_step
+	cuda_agg_step,
+	cuda_double_buffer
 };

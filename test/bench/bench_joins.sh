@@ -8,6 +8,8 @@
 # e.g. "gpujoin.device = cuda".  SCALE multiplies the sizes (default 1).
 # ONLY, an extended regular expression, keeps the rows whose name matches
 # (e.g. ONLY=equi: the equi-join alone, without the native nested loops).
+# BAND_N, THETA_N, FACT_N and DIM_N set one size each; NATIVE_RUNS the runs
+# of the native plans (default RUNS).
 #
 #   band join    r x s, s.t BETWEEN r.t - 50 AND r.t + 50, ~1M matches, count(*)
 #   theta join   r.a > s.a, count(*)
@@ -24,11 +26,13 @@ GPUJOIN_CLUSTER_CONF="${GPUJOIN_CLUSTER_CONF:-}
 max_parallel_workers_per_gather = ${PARALLEL:-2}
 jit = off" cluster_start
 
-BAND_N=$((200000 * SCALE))
+BAND_N=${BAND_N:-$((200000 * SCALE))}
 BAND_SMALL=${BAND_SMALL:-20000}
 THETA_N=${THETA_N:-30000}
-FACT_N=$((1000000 * SCALE))
-DIM_N=$((100000 * SCALE))
+FACT_N=${FACT_N:-$((1000000 * SCALE))}
+DIM_N=${DIM_N:-$((100000 * SCALE))}
+# runs of each native plan (the theta join's nested loop takes a minute at 30k)
+NATIVE_RUNS=${NATIVE_RUNS:-$RUNS}
 
 psql() { "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
@@ -79,7 +83,7 @@ row() {
 	local name=$1 size=$2 gq=$3 nq=$4 g n
 	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || return 0
 	g=$(time_query "$GPU" "$gq")
-	n=$(time_query "$NATIVE" "$nq")
+	n=$(RUNS=$NATIVE_RUNS time_query "$NATIVE" "$nq")
 	echo "| $name | $size | $(plan_of "$GPU" "$gq") | $g | $(plan_of "$NATIVE" "$nq") | $n | $(awk -v g="$g" -v n="$n" 'BEGIN {printf "%.1fx", n / g}') |"
 }
 row "band join vs native with btree index" "${BAND_N} x ${BAND_N}" "$BAND" "$BAND_IDX"

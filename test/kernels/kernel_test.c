@@ -22,6 +22,9 @@
  *							compute-sanitizer racecheck)
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
+ *	  kernel_test race		every kernel on sides of a few hundred rows (for
+ *							compute-sanitizer racecheck, which cannot finish
+ *							the full-size tests)
  *	  kernel_test startup	time a 10 x 10 join per algorithm on cuda, whole
  *							(begin_join, steps, end_join)
  *	  kernel_test bench [N]	time the simple-compare kernel "o.a < i.a" on
@@ -661,11 +664,25 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A checksum of a step's matches, to see that a later step left them alone. */
+static uint64_t
+matches_checksum(const GjMatches *m)
+{
+	uint64_t	h = (uint64_t) m->count;
+	int64_t		k;
+
+	for (k = 0; k < m->count; k++)
+		h = (h ^ (((uint64_t) m->outer_rows[k] << 32) | m->inner_rows[k])) * 0x100000001b3ULL;
+	return h;
+}
+
 /*
  * Walk the tiles inner-major, as tile_planner.c does, and collect every
  * pair.  Checks the step contract on the way.  With spec, the steps are
  * agg_steps reducing into *partial, and the pairs collected are those they
- * return.  Returns false with err set when the backend failed.
+ * return.  Without, the backend is double buffered as for step overlap
+ * (backend.h), and every step's matches must be intact after the next step.
+ * Returns false with err set when the backend failed.
  */
 static bool
 run_schedule_agg(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
@@ -674,11 +691,16 @@ run_schedule_agg(const GjBackend *backend, const GjJoinInput *input, const Sched
 	void	   *state;
 	int64_t		ib,
 				ob;
+	GjMatches	prev;
+	uint64_t	prev_sum = 0;
 
 	memset(set, 0, sizeof(PairSet));
+	memset(&prev, 0, sizeof(prev));
 	state = backend->begin_join(input, err);
 	if (state == NULL)
 		return false;
+	if (spec == NULL && backend->double_buffer != NULL && !backend->double_buffer(state))
+		snprintf(set->problem, sizeof(set->problem), "double_buffer failed");
 	for (ib = 0; ib < s->inner_rows; ib += s->inner_tile)
 	{
 		for (ob = 0; ob < s->outer_rows; ob += s->outer_tile)
@@ -728,6 +750,21 @@ run_schedule_agg(const GjBackend *backend, const GjJoinInput *input, const Sched
 						gj_agg_merge(&partial->acc[a], &step.acc[a], spec->args[a].cls);
 				}
 				set->steps++;
+				if (spec == NULL && prev.count > 0)
+				{
+					if (matches_checksum(&prev) != prev_sum)
+						snprintf(set->problem, sizeof(set->problem),
+								 "step ending at %lld overwrote the previous step's matches",
+								 (long long) next);
+					else if (m.count > 0 && prev.outer_rows == m.outer_rows)
+						snprintf(set->problem, sizeof(set->problem),
+								 "two steps in a row returned the same match buffer");
+				}
+				if (spec == NULL)
+				{
+					prev = m;
+					prev_sum = matches_checksum(&m);
+				}
 				if (next <= before || next > tile.outer_end || m.count < 0 ||
 					m.count > s->capacity)
 					snprintf(set->problem, sizeof(set->problem),
@@ -1309,6 +1346,70 @@ run_nestloop_tests(int first, int count)
 }
 
 /*
+ * race: every kernel of the cuda backend once or more, on sides of a few
+ * hundred rows: the nested-loop programs, the sorted and hash joins, the
+ * aggregate step.  compute-sanitizer racecheck makes each launch take
+ * seconds to minutes in proportion to its shared-memory traffic, so the
+ * full-size tests cannot finish under it; these do.
+ */
+#define RACE_OUTER	400
+#define RACE_INNER	300
+
+static int
+run_race_tests(void)
+{
+	static const bool outer_nulls[NCOLS] = {true, true, true};
+	static const bool inner_nulls[NCOLS] = {true, false, true};
+	static const Schedule few = {"4 tiles of 230x170 rows, capacity 510", RACE_OUTER, RACE_INNER,
+	230, 170, 3 * 170};
+	static const Schedule one = {"1 tile, capacity all pairs", RACE_OUTER, RACE_INNER,
+	RACE_OUTER, RACE_INNER, (int64_t) RACE_OUTER * RACE_INNER};
+	Program    *progs = xmalloc(sizeof(Program) * 32);
+	int			nprogs = build_programs(progs);
+	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
+	int			njoins = build_joins(joins);
+	int			nagg = 0;
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+	int			i;
+
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
+		free(progs);
+		free(joins);
+		return 0;
+	}
+	for (i = 0; i < njoins; i++)
+		nagg += joins[i].algorithm == GJ_ALGO_SORTMERGE && !joins[i].filter_needed;
+	printf("1..%d\n", nprogs + 2 * njoins + 2 * nagg);
+	make_side(&outer, RACE_OUTER, outer_nulls);
+	make_side(&inner, RACE_INNER, inner_nulls);
+	for (i = 0; i < nprogs; i++)
+		test_program(&outer, &inner, &progs[i], &few);
+	for (i = 0; i < njoins; i++)
+	{
+		test_join(&outer, &inner, &joins[i], &few);
+		test_join(&outer, &inner, &joins[i], &one);
+	}
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm != GJ_ALGO_SORTMERGE || joins[i].filter_needed)
+			continue;
+		test_agg(&outer, &inner, &joins[i], &one, false);
+		test_agg(&outer, &inner, &joins[i], &one, true);
+	}
+	free_side(&outer);
+	free_side(&inner);
+	free(progs);
+	free(joins);
+	return failures > 0 ? 1 : 0;
+}
+
+/*
  * quick: only the sorted joins over the two schedules with few steps, and
  * their error paths (for compute-sanitizer, which makes launches slow).
  */
@@ -1882,6 +1983,8 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
+	if (argc >= 2 && strcmp(argv[1], "race") == 0)
+		return run_race_tests();
 	if (argc >= 2 && strcmp(argv[1], "nestloop") == 0)
 		return run_nestloop_tests(argc >= 3 ? atoi(argv[2]) : 0, argc >= 4 ? atoi(argv[3]) : -1);
 	return run_tests(argc >= 2 && strcmp(argv[1], "quick") == 0);

@@ -1,0 +1,212 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_overlap.c
+ *	  Step overlap: the next step of a join runs while the executor returns
+ *	  the rows of the current one.
+ *
+ * A GpuJoin alternates between running a backend step (upload the tile,
+ * run the kernels, copy the matches back) and emitting that step's matches
+ * as tuples, one per ExecProcNode call.  Without overlap the device idles
+ * while the executor forms tuples and the executor idles while the device
+ * runs.  With gpujoin.overlap_steps, as soon as a step's matches are in
+ * host memory, the next step of the same tile (or the first of the next
+ * tile that can match) starts on a helper thread, into the backend's other
+ * match buffer (GjBackend.double_buffer); when the executor has emitted
+ * the current matches it joins the thread and emits the next ones, and
+ * starts the step after them.
+ *
+ * The helper thread is a plain POSIX thread that calls the backend's
+ * run_step and nothing else: the backends are written without PostgreSQL
+ * (backend.h), so the thread never touches palloc, elog or shared memory,
+ * and every signal is blocked in it, so PostgreSQL's handlers keep running
+ * on the executor's thread (cancel and statement_timeout are seen there, at
+ * the next CHECK_FOR_INTERRUPTS of the emission loop).  Only the executor's
+ * thread calls the backend otherwise, and never while a step is running:
+ * the next tile is chosen, and pruned, before the thread starts.
+ *
+ * A step is short by design (the backends cut them at about a second of
+ * work at most), so joining the thread is how a step is abandoned: on
+ * ERROR, cancel, rescan, an early end (LIMIT) and process exit the
+ * executor waits for the running step and then releases the backend.
+ * Injected faults (gpujoin.debug_fault) are decided on the executor's
+ * thread before a step starts, so they fail the same step as without
+ * overlap.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <signal.h>
+#include <time.h>
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_exec.h"
+
+/* Steps running on a helper thread in this process, joined at exit. */
+static dlist_head running_steps = DLIST_STATIC_INIT(running_steps);
+static bool exit_callback_registered = false;
+
+/*
+ * The helper thread's body, which also runs a step in place when no thread
+ * can be started.  No PostgreSQL calls here.
+ */
+static void *
+step_ahead_run(void *arg)
+{
+	GjStepAhead *ahead = arg;
+	struct timespec start,
+				end;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	ahead->ok = ahead->backend->run_step(ahead->backend_state, &ahead->tile,
+										 &ahead->outer_next, &ahead->matches,
+										 &ahead->stats, &ahead->err);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	ahead->run_ms = (end.tv_sec - start.tv_sec) * 1000.0 +
+		(end.tv_nsec - start.tv_nsec) / 1e6;
+	return NULL;
+}
+
+/* Wait for a running step; its results are then readable. */
+static void
+step_ahead_join(GjStepAhead *ahead)
+{
+	if (!ahead->threaded)
+		return;
+	ahead->threaded = false;
+	(void) pthread_join(ahead->thread, NULL);
+	dlist_delete(&ahead->node);
+}
+
+/*
+ * A backend exiting (FATAL, pg_terminate_backend) with a step still
+ * running must not let the CUDA runtime be torn down under the thread.
+ */
+static void
+join_running_steps(int code, Datum arg)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &running_steps)
+	{
+		GjStepAhead *ahead = dlist_container(GjStepAhead, node, iter.cur);
+
+		step_ahead_join(ahead);
+		ahead->pending = false;
+	}
+}
+
+/*
+ * After a step's matches are in gjs->matches: start the next step of the
+ * join, if there is one and the join may overlap steps.
+ */
+void
+gpujoin_step_ahead_start(GpuJoinState *gjs)
+{
+	GjStepAhead *ahead = &gjs->ahead;
+	sigset_t	all_signals,
+				old_signals;
+	int			rc;
+
+	Assert(!ahead->pending);
+	if (!gpujoin_overlap_steps || gjs->no_overlap || gjs->backend->double_buffer == NULL)
+		return;
+	/* nothing left to overlap with, or no step left */
+	if (gjs->matches.count == 0 || !gpujoin_open_tile(gjs))
+		return;
+	if (!gjs->double_buffered)
+	{
+		if (!gjs->backend->double_buffer(gjs->backend_state))
+		{
+			gjs->no_overlap = true;
+			return;
+		}
+		gjs->double_buffered = true;
+	}
+
+	ahead->backend = gjs->backend;
+	ahead->backend_state = gjs->backend_state;
+	ahead->tile = gjs->tile;
+	ahead->outer_next = gjs->outer_next;
+	ahead->ok = false;
+	memset(&ahead->matches, 0, sizeof(ahead->matches));
+	memset(&ahead->stats, 0, sizeof(ahead->stats));
+	memset(&ahead->err, 0, sizeof(ahead->err));
+	ahead->run_ms = 0;
+	ahead->pending = true;
+	ahead->threaded = false;
+
+	if (gpujoin_step_fault(&ahead->err))
+		return;					/* collected as a failed step */
+
+	if (!exit_callback_registered)
+	{
+		on_proc_exit(join_running_steps, (Datum) 0);
+		exit_callback_registered = true;
+	}
+
+	/* the thread inherits a mask blocking every signal */
+	sigfillset(&all_signals);
+	pthread_sigmask(SIG_SETMASK, &all_signals, &old_signals);
+	rc = pthread_create(&ahead->thread, NULL, step_ahead_run, ahead);
+	pthread_sigmask(SIG_SETMASK, &old_signals, NULL);
+	if (rc != 0)
+	{
+		/* no thread (resource limits): the step runs now, without overlap */
+		gjs->no_overlap = true;
+		step_ahead_run(ahead);
+		return;
+	}
+	ahead->threaded = true;
+	dlist_push_tail(&running_steps, &ahead->node);
+	gjs->steps_overlapped++;
+}
+
+/*
+ * The step started by gpujoin_step_ahead_start becomes the current one:
+ * wait for it, take its matches and cursor, or raise its error.
+ */
+void
+gpujoin_step_ahead_collect(GpuJoinState *gjs)
+{
+	GjStepAhead *ahead = &gjs->ahead;
+	instr_time	start,
+				end;
+
+	Assert(ahead->pending);
+	INSTR_TIME_SET_CURRENT(start);
+	step_ahead_join(ahead);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->overlap_wait_ms += INSTR_TIME_GET_MILLISEC(end);
+	ahead->pending = false;
+
+	if (!ahead->ok)
+		gpujoin_backend_error(gjs, &ahead->err);
+	gjs->backend_ms += ahead->run_ms;
+	gjs->steps++;
+	gjs->stats.pairs_evaluated += ahead->stats.pairs_evaluated;
+	gjs->stats.device_matches += ahead->stats.device_matches;
+	gjs->stats.bytes_to_device += ahead->stats.bytes_to_device;
+	gjs->stats.bytes_from_device += ahead->stats.bytes_from_device;
+	gjs->stats.kernel_ms += ahead->stats.kernel_ms;
+	gjs->stats.transfer_ms += ahead->stats.transfer_ms;
+	gjs->matches = ahead->matches;
+	gjs->outer_next = ahead->outer_next;
+	if (gjs->outer_next >= gjs->tile.outer_end)
+		gjs->tile_open = false;
+}
+
+/*
+ * Abandon a started step (ERROR, rescan, end of the scan): wait for it and
+ * drop its results, before the backend is released.
+ */
+void
+gpujoin_step_ahead_cancel(GpuJoinState *gjs)
+{
+	step_ahead_join(&gjs->ahead);
+	gjs->ahead.pending = false;
+}
