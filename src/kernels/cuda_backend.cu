@@ -36,7 +36,9 @@
  * (the order key of the range column, or the cpu backend's hash of the
  * equi-join keys) and each outer row's bounds, partitions and radix-sorts
  * them with CUB, and keeps the sorted arrays and the whole sides' key
- * columns resident for all tiles; host copies of the sorted keys and
+ * columns resident for all tiles (a join whose sides do not fit the
+ * device memory budget so is refused with out-of-memory, and the executor
+ * runs it on the cpu backend); host copies of the sorted keys and
  * bounds serve tile pruning.  A step binary-searches each outer row's
  * bounds in the tile's inner keys, scans the candidate counts, evaluates
  * candidate pairs one per thread (so hot keys and wide ranges spread over
@@ -1496,6 +1498,31 @@ mark_used_columns(CudaJoinState *state)
 
 static bool prepare_sorted(CudaJoinState *state, GjError *err);
 
+/*
+ * Device memory a sort-merge or hash join keeps for all its tiles: the key
+ * columns the program loads and the sorted arrays of both whole sides, and
+ * the temporaries of the sort (prepare_sorted_work), which are there at the
+ * same time while it runs.
+ */
+static int64_t
+sorted_resident_bytes(const CudaJoinState *state)
+{
+	int64_t		no = state->input.outer_nrows;
+	int64_t		ni = state->input.inner_nrows;
+	int64_t		bytes = 0;
+
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		bytes += state->outer.used[c] ? no * (int64_t) (sizeof(int64_t) + 1) : 0;
+		bytes += state->inner.used[c] ? ni * (int64_t) (sizeof(int64_t) + 1) : 0;
+	}
+	bytes += ni * (int64_t) (sizeof(int64_t) + sizeof(uint32_t));	/* keys, perm */
+	bytes += no * (int64_t) (sizeof(uint32_t) + 2 * sizeof(int64_t) + 1);	/* perm, lo, hi,
+																			 * status */
+	bytes += max64(no, ni) * (int64_t) (3 + 3 * sizeof(int64_t) + 2 * sizeof(uint32_t));
+	return bytes;
+}
+
 static void *
 cuda_begin_join(const GjJoinInput *input, GjError *err)
 {
@@ -1526,6 +1553,26 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 											  &state->compare);
 	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
 	state->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+
+	/*
+	 * The sorted sides stay on the device for every tile, so they must fit
+	 * the budget's share for inputs (tile_planner.c keeps a quarter for the
+	 * matches): gpujoin.device_memory is a bound on what one join takes
+	 * from a shared GPU.  Out of memory here is where the executor runs the
+	 * join on the cpu backend instead, which holds the sides in host memory.
+	 */
+	if (input->algorithm != GJ_ALGO_NESTLOOP && input->budget_bytes > 0 &&
+		sorted_resident_bytes(state) > input->budget_bytes / 4 * 3)
+	{
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "the sorted keys of %lld x %lld rows take %lld kB of device memory, more than three quarters of the join's budget of %lld kB (gpujoin.device_memory)",
+				 (long long) input->outer_nrows, (long long) input->inner_nrows,
+				 (long long) (sorted_resident_bytes(state) / 1024),
+				 (long long) (input->budget_bytes / 1024));
+		free(state);
+		return NULL;
+	}
 
 	if (!begin_join_allocate(state, err) ||
 		(input->algorithm != GJ_ALGO_NESTLOOP && !prepare_sorted(state, err)))

@@ -1136,6 +1136,15 @@ test_sorted_errors(const Side *outer, const Side *inner, const JoinSpec *spec)
 		   err.code == GJ_ERR_DEVICE,
 		   "%s: %s", spec->name, "run_step refuses an inner tile larger than the match buffer");
 	gj_cuda_backend.end_join(state);
+
+	/* whole sorted sides that do not fit the budget: out of memory at open */
+	input.match_capacity = 1024;
+	input.budget_bytes = 64 * 1024;
+	memset(&err, 0, sizeof(err));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	report(state == NULL && err.code == GJ_ERR_OUT_OF_MEMORY,
+		   "%s: %s", spec->name, "sorted sides larger than the budget are refused at open");
+	gj_cuda_backend.end_join(state);
 }
 
 /* ---------------------------------------------------------------------
@@ -1458,11 +1467,11 @@ run_tests(bool quick)
 	{
 		nsched = 2;
 		nprogs = 0;
-		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 4 + nagg * 4);
+		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 6 + nagg * 4);
 	}
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
-			   2 + 4 + nhash * 2 + 2 + nagg * 4);
+			   2 + 6 + nhash * 2 + 2 + nagg * 4);
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
