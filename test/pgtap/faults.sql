@@ -1,4 +1,5 @@
--- faults.sql: a device that runs out of memory when a join opens.  With a
+-- faults.sql: a device that runs out of memory when a join opens, and a
+-- sorted join too large for the device memory budget.  With a
 -- budget too small to shrink further, the cuda backend hands the join to
 -- the cpu backend with a NOTICE (same rows), and the cpu backend, having
 -- nowhere to go, ends the query with an out-of-memory ERROR; either way the
@@ -8,7 +9,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(6);
+SELECT plan(8);
 
 CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a FROM generate_series(1, 3000) g;
 CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a FROM generate_series(1, 3000) g;
@@ -45,6 +46,30 @@ SELECT results_eq('SELECT count(*) FROM r JOIN s ON r.a < s.a', 'SELECT n FROM e
 RESET gpujoin.debug_fault;
 SELECT results_eq('SELECT count(*) FROM r JOIN s ON r.a < s.a', 'SELECT n FROM expected',
                   'the next query works');
+
+-- a sort-merge join whose sorted sides do not fit the budget: the cuda
+-- backend refuses it at open and the join runs on the cpu backend
+SET LOCAL gpujoin.device_memory = '64kB';
+SET LOCAL gpujoin.algorithm = sortmerge;
+SELECT results_eq('SELECT count(*) FROM r JOIN s ON r.a < s.a', 'SELECT n FROM expected',
+                  'sorted sides larger than the budget: same rows');
+CREATE FUNCTION pg_temp.backend_line(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Backend: ' THEN
+            RETURN btrim(line);
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END $$;
+SELECT is(pg_temp.backend_line('SELECT count(*) FROM r JOIN s ON r.a < s.a'),
+          CASE WHEN (SELECT backend FROM gpujoin_devices() WHERE selected) = 'cuda'
+               THEN 'Backend: cpu (out of memory)' ELSE 'Backend: cpu' END,
+          'cuda hands such a join to the cpu backend');
+RESET gpujoin.algorithm;
+RESET gpujoin.device_memory;
 
 CREATE ROLE gpujoin_tap_fault_user;
 SET LOCAL ROLE gpujoin_tap_fault_user;
