@@ -6,7 +6,7 @@
  * gpujoin.debug_fault (superuser only) makes the backend calls of a GpuJoin
  * fail the way a device does: out of memory when a join is opened (the
  * executor shrinks the tiles and retries, then falls back to the cpu
- * backend), or an error or out-of-memory in the middle of the join (the
+ * backend, which the fault leaves alone), or an error or out-of-memory in the middle of the join (the
  * query ends with an ERROR, everything is released, the next query works).
  * The regression tests use it to exercise those paths on the cpu backend,
  * and on the GPU machine on the cuda one.  Unset, it costs one comparison
@@ -29,11 +29,15 @@ static int	step_calls;
 /* the step that step_error and step_oom fail */
 #define FAULTY_STEP			2
 
+/* the backend the join was first opened on: begin_oom fails only that one */
+static const GjBackend *begin_backend;
+
 void
 gpujoin_fault_join_start(void)
 {
 	begin_calls = 0;
 	step_calls = 0;
+	begin_backend = NULL;
 }
 
 static void
@@ -62,8 +66,11 @@ step_fault(GjError *err)
 void *
 gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input, GjError *err)
 {
+	if (begin_backend == NULL)
+		begin_backend = backend;
+	/* the device is out of memory, not the host the join falls back to */
 	if (unlikely(gpujoin_debug_fault == GPUJOIN_FAULT_BEGIN_OOM) &&
-		++begin_calls <= BEGIN_OOM_FAILURES)
+		backend == begin_backend && ++begin_calls <= BEGIN_OOM_FAILURES)
 	{
 		inject(err, GJ_ERR_OUT_OF_MEMORY, "out of device memory");
 		return NULL;

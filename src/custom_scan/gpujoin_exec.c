@@ -660,7 +660,9 @@ gpujoin_prepare(GpuJoinState *gjs)
 		gjs->fallback_from = gjs->backend;
 		gjs->fallback_reason = "out of memory";
 		gjs->backend = &gj_cpu_backend;
-		budget = CPU_DEFAULT_BUDGET;
+		/* a set budget bounds the cpu backend's tiles too, as on cpu */
+		budget = gpujoin_device_memory_kb > 0 ?
+			(int64) gpujoin_device_memory_kb * 1024 : CPU_DEFAULT_BUDGET;
 	}
 	gjs->budget_bytes = budget;
 	/* opening the join (copying and sorting keys) is backend work too */
