@@ -56,5 +56,18 @@ COMMIT;
 SELECT gj_compare_error('SELECT x.id, y.id FROM t_ov x JOIN t_ov y ON x.k < y.k AND y.k < x.k + 3 AND length(repeat(''a'', 10 / (y.id - 1500))) >= 0') AS result;
 SELECT gj_compare('SELECT x.id, y.id FROM t_ov x JOIN t_ov y ON x.k < y.k AND y.k < x.k + 3') AS result;
 
+-- an ERROR at the first row while the next step, a long one on the cpu
+-- backend, still runs: the transaction's abort frees the drained rows the
+-- step reads only after the step is done, and the session goes on
+CREATE TABLE t_ov_long AS SELECT g AS id, (g * 7919) % 30000 AS k FROM generate_series(1, 30000) g;
+ANALYZE t_ov_long;
+SET gpujoin.device_memory = '4MB';
+BEGIN;
+SELECT gj_force(true);
+SELECT count(*) FROM t_ov_long x JOIN t_ov_long y
+    ON (x.k * 3 + y.k) % 7 = 0 AND length(repeat('a', 10 / (y.id - y.id))) >= 0;
+ROLLBACK;
+SELECT count(*) AS next_query FROM t_ov x JOIN t_ov y ON x.k = y.k;
+
 RESET gpujoin.device_memory;
-DROP TABLE t_ov;
+DROP TABLE t_ov, t_ov_long;

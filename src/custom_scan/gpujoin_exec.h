@@ -49,12 +49,28 @@ typedef struct GjScanColumn
  * backend's run_step on copies of the tile and cursor and writes only the
  * fields below `thread`; the executor reads them after joining it.
  */
+struct GjStepAhead;
+
+/*
+ * A reset callback on a host buffer's memory context that waits for the
+ * running step before the context's memory goes: the step reads the key
+ * columns there, and an aborting transaction deletes the executor's memory
+ * children first, before any callback of the GpuJoin's own context runs.
+ */
+typedef struct GjStepGuard
+{
+	MemoryContextCallback callback;
+	bool		armed;			/* registered and not yet called */
+	struct GjStepAhead *ahead;
+} GjStepGuard;
+
 typedef struct GjStepAhead
 {
 	bool		pending;		/* a step was started and not yet collected */
 	bool		threaded;		/* it runs on `thread` (else it already ran) */
 	pthread_t	thread;
 	dlist_node	node;			/* in the list joined at process exit */
+	GjStepGuard guards[2];		/* on the outer and inner buffers' contexts */
 	const GjBackend *backend;
 	void	   *backend_state;
 	GjTile		tile;

@@ -27,7 +27,11 @@
  * A step is short by design (the backends cut them at about a second of
  * work at most), so joining the thread is how a step is abandoned: on
  * ERROR, cancel, rescan, an early end (LIMIT) and process exit the
- * executor waits for the running step and then releases the backend.
+ * executor waits for the running step and then releases the backend.  The
+ * step reads the key columns in the host buffers' memory contexts, which
+ * an aborting transaction deletes before the GpuJoin's own context (whose
+ * callback releases the backend): a reset callback on each buffer context
+ * (GjStepGuard) waits for the step first.
  * Injected faults (gpujoin.debug_fault) are decided on the executor's
  * thread before a step starts, so they fail the same step as without
  * overlap.
@@ -84,6 +88,7 @@ step_ahead_join(GjStepAhead *ahead)
 /*
  * A backend exiting (FATAL, pg_terminate_backend) with a step still
  * running must not let the CUDA runtime be torn down under the thread.
+ * The step's results stay pending; nobody collects them.
  */
 static void
 join_running_steps(int code, Datum arg)
@@ -91,12 +96,33 @@ join_running_steps(int code, Datum arg)
 	dlist_mutable_iter iter;
 
 	dlist_foreach_modify(iter, &running_steps)
-	{
-		GjStepAhead *ahead = dlist_container(GjStepAhead, node, iter.cur);
+		step_ahead_join(dlist_container(GjStepAhead, node, iter.cur));
+}
 
-		step_ahead_join(ahead);
-		ahead->pending = false;
-	}
+/*
+ * A host buffer's memory is being reset or deleted (rescan, the end of the
+ * query, an ERROR): wait for the step that reads it.  Its results stay
+ * pending; whoever resets the buffers drops them.
+ */
+static void
+step_guard_fired(void *arg)
+{
+	GjStepGuard *guard = arg;
+
+	guard->armed = false;
+	step_ahead_join(guard->ahead);
+}
+
+static void
+step_guard_arm(GjStepGuard *guard, GjStepAhead *ahead, MemoryContext cxt)
+{
+	if (guard->armed)
+		return;
+	guard->ahead = ahead;
+	guard->callback.func = step_guard_fired;
+	guard->callback.arg = guard;
+	MemoryContextRegisterResetCallback(cxt, &guard->callback);
+	guard->armed = true;
 }
 
 /*
@@ -147,6 +173,8 @@ gpujoin_step_ahead_start(GpuJoinState *gjs)
 		on_proc_exit(join_running_steps, (Datum) 0);
 		exit_callback_registered = true;
 	}
+	step_guard_arm(&ahead->guards[0], ahead, gjs->outer_buf.cxt);
+	step_guard_arm(&ahead->guards[1], ahead, gjs->inner_buf.cxt);
 
 	/* the thread inherits a mask blocking every signal */
 	sigfillset(&all_signals);
