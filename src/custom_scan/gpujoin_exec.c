@@ -641,9 +641,10 @@ gpujoin_prepare(GpuJoinState *gjs)
 		gjs->backend_state = gpujoin_backend_begin(gjs->backend, &input, &err);
 		if (gjs->backend_state != NULL)
 			break;
-		if (err.code != GJ_ERR_OUT_OF_MEMORY)
+		if (err.code != GJ_ERR_OUT_OF_MEMORY && err.code != GJ_ERR_OVER_BUDGET)
 			gpujoin_backend_error(gjs, &err);
-		if (budget / 2 >= MIN_RETRY_BUDGET)
+		/* over the budget at any tile size: no smaller tiles will do */
+		if (err.code == GJ_ERR_OUT_OF_MEMORY && budget / 2 >= MIN_RETRY_BUDGET)
 		{
 			budget /= 2;
 			gjs->oom_retries++;

@@ -190,7 +190,6 @@ gpujoin_step_ahead_start(GpuJoinState *gjs)
 	}
 	ahead->threaded = true;
 	dlist_push_tail(&running_steps, &ahead->node);
-	gjs->steps_overlapped++;
 }
 
 /*
@@ -205,6 +204,9 @@ gpujoin_step_ahead_collect(GpuJoinState *gjs)
 				end;
 
 	Assert(ahead->pending);
+	/* counted here: a step abandoned by LIMIT or an ERROR is not shown */
+	if (ahead->threaded)
+		gjs->steps_overlapped++;
 	INSTR_TIME_SET_CURRENT(start);
 	step_ahead_join(ahead);
 	INSTR_TIME_SET_CURRENT(end);

@@ -148,6 +148,8 @@ typedef struct GjError
 #define GJ_ERR_OUT_OF_MEMORY	1
 #define GJ_ERR_DEVICE		2
 #define GJ_ERR_UNAVAILABLE	3
+#define GJ_ERR_OVER_BUDGET	4	/* begin_join: the join does not fit the budget
+								 * at any tile size */
 
 struct GjAggSpec;				/* kernels/agg_reduce.h */
 struct GjAggPartial;

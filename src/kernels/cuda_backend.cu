@@ -1564,7 +1564,7 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 	if (input->algorithm != GJ_ALGO_NESTLOOP && input->budget_bytes > 0 &&
 		sorted_resident_bytes(state) > input->budget_bytes / 4 * 3)
 	{
-		err->code = GJ_ERR_OUT_OF_MEMORY;
+		err->code = GJ_ERR_OVER_BUDGET;
 		snprintf(err->message, sizeof(err->message),
 				 "the sorted keys of %lld x %lld rows take %lld kB of device memory, more than three quarters of the join's budget of %lld kB (gpujoin.device_memory)",
 				 (long long) input->outer_nrows, (long long) input->inner_nrows,

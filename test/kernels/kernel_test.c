@@ -1142,7 +1142,7 @@ test_sorted_errors(const Side *outer, const Side *inner, const JoinSpec *spec)
 	input.budget_bytes = 64 * 1024;
 	memset(&err, 0, sizeof(err));
 	state = gj_cuda_backend.begin_join(&input, &err);
-	report(state == NULL && err.code == GJ_ERR_OUT_OF_MEMORY,
+	report(state == NULL && err.code == GJ_ERR_OVER_BUDGET,
 		   "%s: %s", spec->name, "sorted sides larger than the budget are refused at open");
 	gj_cuda_backend.end_join(state);
 }
