@@ -16,10 +16,6 @@
  *	  own tile_can_match, and must prune the same tiles.
  *
  *	  kernel_test			the correctness tests
- *	  kernel_test nestloop [FIRST [COUNT]]
- *							the nested-loop programs (from the FIRST, COUNT
- *							of them) on one schedule with few steps (for
- *							compute-sanitizer racecheck)
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
  *	  kernel_test race		every kernel on sides of a few hundred rows (for
@@ -1314,47 +1310,6 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 }
 
 /*
- * nestloop: only the nested-loop programs (the shared-memory compare and
- * interpreter kernels) on the schedule with few steps, for compute-sanitizer
- * racecheck, under which every launch is slow: programs [first, first +
- * count), all from first when count < 0.
- */
-static int
-run_nestloop_tests(int first, int count)
-{
-	static const bool outer_nulls[NCOLS] = {true, true, true};
-	static const bool inner_nulls[NCOLS] = {true, false, true};
-	static const Schedule few = {"4 tiles, capacity 3 inner tiles", N_OUTER, N_INNER, 2300, 1700,
-	3 * 1700};
-	Program    *progs = xmalloc(sizeof(Program) * 32);
-	int			nprogs = build_programs(progs);
-	GjDeviceInfo info;
-	GjError		err;
-	Side		outer,
-				inner;
-	int			i;
-
-	memset(&err, 0, sizeof(err));
-	if (!gj_cuda_probe(&info, &err))
-	{
-		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
-		free(progs);
-		return 0;
-	}
-	first = first < 0 ? 0 : first > nprogs ? nprogs : first;
-	count = count < 0 || first + count > nprogs ? nprogs - first : count;
-	printf("1..%d\n", count);
-	make_side(&outer, N_OUTER, outer_nulls);
-	make_side(&inner, N_INNER, inner_nulls);
-	for (i = first; i < first + count; i++)
-		test_program(&outer, &inner, &progs[i], &few);
-	free_side(&outer);
-	free_side(&inner);
-	free(progs);
-	return failures > 0 ? 1 : 0;
-}
-
-/*
  * race: every kernel of the cuda backend once or more, on sides of a few
  * hundred rows and in as few launches as can be: the nested-loop programs
  * on one tile, the sorted and hash joins on four, the aggregate step.  compute-sanitizer racecheck makes each launch take
@@ -1992,7 +1947,5 @@ main(int argc, char **argv)
 		return bench_startup();
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)
 		return run_race_tests();
-	if (argc >= 2 && strcmp(argv[1], "nestloop") == 0)
-		return run_nestloop_tests(argc >= 3 ? atoi(argv[2]) : 0, argc >= 4 ? atoi(argv[3]) : -1);
 	return run_tests(argc >= 2 && strcmp(argv[1], "quick") == 0);
 }
