@@ -6,8 +6,9 @@
  * gpujoin.debug_fault (superuser only) makes the backend calls of a GpuJoin
  * fail the way a device does: out of memory when a join is opened (the
  * executor shrinks the tiles and retries, then falls back to the cpu
- * backend, which the fault leaves alone), or an error or out-of-memory in the middle of the join (the
- * query ends with an ERROR, everything is released, the next query works).
+ * backend, which the fault leaves alone), or an error or out-of-memory in
+ * the middle of the join (the query ends with an ERROR, everything is
+ * released, the next query works).
  * The regression tests use it to exercise those paths on the cpu backend,
  * and on the GPU machine on the cuda one.  Unset, it costs one comparison
  * per backend call.

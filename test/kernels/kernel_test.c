@@ -814,6 +814,26 @@ report(bool ok, const char *fmt, const char *a, const char *b)
 	fflush(stdout);
 }
 
+/* The input of a join spec over two sides; budget 1 GB, capacity as given. */
+static void
+spec_input(GjJoinInput *input, const Side *outer, const Side *inner, const JoinSpec *spec,
+		   int64_t capacity)
+{
+	memset(input, 0, sizeof(GjJoinInput));
+	input->outer = outer->cols;
+	input->outer_nrows = outer->nrows;
+	input->inner = inner->cols;
+	input->inner_nrows = inner->nrows;
+	input->instrs = spec->program.instrs;
+	input->ninstrs = spec->program.ninstrs;
+	input->algorithm = spec->algorithm;
+	input->match_capacity = capacity;
+	input->budget_bytes = (int64_t) 1 << 30;
+	input->range = spec->range;
+	input->equi = spec->equi;
+	input->filter_needed = spec->filter_needed;
+}
+
 static void
 test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s)
 {
@@ -825,19 +845,7 @@ test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Sche
 	int64_t		i,
 				rechecks = 0;
 
-	memset(&input, 0, sizeof(input));
-	input.outer = outer->cols;
-	input.outer_nrows = outer->nrows;
-	input.inner = inner->cols;
-	input.inner_nrows = inner->nrows;
-	input.instrs = spec->program.instrs;
-	input.ninstrs = spec->program.ninstrs;
-	input.algorithm = spec->algorithm;
-	input.match_capacity = s->capacity;
-	input.budget_bytes = (int64_t) 1 << 30;
-	input.range = spec->range;
-	input.equi = spec->equi;
-	input.filter_needed = spec->filter_needed;
+	spec_input(&input, outer, inner, spec, s->capacity);
 
 	memset(&cpu, 0, sizeof(cpu));
 	memset(&gpu, 0, sizeof(gpu));
@@ -935,18 +943,7 @@ test_truth(const Side *outer, const Side *inner, const JoinSpec *spec)
 	bool		ok = true;
 	int64_t		i;
 
-	memset(&input, 0, sizeof(input));
-	input.outer = outer->cols;
-	input.outer_nrows = outer->nrows;
-	input.inner = inner->cols;
-	input.inner_nrows = inner->nrows;
-	input.instrs = spec->program.instrs;
-	input.ninstrs = spec->program.ninstrs;
-	input.match_capacity = one.capacity;
-	input.budget_bytes = (int64_t) 1 << 30;
-	input.range = spec->range;
-	input.equi = spec->equi;
-	input.filter_needed = spec->filter_needed;
+	spec_input(&input, outer, inner, spec, one.capacity);
 
 	memset(&truth, 0, sizeof(truth));
 	memset(&gpu, 0, sizeof(gpu));
@@ -1099,20 +1096,7 @@ test_sorted_errors(const Side *outer, const Side *inner, const JoinSpec *spec)
 	GjMatches	m;
 	GjStats		stats;
 
-	memset(&input, 0, sizeof(input));
-	input.outer = outer->cols;
-	input.outer_nrows = outer->nrows;
-	input.inner = inner->cols;
-	input.inner_nrows = inner->nrows;
-	input.instrs = spec->program.instrs;
-	input.ninstrs = spec->program.ninstrs;
-	input.algorithm = spec->algorithm;
-	input.range = spec->range;
-	input.equi = spec->equi;
-	input.filter_needed = spec->filter_needed;
-	input.budget_bytes = (int64_t) 1 << 30;
-
-	input.match_capacity = (int64_t) 1 << 42;
+	spec_input(&input, outer, inner, spec, (int64_t) 1 << 42);
 	memset(&err, 0, sizeof(err));
 	memset(&stats, 0, sizeof(stats));
 	state = gj_cuda_backend.begin_join(&input, &err);
@@ -1208,17 +1192,7 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 	int			a;
 	int64_t		r;
 
-	memset(&input, 0, sizeof(input));
-	input.outer = outer->cols;
-	input.outer_nrows = outer->nrows;
-	input.inner = inner->cols;
-	input.inner_nrows = inner->nrows;
-	input.instrs = join->program.instrs;
-	input.ninstrs = join->program.ninstrs;
-	input.algorithm = join->algorithm;
-	input.match_capacity = s->capacity;
-	input.budget_bytes = (int64_t) 1 << 30;
-	input.range = join->range;
+	spec_input(&input, outer, inner, join, s->capacity);
 
 	memset(&spec, 0, sizeof(spec));
 	spec.nargs = AGG_NARGS;
