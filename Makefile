@@ -24,6 +24,7 @@ OBJS = \
 	src/custom_scan/gpujoin_overlap.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
+	src/custom_scan/gpujoin_row_identity.o \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/tile_planner.o \
 	src/kernels/cpu_backend.o \
@@ -52,7 +53,7 @@ else
 OBJS += src/kernels/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify
 REGRESS_OPTS = --load-extension=gpujoin
 
 # gpujoin_overlap.c runs a join's next step on a helper thread

@@ -204,6 +204,9 @@ extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
 extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 
+/* custom_scan/gpujoin_row_identity.c */
+extern void gpujoin_resolve_row_identity(PlannedStmt *stmt);
+
 /* custom_scan/gpujoin_exec.c */
 extern Node *gpujoin_create_scan_state(CustomScan *cscan);
 

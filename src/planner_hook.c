@@ -37,6 +37,7 @@ bool		gpujoin_overlap_steps = true;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
 
 static const struct config_enum_entry device_options[] = {
 	{"auto", GPUJOIN_DEVICE_AUTO, false},
@@ -80,6 +81,24 @@ gpujoin_upper_paths_hook(PlannerInfo *root, UpperRelationKind stage,
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 	if (stage == UPPERREL_GROUP_AGG)
 		gpujoin_add_agg_paths(root, input_rel, output_rel);
+}
+
+/*
+ * The finished plan: a GpuJoin below an UPDATE, DELETE or MERGE of several
+ * tables gets printable row-identity columns (gpujoin_row_identity.c).
+ */
+static PlannedStmt *
+gpujoin_planner_hook(Query *parse, const char *query_string, int cursorOptions,
+					 ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+
+	if (prev_planner_hook)
+		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+	gpujoin_resolve_row_identity(stmt);
+	return stmt;
 }
 
 static void
@@ -152,4 +171,6 @@ _PG_init(void)
 	set_join_pathlist_hook = gpujoin_join_pathlist_hook;
 	prev_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = gpujoin_upper_paths_hook;
+	prev_planner_hook = planner_hook;
+	planner_hook = gpujoin_planner_hook;
 }
