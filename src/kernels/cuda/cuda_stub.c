@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
+#include "kernels/backend.h"
 
 bool		gj_cuda_compiled = false;
 
