@@ -187,7 +187,7 @@ typedef struct CudaJoinState
 	int64_t    *d_outer_hi;
 	uint8_t    *d_outer_status;
 	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
-	int64_t		outer_all;		/* positions [0, outer_all) are OUTER_ALL */
+	int64_t		outer_all;		/* positions [0, outer_all) are GJ_OUTER_ALL */
 	int64_t    *h_inner_keys;	/* host copies, for tile pruning */
 	int64_t    *h_outer_lo;
 	int64_t    *h_outer_hi;
