@@ -1153,6 +1153,45 @@ typedef struct AggRun
 	PairSet		pairs;			/* what the steps returned as pairs */
 } AggRun;
 
+/*
+ * The aggregates of the agg_step tests: count(*), an outer integer argument,
+ * and inner integer, float and large integer arguments, sums and min/max;
+ * with grouped, 7 groups of the outer rows.  flags and groups are filled
+ * (the caller frees flags[a] and groups).
+ */
+static const int agg_arg_side[AGG_NARGS] = {0, 1, 1, 1};
+static const int agg_arg_col[AGG_NARGS] = {0, 0, 1, 2};
+
+static void
+agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
+			  uint8_t *flags[AGG_NARGS], uint32_t *groups, bool grouped)
+{
+	int			a;
+	int64_t		r;
+
+	memset(spec, 0, sizeof(GjAggSpec));
+	spec->nargs = AGG_NARGS;
+	for (a = 0; a < AGG_NARGS; a++)
+	{
+		const Side *side = agg_arg_side[a] == 0 ? outer : inner;
+		int			col = agg_arg_col[a];
+
+		flags[a] = xmalloc(side->nrows);
+		for (r = 0; r < side->nrows; r++)
+			flags[a][r] = side->isnull[col] != NULL && side->isnull[col][r] ?
+				GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
+		spec->args[a].side = agg_arg_side[a];
+		spec->args[a].cls = col == 1 ? GJ_CLASS_FLOAT : GJ_CLASS_INT;
+		spec->args[a].need_sum = 1;
+		spec->args[a].need_minmax = 1;
+		spec->args[a].values = side->values[col];
+		spec->args[a].flags = flags[a];
+	}
+	for (r = 0; r < outer->nrows; r++)
+		groups[r] = (uint32_t) (r % AGG_GROUPS);
+	spec->outer_group = grouped ? groups : NULL;
+}
+
 static bool
 run_agg_schedule(const GjBackend *backend, const GjJoinInput *input, const Schedule *s,
 				 const GjAggSpec *spec, AggRun *run, GjError *err)
@@ -1188,8 +1227,6 @@ static void
 test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
 		 bool grouped)
 {
-	static const int arg_side[AGG_NARGS] = {0, 1, 1, 1};
-	static const int arg_col[AGG_NARGS] = {0, 0, 1, 2};
 	GjJoinInput input;
 	GjAggSpec	spec;
 	AggRun	   *cpu = xmalloc(sizeof(AggRun));
@@ -1199,30 +1236,10 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 	GjError		err;
 	bool		ok = true;
 	int			a;
-	int64_t		r;
 
 	spec_input(&input, outer, inner, join, s->capacity);
 
-	memset(&spec, 0, sizeof(spec));
-	spec.nargs = AGG_NARGS;
-	for (a = 0; a < AGG_NARGS; a++)
-	{
-		const Side *side = arg_side[a] == 0 ? outer : inner;
-
-		flags[a] = xmalloc(side->nrows);
-		for (r = 0; r < side->nrows; r++)
-			flags[a][r] = side->isnull[arg_col[a]] != NULL && side->isnull[arg_col[a]][r] ?
-				GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
-		spec.args[a].side = arg_side[a];
-		spec.args[a].cls = arg_col[a] == 1 ? GJ_CLASS_FLOAT : GJ_CLASS_INT;
-		spec.args[a].need_sum = 1;
-		spec.args[a].need_minmax = 1;
-		spec.args[a].values = side->values[arg_col[a]];
-		spec.args[a].flags = flags[a];
-	}
-	for (r = 0; r < outer->nrows; r++)
-		groups[r] = (uint32_t) (r % AGG_GROUPS);
-	spec.outer_group = grouped ? groups : NULL;
+	agg_spec_init(&spec, outer, inner, flags, groups, grouped);
 
 	memset(&err, 0, sizeof(err));
 	if (!run_agg_schedule(&gj_cpu_backend, &input, s, &spec, cpu, &err))
@@ -1717,8 +1734,6 @@ static void
 cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
 			 const PairSet *ref, bool grouped)
 {
-	static const int arg_side[AGG_NARGS] = {0, 1, 1, 1};
-	static const int arg_col[AGG_NARGS] = {0, 0, 1, 2};
 	GjJoinInput input;
 	GjAggSpec	spec;
 	AggRun	   *cpu = xmalloc(sizeof(AggRun));
@@ -1728,31 +1743,11 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 	GjError		err;
 	bool		ok = true;
 	int			a;
-	int64_t		r,
-				k,
+	int64_t		k,
 				q;
 
 	spec_input(&input, outer, inner, join, s->capacity);
-	memset(&spec, 0, sizeof(spec));
-	spec.nargs = AGG_NARGS;
-	for (a = 0; a < AGG_NARGS; a++)
-	{
-		const Side *side = arg_side[a] == 0 ? outer : inner;
-
-		flags[a] = xmalloc(side->nrows);
-		for (r = 0; r < side->nrows; r++)
-			flags[a][r] = side->isnull[arg_col[a]] != NULL && side->isnull[arg_col[a]][r] ?
-				GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
-		spec.args[a].side = arg_side[a];
-		spec.args[a].cls = arg_col[a] == 1 ? GJ_CLASS_FLOAT : GJ_CLASS_INT;
-		spec.args[a].need_sum = 1;
-		spec.args[a].need_minmax = 1;
-		spec.args[a].values = side->values[arg_col[a]];
-		spec.args[a].flags = flags[a];
-	}
-	for (r = 0; r < outer->nrows; r++)
-		groups[r] = (uint32_t) (r % AGG_GROUPS);
-	spec.outer_group = grouped ? groups : NULL;
+	agg_spec_init(&spec, outer, inner, flags, groups, grouped);
 
 	memset(&err, 0, sizeof(err));
 	if (!run_agg_schedule(&gj_cpu_backend, &input, s, &spec, cpu, &err))
@@ -1778,7 +1773,7 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 			want->group_pairs[g]++;
 		for (a = 0; a < AGG_NARGS; a++)
 		{
-			uint32_t	row = arg_side[a] == 0 ? o : i;
+			uint32_t	row = agg_arg_side[a] == 0 ? o : i;
 			GjAggAcc   *acc = grouped ? &want->group_acc[g * AGG_NARGS + a] :
 				&want->partial.acc[a];
 
