@@ -1,6 +1,6 @@
 # gpujoin: GPU join nodes for PostgreSQL (PGXS build)
 #
-# nvcc compiles src/kernels/*.cu when the CUDA Toolkit is found (CUDA_HOME,
+# nvcc compiles src/kernels/cuda/*.cu when the CUDA Toolkit is found (CUDA_HOME,
 # default /usr/local/cuda); the CUDA runtime is linked statically, so the
 # library loads on a machine without a GPU or NVIDIA driver.  Without nvcc
 # the cuda backend is a stub that reports it is absent.
@@ -13,7 +13,6 @@ PGFILEDESC = "gpujoin - GPU join nodes for PostgreSQL"
 OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
-	src/fault_injection.o \
 	src/custom_scan/device_compile.o \
 	src/custom_scan/gpujoin_path.o \
 	src/custom_scan/gpujoin_costs.o \
@@ -27,21 +26,36 @@ OBJS = \
 	src/custom_scan/gpujoin_row_identity.o \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/tile_planner.o \
-	src/kernels/cpu_backend.o \
-	src/kernels/agg_runs.o
+	src/kernels/backend_dispatch.o \
+	src/kernels/cpu/cpu_backend.o \
+	src/kernels/cpu/cpu_nestloop.o \
+	src/kernels/cpu/cpu_sorted.o \
+	src/kernels/cpu/cpu_agg.o \
+	src/kernels/shared/agg_runs.o
+
+# the cuda backend, one object per concern (src/kernels/cuda/cuda_internal.cuh)
+CUDA_OBJS = \
+	src/kernels/cuda/cuda_device.o \
+	src/kernels/cuda/cuda_memory.o \
+	src/kernels/cuda/cuda_backend.o \
+	src/kernels/cuda/cuda_nestloop.o \
+	src/kernels/cuda/cuda_sorted.o \
+	src/kernels/cuda/cuda_agg.o
+# whichever of the two a build used, clean removes both
+EXTRA_CLEAN = $(CUDA_OBJS) src/kernels/cuda/cuda_stub.o
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 ifeq ($(wildcard $(NVCC)),)
 WITH_CUDA = no
 endif
-ifeq ($(wildcard src/kernels/cuda_backend.cu),)
+ifeq ($(wildcard src/kernels/cuda/cuda_backend.cu),)
 WITH_CUDA = no
 endif
 WITH_CUDA ?= yes
 
 ifeq ($(WITH_CUDA),yes)
-OBJS += src/kernels/cuda_backend.o
+OBJS += $(CUDA_OBJS)
 # Hopper (H100) and Ampere code, plus PTX for newer devices.
 NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90
@@ -50,7 +64,7 @@ NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-Wall,-Werror $(NVCC_A
 	-I$(srcdir)/src
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -ldl -lpthread -lstdc++
 else
-OBJS += src/kernels/cuda_stub.o
+OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
 REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify
@@ -70,8 +84,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-src/kernels/%.o: src/kernels/%.cu src/kernels/*.h
+src/kernels/cuda/%.o: src/kernels/cuda/%.cu src/kernels/cuda/cuda_internal.cuh \
+		$(wildcard src/kernels/*.h src/kernels/shared/*.h)
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 # PGXS does not track header dependencies; every object depends on them all.
-$(OBJS): $(wildcard src/*.h src/*/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h src/*/*/*.h)

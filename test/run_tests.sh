@@ -6,16 +6,17 @@
 # (sql/, expected/) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
 # with one line: "N passed, N failed".  Exit status 0 only if nothing failed.
 #
-# Then the reliability tests on the same cluster: the randomized differential
-# test (test/fuzz, one test per query), the load test (test/load) and SQLsmith
-# (test/sqlsmith); their FUZZ_*, LOAD_* and SMITH_* variables pass through
-# (README, "Reliability testing").
+# Then kernel_test's cpu mode (test/kernels: the cpu backend against a
+# brute-force reference, no server), and the reliability tests on the same
+# cluster: the randomized differential test (test/fuzz, one test per query),
+# the load test (test/load) and SQLsmith (test/sqlsmith); their FUZZ_*,
+# LOAD_* and SMITH_* variables pass through (README, "Reliability testing").
 #
 # Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
 # server settings, e.g. GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda" to run
 # the same suite on the cuda backend; SKIP_BUILD=1 to test what is installed;
 # SKIP_DEPS=1 not to look for missing Debian packages; SKIP_RELIABILITY=1 to
-# leave out the fuzz, load and SQLsmith tests.
+# leave out the fuzz, load and SQLsmith tests (kernel_test still runs).
 set -u
 cd "$(dirname "$0")/.."
 [ -n "${SKIP_DEPS:-}" ] || scripts/install_deps.sh || {
@@ -87,8 +88,29 @@ fi
 passed=$((passed + t_ok))
 failed=$((failed + t_bad))
 
-# fuzz, load, sqlsmith: each script ends with "<name>: N passed, N failed"
 summary="pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed, $t_bad failed"
+
+# kernel_test: the cpu backend against a brute-force reference, without the
+# server or a GPU (test/kernels; with nvcc the build links the cuda backend,
+# which finds no device here or is not asked).  Fast, so it runs even with
+# SKIP_RELIABILITY.  Ends with "kernel_test: N passed, N failed".
+echo "== kernel_test =="
+make -s -C test/kernels >kernel_test.log 2>&1 && test/kernels/kernel_test cpu >>kernel_test.log 2>&1
+status=$?
+cat kernel_test.log
+counts=$(grep -E "^kernel_test: [0-9]+ passed, [0-9]+ failed$" kernel_test.log | tail -1)
+k_ok=$(echo "$counts" | sed -nE 's/.*: ([0-9]+) passed.*/\1/p')
+k_bad=$(echo "$counts" | sed -nE 's/.* ([0-9]+) failed$/\1/p')
+k_ok=${k_ok:-0}
+k_bad=${k_bad:-1}
+if [ "$status" != 0 ] && [ "$k_bad" = 0 ]; then
+	k_bad=1
+fi
+passed=$((passed + k_ok))
+failed=$((failed + k_bad))
+summary="$summary; kernel_test: $k_ok passed, $k_bad failed"
+
+# fuzz, load, sqlsmith: each script ends with "<name>: N passed, N failed"
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
 	for suite in fuzz:test/fuzz/run_fuzz.sh load:test/load/run_load.sh sqlsmith:test/sqlsmith/run_sqlsmith.sh; do

@@ -1,17 +1,23 @@
 /*-------------------------------------------------------------------------
  *
- * fault_injection.c
- *	  Calls into a backend, with faults injected on demand for tests.
+ * backend_dispatch.c
+ *	  The executor's calls into a backend (backend.h), with faults injected
+ *	  on demand for tests.
  *
- * gpujoin.debug_fault (superuser only) makes the backend calls of a GpuJoin
- * fail the way a device does: out of memory when a join is opened (the
- * executor shrinks the tiles and retries, then falls back to the cpu
- * backend, which the fault leaves alone), or an error or out-of-memory in
- * the middle of the join (the query ends with an ERROR, everything is
- * released, the next query works).
+ * The executor never calls a backend's begin_join, run_step or agg_step
+ * directly but through gpujoin_backend_begin, gpujoin_backend_step and
+ * gpujoin_backend_agg_step here, so that gpujoin.debug_fault (superuser
+ * only) can make them fail the way a device does: out of memory when a join
+ * is opened (the executor shrinks the tiles and retries, then falls back to
+ * the cpu backend, which the fault leaves alone), or an error or
+ * out-of-memory in the middle of the join (the query ends with an ERROR,
+ * everything is released, the next query works).
  * The regression tests use it to exercise those paths on the cpu backend,
  * and on the GPU machine on the cuda one.  Unset, it costs one comparison
  * per backend call.
+ *
+ * Unlike the backends, this file is part of the server side: it includes
+ * postgres.h and reads the GUC.
  *
  *-------------------------------------------------------------------------
  */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "agg_runs.h"
-#include "agg_reduce.h"
+#include "kernels/agg_reduce.h"
 
 /*
  * Per inner argument column, over inner positions in key order: prefix

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
+#include "kernels/backend.h"
 
 bool		gj_cuda_compiled = false;
 
@@ -50,3 +50,17 @@ const GjBackend gj_cuda_backend = {
 	.end_join = stub_end_join,
 	.algorithms = (1 << GJ_ALGO_NESTLOOP),
 };
+
+/*
+ * The test hook of cuda_nestloop.cu, for test/kernels/kernel_test.c only
+ * (which declares it itself: it is not part of the backend contract).
+ */
+extern bool gj_cuda_bench_count(void *state, const GjTile *tile, int64_t *nmatches,
+								double *kernel_ms, GjError *err);
+
+bool
+gj_cuda_bench_count(void *state, const GjTile *tile, int64_t *nmatches,
+					double *kernel_ms, GjError *err)
+{
+	return gj_cuda_probe(NULL, err);
+}

@@ -1,0 +1,235 @@
+/*-------------------------------------------------------------------------
+ *
+ * cpu_backend.c
+ *	  The cpu backend: the tile algorithms of GpuJoin in plain C.  This file
+ *	  holds the GjBackend table, beginning and ending a join, run_step and
+ *	  the second match buffer of step overlap.
+ *
+ * It runs exactly the schedule the cuda backend runs (same tiles, same steps,
+ * same match-buffer contract, see backend.h), so it is the reference for the
+ * cuda backend and the backend CI tests.  It is also meant to be fast on its
+ * own: the nested loop (cpu_nestloop.c) is cache-blocked over the inner tile
+ * and writes matches branch-free, and the common "outer column OP inner
+ * column" shape runs as integer compares without the interpreter.  The
+ * sort-merge/range and hash algorithms are in cpu_sorted.c, the aggregate
+ * fast path in cpu_agg.c.
+ *
+ * Plain C without PostgreSQL headers (see backend.h): memory comes from
+ * malloc and is released by end_join, which the executor calls from a memory
+ * context callback, so it is also released on ERROR.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "cpu_internal.h"
+
+static void cpu_end_join(void *arg);
+
+static void *
+cpu_begin_join(const GjJoinInput *input, GjError *err)
+{
+	CpuJoinState *state = calloc(1, sizeof(CpuJoinState));
+
+	if (state == NULL)
+		goto oom;
+	state->input = *input;
+	memcpy(state->instrs, input->instrs, sizeof(GjInstr) * input->ninstrs);
+	state->input.instrs = state->instrs;
+	state->simple = gj_program_simple_compare(state->instrs, input->ninstrs,
+											  &state->compare);
+
+	/*
+	 * One integer key: its hash is gj_hash64(gj_hash64(key)), and
+	 * splitmix64's finaliser is a bijection of 64-bit words (xor with a right
+	 * shift of itself, and multiplication by an odd constant, are each
+	 * invertible), so two rows have equal hashes exactly when their keys are
+	 * equal, which is the program's answer for rows with keys.
+	 */
+	state->hash_is_key_equality = input->algorithm == GJ_ALGO_HASH && state->simple &&
+		state->compare.op == GJOP_EQ && state->compare.cls == GJ_CLASS_INT &&
+		input->equi.nkeys == 1 && input->equi.cls[0] == GJ_CLASS_INT &&
+		input->equi.outer_cols[0] == state->compare.outer_col &&
+		input->equi.inner_cols[0] == state->compare.inner_col;
+	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
+	state->outer_rows = malloc(sizeof(uint32_t) * state->capacity);
+	state->inner_rows = malloc(sizeof(uint32_t) * state->capacity);
+	if (state->outer_rows == NULL || state->inner_rows == NULL ||
+		(input->algorithm != GJ_ALGO_NESTLOOP && !gj_cpu_prepare_sorted(state)))
+	{
+		cpu_end_join(state);
+		goto oom;
+	}
+	return state;
+
+oom:
+	err->code = GJ_ERR_OUT_OF_MEMORY;
+	snprintf(err->message, sizeof(err->message),
+			 "could not allocate host memory for a join of %lld x %lld rows (match buffer of %lld pairs)",
+			 (long long) input->outer_nrows, (long long) input->inner_nrows,
+			 (long long) input->match_capacity);
+	return NULL;
+}
+
+static void
+cpu_end_join(void *arg)
+{
+	CpuJoinState *state = arg;
+
+	if (state == NULL)
+		return;
+	free(state->outer_rows);
+	free(state->inner_rows);
+	free(state->spare_outer_rows);
+	free(state->spare_inner_rows);
+	free(state->outer_perm);
+	free(state->outer_lo);
+	free(state->outer_hi);
+	free(state->outer_status);
+	free(state->inner_perm);
+	free(state->inner_keys);
+	free(state->inner_bucket_start);
+	gj_agg_runs_free(state->agg_runs);
+	free(state);
+}
+
+bool
+gj_cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
+				GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CpuJoinState *state = arg;
+	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
+	int64_t		o_begin = *outer_next;
+	uint32_t   *swap;
+	int64_t		rows_fit,
+				rows_work,
+				o_end,
+				n;
+
+	/* double buffered: write into the buffer the executor is done with */
+	if (state->spare_outer_rows != NULL)
+	{
+		swap = state->outer_rows;
+		state->outer_rows = state->spare_outer_rows;
+		state->spare_outer_rows = swap;
+		swap = state->inner_rows;
+		state->inner_rows = state->spare_inner_rows;
+		state->spare_inner_rows = swap;
+	}
+
+	/*
+	 * Take as many outer rows as surely fit the match buffer (each can match
+	 * every inner row of the tile) and as the work bound allows.
+	 */
+	if (inner_rows <= 0)
+	{
+		*outer_next = tile->outer_end;
+		matches->count = 0;
+		return true;
+	}
+	if (state->capacity < inner_rows)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "match buffer of %lld pairs is smaller than an inner tile of %lld rows",
+				 (long long) state->capacity, (long long) inner_rows);
+		return false;
+	}
+	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
+	{
+		int64_t		pairs = 0;
+
+		if (!gj_cpu_fix_outer_order(state, tile))
+		{
+			if (state->outer_order_fixed)
+			{
+				err->code = GJ_ERR_DEVICE;
+				snprintf(err->message, sizeof(err->message),
+						 "a tile covers part of the outer rows of a hash join whose first tile covered all of them");
+			}
+			else
+			{
+				err->code = GJ_ERR_OUT_OF_MEMORY;
+				snprintf(err->message, sizeof(err->message),
+						 "could not allocate host memory to sort %lld outer rows",
+						 (long long) state->input.outer_nrows);
+			}
+			return false;
+		}
+
+		n = gj_cpu_sorted_step(state, tile, outer_next, &pairs);
+		stats->pairs_evaluated += pairs;
+		stats->device_matches += n;
+		matches->outer_rows = state->outer_rows;
+		matches->inner_rows = state->inner_rows;
+		matches->count = n;
+		return true;
+	}
+
+	rows_fit = state->capacity / inner_rows;
+	rows_work = CPU_PAIRS_PER_STEP / inner_rows;
+	if (rows_work < 1)
+		rows_work = 1;
+	if (rows_fit > rows_work)
+		rows_fit = rows_work;
+	o_end = o_begin + rows_fit < tile->outer_end ? o_begin + rows_fit : tile->outer_end;
+
+	if (state->simple)
+		n = gj_cpu_nestloop_compare(state, tile, o_begin, o_end);
+	else
+		n = gj_cpu_nestloop_program(state, tile, o_begin, o_end);
+
+	stats->pairs_evaluated += (o_end - o_begin) * inner_rows;
+	stats->device_matches += n;
+	matches->outer_rows = state->outer_rows;
+	matches->inner_rows = state->inner_rows;
+	matches->count = n;
+	*outer_next = o_end;
+	return true;
+}
+
+/*
+ * Step overlap: a second match buffer of the same capacity.  malloc only
+ * reserves address space; the pages a step writes are the memory it costs.
+ */
+static bool
+cpu_double_buffer(void *arg)
+{
+	CpuJoinState *state = arg;
+
+	if (state->spare_outer_rows != NULL)
+		return true;
+	state->spare_outer_rows = malloc(sizeof(uint32_t) * state->capacity);
+	state->spare_inner_rows = malloc(sizeof(uint32_t) * state->capacity);
+	if (state->spare_outer_rows == NULL || state->spare_inner_rows == NULL)
+	{
+		free(state->spare_outer_rows);
+		free(state->spare_inner_rows);
+		state->spare_outer_rows = state->spare_inner_rows = NULL;
+		return false;
+	}
+	return true;
+}
+
+static bool
+cpu_tile_can_match(void *arg, const GjTile *tile)
+{
+	CpuJoinState *state = arg;
+
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP)
+		return true;
+	return gj_cpu_sorted_tile_can_match(state, tile);
+}
+
+const GjBackend gj_cpu_backend = {
+	.name = "cpu",
+	.begin_join = cpu_begin_join,
+	.run_step = gj_cpu_run_step,
+	.end_join = cpu_end_join,
+	.algorithms = (1 << GJ_ALGO_NESTLOOP) | (1 << GJ_ALGO_SORTMERGE) | (1 << GJ_ALGO_HASH),
+	.tile_can_match = cpu_tile_can_match,
+	.agg_step = gj_cpu_agg_step,
+	.double_buffer = cpu_double_buffer,
+};

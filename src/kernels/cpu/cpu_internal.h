@@ -1,0 +1,152 @@
+/*-------------------------------------------------------------------------
+ *
+ * cpu_internal.h
+ *	  Private to the cpu backend (the .c files of src/kernels/cpu): the join
+ *	  state, the tuning constants, and the functions one file of the backend
+ *	  calls in another.
+ *
+ * The backend is split by concern: cpu_backend.c (the GjBackend table,
+ * beginning and ending a join, run_step, the double buffer), cpu_nestloop.c
+ * (the nested loops), cpu_sorted.c (sort-merge/range and hash: sorting both
+ * sides, tile pruning and the sorted step) and cpu_agg.c (the aggregate
+ * fast path).  The keys, hashes and bounds that order a sorted join's rows
+ * are ../shared/gj_keys.h, which the cuda backend compiles too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_CPU_INTERNAL_H
+#define GPUJOIN_CPU_INTERNAL_H
+
+#include "kernels/backend.h"
+#include "kernels/agg_reduce.h"
+#include "kernels/shared/agg_runs.h"
+#include "kernels/shared/gj_keys.h"
+
+/*
+ * Inner rows per cache block: 2048 rows of one 8-byte key plus null flags
+ * stay well inside L1/L2 while every outer row of the step passes over them.
+ */
+#define CPU_INNER_BLOCK_ROWS	2048
+
+/*
+ * Work per step, in pairs.  About 10-20 ms for the specialised compare loop
+ * and well under a second for the interpreter, so that cancel and
+ * statement_timeout are honoured promptly between steps.
+ */
+#define CPU_PAIRS_PER_STEP		((int64_t) 1 << 24)
+
+/*
+ * Matches a step of the sorted algorithms returns (unless one outer row has
+ * more): 512 kB of match buffer, which stays in the cache while the
+ * executor reads it back, and whose pages the next step reuses instead of
+ * faulting in fresh ones.
+ */
+#define CPU_MATCHES_PER_STEP	((int64_t) 1 << 16)
+
+/* Outer rows of a step for the sorted algorithms (bounds binary searches). */
+#define CPU_OUTER_ROWS_PER_STEP	((int64_t) 1 << 20)
+
+/*
+ * Sorting the 64-bit key hashes of a hash join (cpu_hash_sort): one counting
+ * pass on the top bits puts every row in its bucket, about one row a bucket,
+ * so at most 2^22 buckets (16 MB of bucket starts); a bucket of more rows
+ * than CPU_HASH_BUCKET_INSERTION (many rows of one key, or a collision of
+ * hot keys) is radix sorted instead of insertion sorted.
+ */
+#define CPU_HASH_MAX_BUCKET_BITS	22
+#define CPU_HASH_BUCKET_INSERTION	32
+
+/*
+ * A hash join fetches the inner buckets of the outer keys this many outer
+ * positions ahead into the cache (measured on the 2-core development
+ * machine, 333k outer x 100k inner rows in row order: the steps took 9.7 ms
+ * without the prefetch, 7.4 ms with it; fetching the inner key values a
+ * third level ahead gained nothing).
+ */
+#define CPU_PROBE_PREFETCH_DISTANCE	16
+
+#if defined(__GNUC__) || defined(__clang__)
+#define cpu_prefetch(addr)		__builtin_prefetch(addr)
+#else
+#define cpu_prefetch(addr)		((void) 0)
+#endif
+
+typedef struct CpuJoinState
+{
+	GjJoinInput input;
+	GjInstr		instrs[GJ_MAX_INSTRS];
+	bool		simple;			/* program is one outer/inner compare */
+	GjSimpleCompare compare;
+
+	/*
+	 * Hash join whose program is the equality of its one integer-class key:
+	 * the key hash is a bijection of the key there (see cpu_begin_join), so
+	 * equal hashes are equal keys and a candidate needs no other test.
+	 */
+	bool		hash_is_key_equality;
+	int64_t		capacity;
+	uint32_t   *outer_rows;
+	uint32_t   *inner_rows;
+
+	/*
+	 * Step overlap (cpu_double_buffer): the other match buffer, holding the
+	 * previous step's matches while the executor emits them; run_step swaps
+	 * the two.  NULL until the executor asks.
+	 */
+	uint32_t   *spare_outer_rows;
+	uint32_t   *spare_inner_rows;
+
+	/* sort-merge and hash: both sides in key order */
+	uint32_t   *outer_perm;		/* position -> outer row */
+	int64_t    *outer_lo;
+	int64_t    *outer_hi;
+	uint8_t    *outer_status;
+	uint32_t   *inner_perm;		/* position -> inner row */
+	int64_t    *inner_keys;		/* sorted; rows without a key at the end */
+	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
+
+	/*
+	 * Hash join: inner positions [inner_bucket_start[b], inner_bucket_start[b
+	 * + 1]) hold the keys whose top inner_bucket_bits bits (of the key with
+	 * its sign flipped, as it sorts) are b, so an outer key's candidates are
+	 * found in its bucket instead of by a binary search over every key.
+	 */
+	int			inner_bucket_bits;
+	uint32_t   *inner_bucket_start;
+	int64_t		outer_nall;		/* positions [0, outer_nall) are GJ_OUTER_ALL */
+
+	/*
+	 * Hash join: the outer arrays are still indexed by row (outer_perm and
+	 * outer_hi NULL), and whether they stay so for the whole join was
+	 * decided at its first tile (gj_cpu_fix_outer_order).
+	 */
+	bool		outer_by_row;
+	bool		outer_order_fixed;
+
+	/* aggregate fast path: prefix arrays built at the first agg_step */
+	GjAggRuns  *agg_runs;
+} CpuJoinState;
+
+/* cpu_nestloop.c */
+extern int64_t gj_cpu_nestloop_compare(CpuJoinState *state, const GjTile *tile,
+									   int64_t o_begin, int64_t o_end);
+extern int64_t gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
+									   int64_t o_begin, int64_t o_end);
+
+/* cpu_sorted.c */
+extern bool gj_cpu_prepare_sorted(CpuJoinState *state);
+extern bool gj_cpu_fix_outer_order(CpuJoinState *state, const GjTile *tile);
+extern bool gj_cpu_sorted_tile_can_match(CpuJoinState *state, const GjTile *tile);
+extern int64_t gj_cpu_sorted_step(CpuJoinState *state, const GjTile *tile,
+								  int64_t *outer_next, int64_t *pairs);
+
+/* cpu_backend.c */
+extern bool gj_cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
+							GjMatches *matches, GjStats *stats, GjError *err);
+
+/* cpu_agg.c */
+extern bool gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
+							const GjAggSpec *spec, GjAggPartial *partial,
+							GjMatches *matches, GjStats *stats, GjError *err);
+
+#endif							/* GPUJOIN_CPU_INTERNAL_H */

@@ -1,0 +1,349 @@
+/*-------------------------------------------------------------------------
+ *
+ * cuda_backend.cu
+ *	  The cuda backend: the nested-loop, sort-merge/range and hash tile
+ *	  algorithms of GpuJoin on an NVIDIA GPU, implementing the contract of
+ *	  backend.h.  This file holds the GjBackend table, opening and closing
+ *	  a join, and the dispatch of a step to its algorithm.
+ *
+ * A nested-loop step counts, then writes (cuda_nestloop.cu); a sort-merge or
+ * hash join puts both sides in exactly the order the cpu backend uses, on
+ * the device, when it begins, and a step binary-searches each outer row's
+ * bounds in the tile's sorted inner keys (cuda_sorted.cu).  The aggregate
+ * fast path is in cuda_agg.cu, device and memory in cuda_device.cu and
+ * cuda_memory.cu; cuda_internal.cuh says how the files fit.
+ *
+ * The key columns of the current outer and inner tile stay resident on the
+ * device and are uploaded again only when the tile's range changes.  Rows
+ * in the match buffer are row numbers of the whole side, as on the cpu
+ * backend.
+ *
+ * No PostgreSQL headers here (see backend.h), and nothing may throw across
+ * the extern "C" boundary: memory comes from calloc and the CUDA runtime,
+ * errors travel back in GjError.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "cuda_internal.cuh"
+
+/* Release everything begin_join took; safe on any state, once. */
+static void
+cuda_end_join(void *arg)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+
+	if (state == NULL)
+		return;
+	/* nothing may still be writing into what we free (errors are moot now) */
+	if (state->have_stream)
+		cudaStreamSynchronize(state->stream);
+	gj_cuda_free_side(&state->outer);
+	gj_cuda_free_side(&state->inner);
+	gj_cuda_free_device_matches(state);
+	cudaFree(state->d_scratch);
+	cudaFree(state->d_cub_temp);
+	cudaFree(state->d_prefix);
+	cudaFreeHost(state->h_prefix);
+	cudaFreeHost(state->h_out_outer);
+	cudaFreeHost(state->h_out_inner);
+	cudaFreeHost(state->h_spare_outer);
+	cudaFreeHost(state->h_spare_inner);
+	cudaFree(state->d_inner_keys);
+	cudaFree(state->d_inner_perm);
+	cudaFree(state->d_outer_perm);
+	cudaFree(state->d_outer_lo);
+	cudaFree(state->d_outer_hi);
+	cudaFree(state->d_outer_status);
+	cudaFree(state->d_first);
+	cudaFree(state->d_cand);
+	cudaFree(state->d_count);
+	cudaFree(state->d_cut);
+	cudaFreeHost(state->h_cut);
+	cudaFree(state->d_pair_args);
+	gj_agg_runs_free(state->agg_runs);
+	free(state->h_outer_perm);
+	cudaFreeHost(state->h_run_first);
+	cudaFreeHost(state->h_run_width);
+	free(state->h_inner_keys);
+	free(state->h_outer_lo);
+	free(state->h_outer_hi);
+	free(state->h_outer_status);
+	for (int i = 0; i < state->nevents; i++)
+		cudaEventDestroy(state->events[i]);
+	if (state->have_stream)
+		cudaStreamDestroy(state->stream);
+	(void) cudaGetLastError();
+	free(state);
+}
+
+/* The allocations of begin_join; on failure the caller frees what exists. */
+static bool
+begin_join_allocate(CudaJoinState *state, GjError *err)
+{
+	CUDA_TRY(cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking),
+			 "could not create a CUDA stream");
+	state->have_stream = true;
+	for (; state->nevents < NUM_EVENTS; state->nevents++)
+		CUDA_TRY(cudaEventCreate(&state->events[state->nevents]),
+				 "could not create a CUDA event");
+	CUDA_TRY(cudaMalloc((void **) &state->d_prefix, 3 * sizeof(int64_t)),
+			 "could not allocate device memory");
+	CUDA_TRY(cudaMallocHost((void **) &state->h_prefix, 3 * sizeof(int64_t)),
+			 "could not allocate pinned host memory");
+	return gj_cuda_ensure_host_matches(state, gj_min64(state->capacity, HOST_MATCH_MIN_PAIRS), err);
+}
+
+/* Mark one key column used; false if it does not exist. */
+static bool
+mark_column(CudaJoinState *state, bool outer, int col)
+{
+	const GjKeyColumns *host = outer ? &state->input.outer : &state->input.inner;
+
+	if (col < 0 || col >= host->ncols || host->values[col] == NULL)
+		return false;
+	(outer ? &state->outer : &state->inner)->used[col] = true;
+	return true;
+}
+
+/* Mark the columns the instructions load; false if one does not exist. */
+static bool
+mark_program_columns(CudaJoinState *state, const GjInstr *instrs, int ninstrs)
+{
+	for (int pc = 0; pc < ninstrs; pc++)
+	{
+		if ((instrs[pc].op == GJOP_LOAD_OUTER || instrs[pc].op == GJOP_LOAD_INNER) &&
+			!mark_column(state, instrs[pc].op == GJOP_LOAD_OUTER, instrs[pc].arg))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Mark the columns the device reads: those the program loads, and for the
+ * sorted algorithms the key columns and those the bounds load.
+ */
+static bool
+mark_used_columns(CudaJoinState *state)
+{
+	const GjJoinInput *input = &state->input;
+
+	if (!mark_program_columns(state, state->program.instrs, state->program.ninstrs))
+		return false;
+	if (input->algorithm == GJ_ALGO_SORTMERGE)
+	{
+		const GjRangeSpec *range = &input->range;
+
+		if (range->lo_ninstrs < 0 || range->lo_ninstrs > GJ_MAX_INSTRS ||
+			range->hi_ninstrs < 0 || range->hi_ninstrs > GJ_MAX_INSTRS ||
+			!mark_column(state, false, range->inner_col) ||
+			!mark_program_columns(state, range->lo_instrs, range->lo_ninstrs) ||
+			!mark_program_columns(state, range->hi_instrs, range->hi_ninstrs))
+			return false;
+	}
+	else if (input->algorithm == GJ_ALGO_HASH)
+	{
+		const GjEquiSpec *equi = &input->equi;
+
+		if (equi->nkeys < 1 || equi->nkeys > GJ_MAX_KEY_COLS)
+			return false;
+		for (int k = 0; k < equi->nkeys; k++)
+		{
+			if (!mark_column(state, true, equi->outer_cols[k]) ||
+				!mark_column(state, false, equi->inner_cols[k]))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Device memory a sort-merge or hash join keeps for all its tiles: the key
+ * columns the program loads and the sorted arrays of both whole sides, and
+ * the temporaries of the sort (prepare_sorted_work), which are there at the
+ * same time while it runs.
+ */
+static int64_t
+sorted_resident_bytes(const CudaJoinState *state)
+{
+	int64_t		no = state->input.outer_nrows;
+	int64_t		ni = state->input.inner_nrows;
+	int64_t		bytes = 0;
+
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		bytes += state->outer.used[c] ? no * (int64_t) (sizeof(int64_t) + 1) : 0;
+		bytes += state->inner.used[c] ? ni * (int64_t) (sizeof(int64_t) + 1) : 0;
+	}
+	bytes += ni * (int64_t) (sizeof(int64_t) + sizeof(uint32_t));	/* keys, perm */
+	bytes += no * (int64_t) (sizeof(uint32_t) + 2 * sizeof(int64_t) + 1);	/* perm, lo, hi,
+																			 * status */
+	bytes += gj_max64(no, ni) * (int64_t) (3 + 3 * sizeof(int64_t) + 2 * sizeof(uint32_t));
+	return bytes;
+}
+
+static void *
+cuda_begin_join(const GjJoinInput *input, GjError *err)
+{
+	CudaJoinState *state;
+	GjDeviceInfo info;
+
+	if (!gj_cuda_probe(&info, err))
+		return NULL;
+	state = (CudaJoinState *) calloc(1, sizeof(CudaJoinState));
+	if (state == NULL)
+	{
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message), "out of host memory");
+		return NULL;
+	}
+	state->outer.begin = state->outer.end = -1;
+	state->inner.begin = state->inner.end = -1;
+	state->input = *input;
+	if (input->ninstrs < 1 || input->ninstrs > GJ_MAX_INSTRS ||
+		input->outer.ncols > GJ_MAX_KEY_COLS || input->inner.ncols > GJ_MAX_KEY_COLS)
+		goto bad_program;
+	state->program.ninstrs = input->ninstrs;
+	memcpy(state->program.instrs, input->instrs, sizeof(GjInstr) * input->ninstrs);
+	state->input.instrs = state->program.instrs;
+	if (!mark_used_columns(state))
+		goto bad_program;
+	state->simple = gj_program_simple_compare(state->program.instrs, input->ninstrs,
+											  &state->compare);
+	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
+	state->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+
+	/*
+	 * The sorted sides stay on the device for every tile, so they must fit
+	 * the budget's share for inputs (tile_planner.c keeps a quarter for the
+	 * matches): gpujoin.device_memory is a bound on what one join takes
+	 * from a shared GPU.  Out of memory here is where the executor runs the
+	 * join on the cpu backend instead, which holds the sides in host memory.
+	 */
+	if (input->algorithm != GJ_ALGO_NESTLOOP && input->budget_bytes > 0 &&
+		sorted_resident_bytes(state) > input->budget_bytes / 4 * 3)
+	{
+		err->code = GJ_ERR_OVER_BUDGET;
+		snprintf(err->message, sizeof(err->message),
+				 "the sorted keys of %lld x %lld rows take %lld kB of device memory, more than three quarters of the join's budget of %lld kB (gpujoin.device_memory)",
+				 (long long) input->outer_nrows, (long long) input->inner_nrows,
+				 (long long) (sorted_resident_bytes(state) / 1024),
+				 (long long) (input->budget_bytes / 1024));
+		free(state);
+		return NULL;
+	}
+
+	if (!begin_join_allocate(state, err) ||
+		(input->algorithm != GJ_ALGO_NESTLOOP && !gj_cuda_prepare_sorted(state, err)))
+	{
+		cuda_end_join(state);
+		return NULL;
+	}
+
+	/*
+	 * The match buffers, now that it is known whether steps are filtered:
+	 * at least one outer row's matches of any tile, so that running out of
+	 * device memory shows here, where the executor retries with smaller
+	 * tiles, and not in the middle of the join.
+	 */
+	state->packed_needed = input->algorithm != GJ_ALGO_NESTLOOP &&
+		(input->filter_needed || state->outer_all > 0);
+	if (!gj_cuda_ensure_device_matches(state, input->inner_nrows, DEVICE_MATCH_MIN_PAIRS, err))
+	{
+		cuda_end_join(state);
+		return NULL;
+	}
+	return state;
+
+bad_program:
+	free(state);
+	err->code = GJ_ERR_DEVICE;
+	snprintf(err->message, sizeof(err->message),
+			 "device program of %d instructions does not fit its key columns",
+			 (int) input->ninstrs);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Steps
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * run_step: what every algorithm's step shares (the double buffer, an empty
+ * tile, the inner tile against the match capacity, the device buffer for at
+ * least one outer row's matches), then the algorithm's own step.
+ */
+bool
+gj_cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
+				 GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
+	int64_t		o_begin = *outer_next;
+
+	if (state->double_buffered)
+		gj_cuda_swap_host_matches(state);
+	matches->outer_rows = state->h_out_outer;
+	matches->inner_rows = state->h_out_inner;
+	matches->count = 0;
+	if (inner_rows <= 0 || o_begin >= tile->outer_end)
+	{
+		*outer_next = tile->outer_end;
+		return true;
+	}
+	if (state->capacity < inner_rows)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "match buffer of %lld pairs is smaller than an inner tile of %lld rows",
+				 (long long) state->capacity, (long long) inner_rows);
+		return false;
+	}
+
+	/* the device buffer holds at least one outer row's matches */
+	if (!gj_cuda_ensure_device_matches(state, inner_rows, inner_rows, err))
+		return false;
+	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
+		return gj_cuda_sorted_step(state, tile, outer_next, matches, stats, err);
+	return gj_cuda_nestloop_step(state, tile, outer_next, matches, stats, err);
+}
+
+/*
+ * Tile pruning: a sorted join's tiles whose key ranges cannot meet, on the
+ * host copies of the sorted keys (gj_keys.h, as the cpu backend prunes).
+ */
+static bool
+cuda_tile_can_match(void *arg, const GjTile *tile)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP)
+		return true;
+	return gj_sorted_tile_can_match(tile, state->h_outer_status, state->h_outer_lo,
+									state->h_outer_hi, state->h_inner_keys,
+									state->inner_valid);
+}
+
+/*
+ * Step overlap (backend.h).  The second pinned buffer starts empty and is
+ * allocated by the first step that writes into it, so this cannot fail.
+ */
+static bool
+cuda_double_buffer(void *arg)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+
+	state->double_buffered = true;
+	return true;
+}
+
+extern "C" const GjBackend gj_cuda_backend = {
+	"cuda",
+	cuda_begin_join,
+	gj_cuda_run_step,
+	cuda_end_join,
+	(1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH),
+	cuda_tile_can_match,
+	gj_cuda_agg_step,
+	cuda_double_buffer
+};

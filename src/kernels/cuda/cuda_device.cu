@@ -1,0 +1,126 @@
+/*-------------------------------------------------------------------------
+ *
+ * cuda_device.cu
+ *	  The cuda backend's device: opening the CUDA runtime and device 0, the
+ *	  probe the executor and gpujoin_devices() call, and CUDA errors turned
+ *	  into GjError.
+ *
+ * The device is opened lazily, in the backend process that first runs a
+ * join (never in the postmaster: CUDA does not survive fork).  A backend
+ * process is single-threaded, so the probe's cache needs no locking.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <time.h>
+
+#include "cuda_internal.cuh"
+
+/*
+ * Fill *err from a failed CUDA call; returns false for "return fail(...)".
+ * Also clears the runtime's last error, so that a later launch check does
+ * not see this (non-sticky) one again.
+ */
+bool
+gj_cuda_fail(GjError *err, int code, const char *what, cudaError_t rc)
+{
+	(void) cudaGetLastError();
+	if (err != NULL)
+	{
+		if (code == 0)
+			code = rc == cudaErrorMemoryAllocation ? GJ_ERR_OUT_OF_MEMORY : GJ_ERR_DEVICE;
+		err->code = code;
+		snprintf(err->message, sizeof(err->message), "%s: %s", what,
+				 cudaGetErrorString(rc));
+	}
+	return false;
+}
+
+static bool probe_done = false;
+static bool probe_ok = false;
+static GjError probe_error;
+static GjDeviceInfo probe_info;
+
+static double
+elapsed_ms(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000.0 + (b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* Open the runtime and device 0; without a driver this fails cleanly. */
+static bool
+cuda_open(GjDeviceInfo *info, GjError *err)
+{
+	struct timespec start,
+				end;
+	cudaDeviceProp prop;
+	cudaError_t rc;
+	int			count = 0;
+	size_t		free_bytes,
+				total_bytes;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	rc = cudaGetDeviceCount(&count);
+	if (rc == cudaSuccess && count < 1)
+		rc = cudaErrorNoDevice;
+	if (rc != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "no usable CUDA device", rc);
+	if ((rc = cudaSetDevice(0)) != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not select CUDA device 0", rc);
+	if ((rc = cudaFree(0)) != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not open a CUDA context", rc);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+
+	if ((rc = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device properties", rc);
+	if ((rc = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device memory", rc);
+
+	memset(info, 0, sizeof(GjDeviceInfo));
+	snprintf(info->name, sizeof(info->name), "%.*s", (int) sizeof(info->name) - 1, prop.name);
+	info->total_memory = (int64_t) total_bytes;
+	info->free_memory = (int64_t) free_bytes;
+	info->sm_count = prop.multiProcessorCount;
+	info->cc_major = prop.major;
+	info->cc_minor = prop.minor;
+	info->init_ms = elapsed_ms(&start, &end);
+	/* a context that opened in under a microsecond must still read as first */
+	if (info->init_ms <= 0)
+		info->init_ms = 0.001;
+	return true;
+}
+
+extern "C" bool
+gj_cuda_probe(GjDeviceInfo *info, GjError *err)
+{
+	bool		first = false;
+	size_t		free_bytes,
+				total_bytes;
+	cudaError_t rc;
+
+	if (!probe_done)
+	{
+		memset(&probe_error, 0, sizeof(probe_error));
+		probe_ok = cuda_open(&probe_info, &probe_error);
+		probe_done = true;
+		first = true;
+	}
+	if (!probe_ok)
+	{
+		if (err != NULL)
+			*err = probe_error;
+		return false;
+	}
+
+	/* free memory changes; a broken context shows up here too */
+	rc = cudaMemGetInfo(&free_bytes, &total_bytes);
+	if (rc != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device memory", rc);
+	probe_info.free_memory = (int64_t) free_bytes;
+	if (info != NULL)
+	{
+		*info = probe_info;
+		if (!first)
+			info->init_ms = 0;
+	}
+	return true;
+}

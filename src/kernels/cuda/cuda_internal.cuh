@@ -1,0 +1,307 @@
+/*-------------------------------------------------------------------------
+ *
+ * cuda_internal.cuh
+ *	  Private to the cuda backend (the .cu files of src/kernels/cuda): the join state,
+ *	  the tuning constants, error reporting and the functions one file of
+ *	  the backend calls in another.
+ *
+ * The backend is split by concern: cuda_device.cu (opening and probing the
+ * device, errors), cuda_memory.cu (match buffers, scratch, uploads),
+ * cuda_backend.cu (the GjBackend table: begin and end a join, dispatch a
+ * step), cuda_nestloop.cu (the nested-loop kernels and step), cuda_sorted.cu
+ * (sort-merge/range and hash: sorting the sides and the sorted step) and
+ * cuda_agg.cu (the aggregate fast path).  nvcc compiles each file on its
+ * own, without relocatable device code: every kernel is launched from host
+ * code in its own file, and device code used by several files is inline in
+ * a header (the keys, hashes and bounds in ../shared/gj_keys.h, which the
+ * cpu backend compiles too, and the interpreter in ../device_program.h).
+ *
+ * Functions shared between the files are C++ with a gj_cuda_ prefix; only
+ * what backend.h declares is extern "C".  No PostgreSQL headers (see
+ * backend.h), and nothing may throw across the extern "C" boundary.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_CUDA_INTERNAL_CUH
+#define GPUJOIN_CUDA_INTERNAL_CUH
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "kernels/backend.h"
+#include "kernels/shared/agg_runs.h"
+#include "kernels/shared/gj_keys.h"
+
+/*
+ * Tuning constants.
+ *
+ * Simple-compare kernel: CMP_BLOCK threads each hold CMP_ROWS outer keys in
+ * registers, so every inner key read from shared memory (a broadcast, all
+ * threads of a warp read the same word) is compared CMP_ROWS times.  An
+ * inner chunk of CMP_CHUNK rows takes 8 KB of keys plus 1 KB of null flags,
+ * small enough for several blocks per SM.
+ */
+#define CMP_BLOCK			256
+#define CMP_ROWS			8
+#define CMP_CHUNK			1024
+
+/*
+ * Interpreter kernel: one outer row per thread (the interpreter, not memory,
+ * is the bottleneck); a chunk of GEN_CHUNK inner rows of up to
+ * GJ_MAX_KEY_COLS columns takes 9 KB of shared memory.
+ */
+#define GEN_BLOCK			128
+#define GEN_CHUNK			128
+
+/*
+ * Work per step, in pairs, so that the executor checks for interrupts often
+ * enough: the compare kernel does well over 10^11 pairs/s on a current
+ * device, the interpreter a few 10^10.  Both bounds keep a step far below a
+ * second.  MAX_STEP_ROWS bounds the per-row scratch when the inner tile is
+ * tiny.
+ */
+#define CMP_PAIRS_PER_STEP	((int64_t) 1 << 34)
+#define GEN_PAIRS_PER_STEP	((int64_t) 1 << 30)
+#define MAX_STEP_ROWS		((int64_t) 1 << 24)
+
+/* Blocks per SM a step aims for before it splits the inner tile. */
+#define TARGET_BLOCKS_PER_SM	8
+
+/*
+ * Scratch entries (one uint64 per outer row and inner slice).  The tile
+ * planner reserves 8 bytes per outer row of a tile; splitting the inner tile
+ * may use up to SCRATCH_MIN_ENTRIES (8 MB) even for small tiles, never more
+ * than SCRATCH_MAX_ENTRIES.
+ */
+#define SCRATCH_MIN_ENTRIES ((int64_t) 1 << 20)
+#define SCRATCH_MAX_ENTRIES ((int64_t) 1 << 26)
+
+/*
+ * The match buffers grow on demand up to the match capacity: the default
+ * budget (half the free memory of an H100) gives a capacity of over a
+ * billion pairs, and allocating 10 GB of device memory, or pinning 8 GB of
+ * host memory, for a join that returns a few rows would be a waste of
+ * milliseconds and memory.  The device buffer starts at DEVICE_MATCH_MIN_PAIRS
+ * (32 MB) or the inner tile, whichever is more; a step cut short by it
+ * doubles it for the next step.
+ */
+#define HOST_MATCH_MIN_PAIRS	((int64_t) 1 << 16)
+#define DEVICE_MATCH_MIN_PAIRS	((int64_t) 1 << 22)
+
+/*
+ * Sort-merge and hash steps.  SORTED_ROWS_PER_STEP outer rows at most (their
+ * bounds, counts and offsets are the per-row scratch), as the cpu backend's
+ * CPU_OUTER_ROWS_PER_STEP; a filtered step evaluates about
+ * SORTED_PAIRS_PER_STEP candidate pairs through the interpreter (the same
+ * bound as the nested loop's interpreter, well under a second).  The pair
+ * kernels run SORTED_BLOCK threads a block; the count pass is a grid-stride
+ * loop over SORTED_BLOCKS_PER_SM blocks per SM.
+ */
+#define SORTED_ROWS_PER_STEP	((int64_t) 1 << 20)
+#define SORTED_PAIRS_PER_STEP	GEN_PAIRS_PER_STEP
+#define SORTED_BLOCK			256
+#define SORTED_BLOCKS_PER_SM	8
+
+/*
+ * Aggregate steps (gj_cuda_agg_step): the host reduces the runs the device
+ * found, and walks a run only for float sums and min/max of inner
+ * arguments; a step stops after about this many positions walked, as the
+ * cpu backend's CPU_PAIRS_PER_STEP, so cancel is honoured between steps.
+ */
+#define AGG_HOST_WORK_PER_STEP	((int64_t) 1 << 24)
+
+/* Entries of a sorted step's cut (see sorted_cut_kernel). */
+#define CUT_ENTRIES			6
+
+/* Events of one step, recorded in this order on the stream. */
+enum
+{
+	EV_START,					/* before the uploads */
+	EV_UPLOADED,				/* before the count pass */
+	EV_COUNTED,					/* after the prefix is known */
+	EV_WRITE,					/* before the write pass */
+	EV_WRITTEN,					/* before the download */
+	EV_DONE,					/* after the download */
+	NUM_EVENTS
+};
+
+/* The key columns of one side's resident tile on the device. */
+typedef struct DeviceSide
+{
+	int64_t		begin;			/* resident rows [begin, end); -1: none */
+	int64_t		end;
+	int64_t		capacity;		/* rows allocated per column */
+	bool		used[GJ_MAX_KEY_COLS];	/* columns the program loads */
+	int64_t    *values[GJ_MAX_KEY_COLS];
+	uint8_t    *isnull[GJ_MAX_KEY_COLS];
+} DeviceSide;
+
+typedef struct CudaJoinState
+{
+	GjJoinInput input;			/* host key columns */
+	GjProgram	program;
+	bool		simple;
+	GjSimpleCompare compare;
+	int64_t		capacity;		/* pairs a step may return (the contract) */
+	int64_t		d_capacity;		/* pairs the device match buffer holds now */
+	int			sm_count;
+	double		density;		/* matches per pair last counted; 0: unknown */
+
+	cudaStream_t stream;
+	bool		have_stream;
+	cudaEvent_t events[NUM_EVENTS];
+	int			nevents;
+
+	DeviceSide	outer;
+	DeviceSide	inner;
+	uint32_t   *d_out_outer;
+	uint32_t   *d_out_inner;
+	uint64_t   *d_scratch;		/* counts, then offsets */
+	int64_t		scratch_entries;
+	void	   *d_cub_temp;
+	size_t		cub_temp_bytes;
+	int64_t    *d_prefix;		/* find_prefix_kernel's answer */
+	int64_t    *h_prefix;		/* pinned */
+	uint32_t   *h_out_outer;	/* pinned */
+	uint32_t   *h_out_inner;
+	int64_t		h_capacity;
+
+	/*
+	 * Step overlap (cuda_double_buffer): the other pinned match buffer, which
+	 * holds the previous step's matches while the executor emits them and
+	 * this step's download fills the first; run_step swaps the two.
+	 */
+	bool		double_buffered;
+	uint32_t   *h_spare_outer;
+	uint32_t   *h_spare_inner;
+	int64_t		h_spare_capacity;
+
+	/* sort-merge and hash: both sides in key order, by position */
+	int64_t    *d_inner_keys;	/* sorted; rows without a key at the end */
+	uint32_t   *d_inner_perm;	/* position -> inner row */
+	uint32_t   *d_outer_perm;	/* position -> outer row */
+	int64_t    *d_outer_lo;
+	int64_t    *d_outer_hi;
+	uint8_t    *d_outer_status;
+	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
+	int64_t		outer_all;		/* positions [0, outer_all) are GJ_OUTER_ALL */
+	int64_t    *h_inner_keys;	/* host copies, for tile pruning */
+	int64_t    *h_outer_lo;
+	int64_t    *h_outer_hi;
+	uint8_t    *h_outer_status;
+	int64_t		step_cap;		/* rows of the per-row scratch */
+	uint32_t   *d_first;		/* per step row: first candidate position */
+	uint64_t   *d_cand;			/* per step row: candidates, then offsets */
+	uint64_t   *d_count;		/* per step row: matches, then offsets */
+	uint64_t   *d_cut;			/* sorted_cut_kernel's answer */
+	uint64_t   *h_cut;			/* pinned */
+	struct PairArgs *d_pair_args;	/* a filtered step's arguments, for CUB */
+	GjAggRuns  *agg_runs;		/* aggregate fast path, at the first agg_step */
+	uint32_t   *h_outer_perm;	/* its host copy of d_outer_perm */
+	uint32_t   *h_run_first;	/* pinned, per step row: the run's first position */
+	uint64_t   *h_run_width;	/* pinned, per step row: the run's width */
+	int64_t		agg_rows_hint;	/* rows the last agg step reduced, when the
+								 * host's work bound stopped it; else 0 */
+	uint64_t   *d_packed;		/* a filtered step's matches, packed (d_capacity) */
+	bool		packed_needed;	/* sorted join with filtered steps */
+} CudaJoinState;
+
+/* ---------------------------------------------------------------------
+ * Errors (cuda_device.cu)
+ * ---------------------------------------------------------------------
+ */
+
+extern bool gj_cuda_fail(GjError *err, int code, const char *what, cudaError_t rc);
+
+/* Return false with *err set (as gj_cuda_fail) when a CUDA call fails. */
+#define CUDA_TRY(call, what) \
+	do { \
+		cudaError_t rc_ = (call); \
+		if (rc_ != cudaSuccess) \
+			return gj_cuda_fail(err, 0, (what), rc_); \
+	} while (0)
+
+#define CUDA_LAUNCHED(what) CUDA_TRY(cudaGetLastError(), "could not launch " what)
+
+/* ---------------------------------------------------------------------
+ * Memory (cuda_memory.cu)
+ * ---------------------------------------------------------------------
+ */
+
+extern void gj_cuda_free_side(DeviceSide *side);
+extern void gj_cuda_free_device_matches(CudaJoinState *state);
+extern bool gj_cuda_ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err);
+extern void gj_cuda_swap_host_matches(CudaJoinState *state);
+extern bool gj_cuda_ensure_device_matches(CudaJoinState *state, int64_t need, int64_t want,
+										  GjError *err);
+extern cudaError_t gj_cuda_exclusive_sum(void *temp, size_t &temp_bytes, uint64_t *data,
+										 int64_t n, cudaStream_t stream);
+extern bool gj_cuda_ensure_scratch(CudaJoinState *state, int64_t n, GjError *err);
+extern bool gj_cuda_ensure_cub_temp(CudaJoinState *state, size_t bytes, GjError *err);
+extern bool gj_cuda_upload_side(CudaJoinState *state, DeviceSide *side,
+								const GjKeyColumns *host, int64_t begin, int64_t end,
+								GjStats *stats, GjError *err);
+extern double gj_cuda_event_ms(CudaJoinState *state, int from, int to);
+extern void gj_cuda_device_columns(const DeviceSide *side, int ncols, GjKeyColumns *cols);
+
+/*
+ * Run a CUB device-wide algorithm: size its temporary storage, grow ours,
+ * run it.  call(temp, bytes) is the CUB call; CCCL may throw, and nothing
+ * may leave the backend as an exception, so that becomes an error too.
+ */
+template <typename Call>
+static bool
+gj_cuda_cub_run(CudaJoinState *state, Call call, const char *what, GjError *err)
+{
+	size_t		bytes = 0;
+	cudaError_t rc;
+
+	try
+	{
+		rc = call(NULL, bytes);
+		if (rc == cudaSuccess)
+		{
+			if (!gj_cuda_ensure_cub_temp(state, bytes, err))
+				return false;
+			rc = call(state->d_cub_temp, bytes);
+		}
+	}
+	catch (...)
+	{
+		rc = cudaErrorUnknown;
+	}
+	if (rc != cudaSuccess)
+		return gj_cuda_fail(err, 0, what, rc);
+	return true;
+}
+
+/* Blocks of a 1-D grid of n threads, at least one. */
+static inline unsigned
+gj_cuda_grid_for(int64_t n, int block)
+{
+	return (unsigned) gj_max64(gj_ceil_div(n, block), 1);
+}
+
+/* ---------------------------------------------------------------------
+ * Steps (cuda_backend.cu, cuda_nestloop.cu, cuda_sorted.cu, cuda_agg.cu)
+ * ---------------------------------------------------------------------
+ */
+
+extern bool gj_cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
+							 GjMatches *matches, GjStats *stats, GjError *err);
+extern bool gj_cuda_nestloop_step(CudaJoinState *state, const GjTile *tile,
+								  int64_t *outer_next, GjMatches *matches, GjStats *stats,
+								  GjError *err);
+extern bool gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err);
+extern bool gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+								GjMatches *matches, GjStats *stats, GjError *err);
+extern bool gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
+								  int64_t rows, GjError *err);
+extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
+							 const GjAggSpec *spec, GjAggPartial *partial,
+							 GjMatches *matches, GjStats *stats, GjError *err);
+
+#endif							/* GPUJOIN_CUDA_INTERNAL_CUH */

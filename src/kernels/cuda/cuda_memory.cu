@@ -1,0 +1,279 @@
+/*-------------------------------------------------------------------------
+ *
+ * cuda_memory.cu
+ *	  The cuda backend's memory: the device and pinned host match buffers,
+ *	  the per-step scratch and CUB's temporary storage, and the key columns
+ *	  of the resident tiles.
+ *
+ * Everything grows on demand and is released by end_join (cuda_backend.cu),
+ * which the executor calls from a memory context callback, also on ERROR.
+ * Growing the match buffers happens only between steps, once the last
+ * step's matches are on the host.
+ *
+ *-------------------------------------------------------------------------
+ */
+/* no NVTX ranges (and no NVTX injection library) in a database server */
+#define CCCL_DISABLE_NVTX
+#include <cub/cub.cuh>
+
+#include "cuda_internal.cuh"
+
+
+void
+gj_cuda_free_side(DeviceSide *side)
+{
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		cudaFree(side->values[c]);
+		cudaFree(side->isnull[c]);
+		side->values[c] = NULL;
+		side->isnull[c] = NULL;
+	}
+	side->capacity = 0;
+	side->begin = side->end = -1;
+}
+
+/* Free the device match buffers (and the packed one of filtered steps). */
+void
+gj_cuda_free_device_matches(CudaJoinState *state)
+{
+	cudaFree(state->d_out_outer);
+	cudaFree(state->d_out_inner);
+	cudaFree(state->d_packed);
+	state->d_out_outer = state->d_out_inner = NULL;
+	state->d_packed = NULL;
+	state->d_capacity = 0;
+}
+
+/* Grow the pinned host match buffer to at least npairs (<= capacity). */
+bool
+gj_cuda_ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err)
+{
+	int64_t		size;
+
+	if (npairs <= state->h_capacity)
+		return true;
+	size = gj_min64(gj_max64(npairs, 2 * state->h_capacity), state->capacity);
+	cudaFreeHost(state->h_out_outer);
+	cudaFreeHost(state->h_out_inner);
+	state->h_out_outer = state->h_out_inner = NULL;
+	state->h_capacity = 0;
+	CUDA_TRY(cudaMallocHost((void **) &state->h_out_outer, sizeof(uint32_t) * size),
+			 "could not allocate pinned host memory for matches");
+	CUDA_TRY(cudaMallocHost((void **) &state->h_out_inner, sizeof(uint32_t) * size),
+			 "could not allocate pinned host memory for matches");
+	state->h_capacity = size;
+	return true;
+}
+
+/*
+ * Step overlap: write into the pinned buffer the executor is done with.  The
+ * spare grows on its own, by gj_cuda_ensure_host_matches, once it is current.
+ */
+void
+gj_cuda_swap_host_matches(CudaJoinState *state)
+{
+	uint32_t   *outer_rows = state->h_out_outer;
+	uint32_t   *inner_rows = state->h_out_inner;
+	int64_t		capacity = state->h_capacity;
+
+	state->h_out_outer = state->h_spare_outer;
+	state->h_out_inner = state->h_spare_inner;
+	state->h_capacity = state->h_spare_capacity;
+	state->h_spare_outer = outer_rows;
+	state->h_spare_inner = inner_rows;
+	state->h_spare_capacity = capacity;
+}
+
+/* Allocate the device match buffers for size pairs; false if out of memory. */
+static bool
+alloc_device_matches(CudaJoinState *state, int64_t size)
+{
+	cudaError_t rc;
+
+	rc = cudaMalloc((void **) &state->d_out_outer, sizeof(uint32_t) * size);
+	if (rc == cudaSuccess)
+		rc = cudaMalloc((void **) &state->d_out_inner, sizeof(uint32_t) * size);
+	if (rc == cudaSuccess && state->packed_needed)
+		rc = cudaMalloc((void **) &state->d_packed, sizeof(uint64_t) * size);
+	if (rc != cudaSuccess)
+	{
+		gj_cuda_free_device_matches(state);
+		(void) cudaGetLastError();
+		return false;
+	}
+	state->d_capacity = size;
+	return true;
+}
+
+/*
+ * Grow the device match buffers towards want pairs (never past capacity);
+ * their contents are gone.  Only between steps, once the last step's
+ * matches are on the host.  The old buffers go first, so that growing never
+ * holds both; when the device has no memory for more, the buffers are
+ * allocated again as they were (or for need pairs, a step's minimum, if
+ * that is more) and the steps stay shorter; below need it is out of memory.
+ */
+bool
+gj_cuda_ensure_device_matches(CudaJoinState *state, int64_t need, int64_t want, GjError *err)
+{
+	int64_t		size;
+	int64_t		fallback;
+
+	need = gj_min64(need, state->capacity);
+	want = gj_min64(gj_max64(want, need), state->capacity);
+	if (want <= state->d_capacity)
+		return true;
+	size = gj_min64(gj_max64(gj_max64(want, 2 * state->d_capacity), DEVICE_MATCH_MIN_PAIRS),
+					state->capacity);
+	fallback = gj_max64(need, state->d_capacity);
+	gj_cuda_free_device_matches(state);
+	if (alloc_device_matches(state, size) ||
+		(fallback < size && alloc_device_matches(state, fallback)))
+		return true;
+	err->code = GJ_ERR_OUT_OF_MEMORY;
+	snprintf(err->message, sizeof(err->message),
+			 "could not allocate a device match buffer of %lld pairs", (long long) fallback);
+	return false;
+}
+
+/*
+ * CUB's in-place exclusive prefix sum (temp == NULL: size the temporary
+ * storage).  CCCL's device bookkeeping may throw cuda::cuda_error, and no
+ * exception may leave this file, so it becomes an error code here.
+ */
+cudaError_t
+gj_cuda_exclusive_sum(void *temp, size_t &temp_bytes, uint64_t *data, int64_t n,
+					  cudaStream_t stream)
+{
+	try
+	{
+		return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, data, (int) n, stream);
+	}
+	catch (...)
+	{
+		return cudaErrorUnknown;
+	}
+}
+
+/* Grow the scratch and CUB's temporary storage for a scan of n entries. */
+bool
+gj_cuda_ensure_scratch(CudaJoinState *state, int64_t n, GjError *err)
+{
+	size_t		temp_bytes = 0;
+
+	if (n > state->scratch_entries)
+	{
+		cudaFree(state->d_scratch);
+		state->d_scratch = NULL;
+		state->scratch_entries = 0;
+		CUDA_TRY(cudaMalloc((void **) &state->d_scratch, sizeof(uint64_t) * n),
+				 "could not allocate device scratch memory");
+		state->scratch_entries = n;
+	}
+	CUDA_TRY(gj_cuda_exclusive_sum(NULL, temp_bytes, state->d_scratch, n, state->stream),
+			 "could not size the prefix sum");
+	if (temp_bytes > state->cub_temp_bytes)
+	{
+		cudaFree(state->d_cub_temp);
+		state->d_cub_temp = NULL;
+		state->cub_temp_bytes = 0;
+		CUDA_TRY(cudaMalloc(&state->d_cub_temp, temp_bytes),
+				 "could not allocate device scratch memory");
+		state->cub_temp_bytes = temp_bytes;
+	}
+	return true;
+}
+
+/*
+ * Make rows [begin, end) of one side resident, uploading only the columns
+ * the program loads.  The range is marked invalid while the copy is in
+ * flight, so a failure leaves nothing that looks resident.
+ */
+bool
+gj_cuda_upload_side(CudaJoinState *state, DeviceSide *side, const GjKeyColumns *host,
+					int64_t begin, int64_t end, GjStats *stats, GjError *err)
+{
+	int64_t		rows = end - begin;
+
+	if (side->begin == begin && side->end == end)
+		return true;
+	side->begin = side->end = -1;
+	if (rows > side->capacity)
+	{
+		gj_cuda_free_side(side);
+		for (int c = 0; c < host->ncols; c++)
+		{
+			if (!side->used[c])
+				continue;
+			CUDA_TRY(cudaMalloc((void **) &side->values[c], sizeof(int64_t) * rows),
+					 "could not allocate device memory for key columns");
+			if (host->isnull[c] != NULL)
+				CUDA_TRY(cudaMalloc((void **) &side->isnull[c], rows),
+						 "could not allocate device memory for key columns");
+		}
+		side->capacity = rows;
+	}
+	for (int c = 0; c < host->ncols; c++)
+	{
+		if (!side->used[c])
+			continue;
+		CUDA_TRY(cudaMemcpyAsync(side->values[c], host->values[c] + begin,
+								 sizeof(int64_t) * rows, cudaMemcpyHostToDevice,
+								 state->stream),
+				 "could not copy key columns to the device");
+		stats->bytes_to_device += sizeof(int64_t) * rows;
+		if (host->isnull[c] != NULL)
+		{
+			CUDA_TRY(cudaMemcpyAsync(side->isnull[c], host->isnull[c] + begin, rows,
+									 cudaMemcpyHostToDevice, state->stream),
+					 "could not copy key columns to the device");
+			stats->bytes_to_device += rows;
+		}
+	}
+	side->begin = begin;
+	side->end = end;
+	return true;
+}
+
+/* Milliseconds between two events of a step (0 if they cannot tell). */
+double
+gj_cuda_event_ms(CudaJoinState *state, int from, int to)
+{
+	float		ms = 0;
+
+	if (cudaEventElapsedTime(&ms, state->events[from], state->events[to]) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return 0;
+	}
+	return ms;
+}
+
+/* Grow CUB's temporary storage to at least bytes. */
+bool
+gj_cuda_ensure_cub_temp(CudaJoinState *state, size_t bytes, GjError *err)
+{
+	if (bytes <= state->cub_temp_bytes)
+		return true;
+	cudaFree(state->d_cub_temp);
+	state->d_cub_temp = NULL;
+	state->cub_temp_bytes = 0;
+	CUDA_TRY(cudaMalloc(&state->d_cub_temp, bytes),
+			 "could not allocate device scratch memory");
+	state->cub_temp_bytes = bytes;
+	return true;
+}
+
+/* The key columns of a side resident on the device, as the kernels see them. */
+void
+gj_cuda_device_columns(const DeviceSide *side, int ncols, GjKeyColumns *cols)
+{
+	memset(cols, 0, sizeof(GjKeyColumns));
+	cols->ncols = ncols;
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		cols->values[c] = side->values[c];
+		cols->isnull[c] = side->isnull[c];
+	}
+}
