@@ -25,6 +25,7 @@ OBJS = \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/host_chunking/host_buffers.o \
+	src/host_chunking/key_encoding.o \
 	src/host_chunking/tile_planner.o \
 	src/kernels/cpu_backend.o \
 	src/kernels/agg_runs.o
