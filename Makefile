@@ -18,7 +18,9 @@ OBJS = \
 	src/custom_scan/gpujoin_path.o \
 	src/custom_scan/gpujoin_costs.o \
 	src/custom_scan/gpujoin_plan_info.o \
-	src/custom_scan/gpujoin_exec.o \
+	src/custom_scan/gpujoin_open.o \
+	src/custom_scan/gpujoin_steps.o \
+	src/custom_scan/gpujoin_emit.o \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \
 	src/custom_scan/gpujoin_overlap.o \
