@@ -17,7 +17,9 @@ OBJS = \
 	src/custom_scan/gpujoin_path.o \
 	src/custom_scan/gpujoin_costs.o \
 	src/custom_scan/gpujoin_plan_info.o \
-	src/custom_scan/gpujoin_exec.o \
+	src/custom_scan/gpujoin_open.o \
+	src/custom_scan/gpujoin_steps.o \
+	src/custom_scan/gpujoin_emit.o \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \
 	src/custom_scan/gpujoin_overlap.o \
@@ -25,6 +27,7 @@ OBJS = \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/custom_scan/gpujoin_row_identity.o \
 	src/host_chunking/host_buffers.o \
+	src/host_chunking/key_encoding.o \
 	src/host_chunking/tile_planner.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \

@@ -192,8 +192,7 @@ extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
 								  RelOptInfo *grouped_rel);
 
 /* custom_scan/gpujoin_agg_exec.c */
-extern bool gpujoin_plan_is_agg(CustomScan *cscan);
-extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
+extern const CustomScanMethods gpujoin_agg_scan_methods;
 
 /*
  * custom_scan/gpujoin_plan_info.c.  The serialized plan info is a list of
@@ -207,7 +206,7 @@ extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 /* custom_scan/gpujoin_row_identity.c */
 extern void gpujoin_resolve_row_identity(PlannedStmt *stmt);
 
-/* custom_scan/gpujoin_exec.c */
+/* custom_scan/gpujoin_emit.c */
 extern Node *gpujoin_create_scan_state(CustomScan *cscan);
 
 /* custom_scan/gpujoin_explain.c */

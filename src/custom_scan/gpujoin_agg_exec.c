@@ -3,9 +3,9 @@
  * gpujoin_agg_exec.c
  *	  Executor side of aggregates computed inside GpuJoin.
  *
- * The node runs the GpuJoin machinery unchanged (gpujoin_exec.c: drain both
- * inputs, plan tiles, open the backend) and then, instead of emitting the
- * pairs of each step, reduces them:
+ * The node runs the GpuJoin machinery unchanged (gpujoin_open.c: drain both
+ * inputs, plan tiles, open the backend; gpujoin_steps.c: run the steps) and
+ * then, instead of emitting the pairs of each step, reduces them:
  *
  *	- each aggregate argument is a device program over one side's columns,
  *	  run once per input row (not per pair) into a value column with a flag
@@ -51,7 +51,6 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/float.h"
@@ -93,10 +92,26 @@ typedef struct GpuJoinAggState
 	int64		pairs_in_backend;
 } GpuJoinAggState;
 
+static Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
 static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+/*
+ * The plan's methods (gpujoin_agg_path.c sets them), named GpuJoin as the
+ * join's are: EXPLAIN prints a CustomScan's CustomName ("Custom Scan
+ * (GpuJoin)"), and the aggregate node has always been shown so.  They are
+ * not registered with RegisterCustomScanMethods, which takes one methods
+ * table per name and has the join's (gpujoin_register_methods): the name
+ * is only looked up to read a plan back from text, which PostgreSQL does
+ * only for the parallel-safe part of a plan that it sends to workers, and
+ * an aggregate path is never parallel safe.
+ */
+const CustomScanMethods gpujoin_agg_scan_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.CreateCustomScanState = gpujoin_agg_create_scan_state,
+};
 
 static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -107,14 +122,7 @@ static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.ExplainCustomScan = gpujoin_agg_explain,
 };
 
-/* An aggregate plan carries its GpuJoinAggInfo after the join's five lists. */
-bool
-gpujoin_plan_is_agg(CustomScan *cscan)
-{
-	return list_length(cscan->custom_private) > GPUJOIN_PRIVATE_LENGTH;
-}
-
-Node *
+static Node *
 gpujoin_agg_create_scan_state(CustomScan *cscan)
 {
 	GpuJoinAggState *gas = palloc0(sizeof(GpuJoinAggState));
@@ -348,8 +356,8 @@ gpujoin_agg_arg_columns(GpuJoinAggState *gas)
 /*
  * Reduce the pairs of the match buffer.  Pairs the device flagged go
  * through every qual and pairs of a join with host quals through those, as
- * in gpujoin_exec(); an argument the device could not compute is evaluated
- * by the host on the pair's scan tuple.
+ * the GpuJoin node's EMIT does (gpujoin_emit.c); an argument the device
+ * could not compute is evaluated by the host on the pair's scan tuple.
  */
 static void
 gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
@@ -372,10 +380,7 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 		if ((i & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 		/* the host reduces these rows' pairs after the last step */
-		if (unlikely(gjs->outer_inexact != NULL || gjs->inner_inexact != NULL) &&
-			!gjs->in_host_pairs &&
-			((gjs->outer_inexact != NULL && gjs->outer_inexact[orow]) ||
-			 (gjs->inner_inexact != NULL && gjs->inner_inexact[irow])))
+		if (gpujoin_skip_inexact_pair(gjs, orow, irow))
 			continue;
 		if ((m->outer_rows[i] & GJ_PAIR_RECHECK) || gjs->host_qual != NULL)
 		{
@@ -385,13 +390,13 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 			formed = true;
 			if (m->outer_rows[i] & GJ_PAIR_RECHECK)
 			{
-				gjs->host_rechecks++;
+				gjs->counters.host_rechecks++;
 				if (!ExecQual(gjs->recheck_qual, econtext))
 					continue;
 			}
 			else if (!ExecQual(gjs->host_qual, econtext))
 			{
-				gjs->host_rejected++;
+				gjs->counters.host_rejected++;
 				continue;
 			}
 		}
@@ -470,15 +475,13 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 
 	for (;;)
 	{
-		instr_time	start,
-					end;
-		GjError		err;
 		GjAggPartial step;
-		bool		ok;
 		int			a;
 
-		CHECK_FOR_INTERRUPTS();
-		if (!gpujoin_open_tile(gjs))
+		memset(&step, 0, sizeof(step));
+		step.group_pairs = gas->group_pairs;
+		step.group_acc = gas->group_acc;
+		if (!gpujoin_run_agg_step(gjs, backend_reduces ? &gas->spec : NULL, &step))
 		{
 			/* the pairs of rows whose keys have no exact device value */
 			if (gjs->outer_inexact != NULL || gjs->inner_inexact != NULL)
@@ -488,28 +491,6 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 			}
 			return;
 		}
-
-		memset(&err, 0, sizeof(err));
-		memset(&step, 0, sizeof(step));
-		step.group_pairs = gas->group_pairs;
-		step.group_acc = gas->group_acc;
-		gjs->matches.count = 0;
-		INSTR_TIME_SET_CURRENT(start);
-		if (backend_reduces)
-			ok = gpujoin_backend_agg_step(gjs->backend, gjs->backend_state, &gjs->tile,
-										  &gjs->outer_next, &gas->spec, &step,
-										  &gjs->matches, &gjs->stats, &err);
-		else
-			ok = gpujoin_backend_step(gjs->backend, gjs->backend_state, &gjs->tile,
-									  &gjs->outer_next, &gjs->matches, &gjs->stats, &err);
-		if (!ok)
-			gpujoin_backend_error(gjs, &err);
-		INSTR_TIME_SET_CURRENT(end);
-		INSTR_TIME_SUBTRACT(end, start);
-		gjs->backend_ms += INSTR_TIME_GET_MILLISEC(end);
-		gjs->steps++;
-		if (gjs->outer_next >= gjs->tile.outer_end)
-			gjs->tile_open = false;
 
 		gas->total.pairs += step.pairs;
 		gas->pairs_in_backend += step.pairs;
@@ -634,21 +615,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 		CHECK_FOR_INTERRUPTS();
 		ResetExprContext(econtext);
 		ExecClearTuple(scan);
-		for (k = 0; k < gjs->nscan; k++)
-		{
-			if (gjs->scan_sides[k] == GJ_SIDE_OUTER)
-			{
-				HostDatumColumn *col = gjs->outer_buf.cols + gjs->scan_cols[k];
-
-				scan->tts_values[k] = col->values[row];
-				scan->tts_isnull[k] = col->isnull[row];
-			}
-			else
-			{
-				scan->tts_values[k] = (Datum) 0;
-				scan->tts_isnull[k] = true;
-			}
-		}
+		gpujoin_fill_null_extended(gjs, GJ_SIDE_OUTER, row);
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		for (k = 0; k < gas->agg.naggs; k++)
 			scan->tts_values[gjs->nscan + k] =
@@ -660,7 +627,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 
 		if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
 			continue;			/* HAVING */
-		gjs->rows_returned++;
+		gjs->counters.rows_returned++;
 		gas->groups_returned++;
 		if (node->ss.ps.ps_ProjInfo == NULL)
 			return scan;
@@ -706,7 +673,7 @@ gpujoin_agg_exec(CustomScanState *node)
 
 	if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
 		return NULL;			/* HAVING */
-	gjs->rows_returned++;
+	gjs->counters.rows_returned++;
 	if (node->ss.ps.ps_ProjInfo == NULL)
 		return scan;
 	return ExecProject(node->ss.ps.ps_ProjInfo);

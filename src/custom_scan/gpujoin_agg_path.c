@@ -576,7 +576,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(private, gpujoin_agg_info_serialize(&agg_info));
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
-	cscan->methods = &gpujoin_scan_methods;
+	cscan->methods = &gpujoin_agg_scan_methods;
 
 	return &cscan->scan.plan;
 }

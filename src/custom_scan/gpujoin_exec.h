@@ -1,8 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * gpujoin_exec.h
- *	  The executor state of a GpuJoin node, shared by the executor and its
- *	  EXPLAIN code.
+ *	  The executor state of a GpuJoin node, shared by the executor files of
+ *	  both GpuJoin nodes and their EXPLAIN code.
+ *
+ * The executor is layered, and calls go down only:
+ *
+ *	gpujoin_emit.c		the GpuJoin node: its methods and state machine, and
+ *						forming its output rows
+ *	gpujoin_agg_exec.c	the aggregate node: its own methods and state, and
+ *						the reduction of the pairs
+ *	gpujoin_explain.c	EXPLAIN of both nodes' join part
+ *	gpujoin_parallel.c	the workers' counters for the leader's EXPLAIN
+ *	gpujoin_steps.c		the steps of a join and the pairs they return
+ *	gpujoin_open.c		begin, drain, open the backend, rescan, end
+ *	gpujoin_overlap.c	the next step on a helper thread
+ *
+ * The aggregate node's state embeds GpuJoinState, so every function below
+ * takes either node.
  *
  *-------------------------------------------------------------------------
  */
@@ -82,6 +97,34 @@ typedef struct GjStepAhead
 	GjError		err;
 	double		run_ms;
 } GjStepAhead;
+
+/*
+ * The counters EXPLAIN ANALYZE shows, as one process adds them up over the
+ * rescans of its node.  They are one struct so that a worker of a parallel
+ * plan hands them to the leader whole (gpujoin_parallel.c) and a step run
+ * on the overlap thread adds its own in one call.
+ */
+typedef struct GpuJoinCounters
+{
+	GjStats		stats;			/* what the backends add up */
+	int64		outer_drained;
+	int64		inner_drained;
+	int64		tiles_run;
+	int64		tiles_pruned;
+	int64		steps;
+	int64		host_rechecks;
+	int64		host_pairs;		/* pairs formed by GJ_PHASE_HOST_PAIRS */
+	int64		host_rejected;
+	int64		filter_rejected;
+	int64		rows_returned;
+	int64		null_extended_outer;	/* unmatched outer rows formed */
+	int64		null_extended_inner;
+	int64		pairs_skipped;	/* SEMI/ANTI pairs of already matched rows */
+	double		drain_ms;
+	double		backend_ms;
+	int64		steps_overlapped;	/* steps run while rows were emitted */
+	double		overlap_wait_ms;	/* emission waited for them this long */
+} GpuJoinCounters;
 
 typedef struct GpuJoinState
 {
@@ -166,7 +209,7 @@ typedef struct GpuJoinState
 	uint32	   *host_pairs_outer;	/* the batch, in join_cxt */
 	uint32	   *host_pairs_inner;
 	GjProgram	exec_program;	/* the program with this execution's numeric
-								 * constants (gpujoin_encode_keys) */
+								 * constants (host_encode_join_keys) */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */
@@ -183,25 +226,7 @@ typedef struct GpuJoinState
 	bool		double_buffered;	/* the backend agreed to it */
 	bool		no_overlap;		/* it did not: steps run one at a time */
 
-	/* counters for EXPLAIN ANALYZE, summed over rescans */
-	GjStats		stats;
-	int64		outer_drained;
-	int64		inner_drained;
-	int64		tiles_run;
-	int64		tiles_pruned;
-	int64		steps;
-	int64		host_rechecks;
-	int64		host_pairs;		/* pairs formed by GJ_PHASE_HOST_PAIRS */
-	int64		host_rejected;
-	int64		filter_rejected;
-	int64		rows_returned;
-	int64		null_extended_outer;	/* unmatched outer rows formed */
-	int64		null_extended_inner;
-	int64		pairs_skipped;	/* SEMI/ANTI pairs of already matched rows */
-	double		drain_ms;
-	double		backend_ms;
-	int64		steps_overlapped;	/* steps run while rows were emitted */
-	double		overlap_wait_ms;	/* emission waited for them this long */
+	GpuJoinCounters counters;	/* for EXPLAIN ANALYZE, summed over rescans */
 
 	/*
 	 * Parallel plans: each worker adds its counters to its slot of the
@@ -209,34 +234,43 @@ typedef struct GpuJoinState
 	 * shared memory goes away, for EXPLAIN ANALYZE (gpujoin_parallel.c).
 	 */
 	struct GpuJoinSharedCounters *shared;
-	struct GpuJoinCounters *workers_total;	/* leader: the sum of the workers' */
+	GpuJoinCounters *workers_total; /* leader: the sum of the workers' */
 } GpuJoinState;
 
 /*
- * The counters EXPLAIN ANALYZE shows, as one process adds them up; a worker
- * of a parallel plan hands them to the leader through shared memory.
+ * gpujoin_open.c: what both nodes do around the steps.  Set up the state,
+ * drain the inputs, encode the keys, open the backend (falling back to the
+ * cpu backend), release it on ERROR, rescan and end.
  */
-typedef struct GpuJoinCounters
-{
-	int64		outer_drained;
-	int64		inner_drained;
-	int64		tiles_run;
-	int64		tiles_pruned;
-	int64		steps;
-	int64		pairs_evaluated;
-	int64		device_matches;
-	int64		host_rechecks;
-	int64		host_pairs;
-	int64		host_rejected;
-	int64		filter_rejected;
-	int64		null_extended_outer;
-	int64		null_extended_inner;
-	int64		pairs_skipped;
-	double		drain_ms;
-	double		backend_ms;
-	int64		steps_overlapped;
-	double		overlap_wait_ms;
-} GpuJoinCounters;
+extern void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
+extern void gpujoin_end(CustomScanState *node);
+extern void gpujoin_rescan(CustomScanState *node);
+extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
+extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
+
+/*
+ * gpujoin_steps.c: the steps of a join and the pairs they return, for both
+ * nodes.  The GpuJoin node runs its steps with gpujoin_run_step (overlapped
+ * with the emission when gpujoin.overlap_steps is on); the aggregate node
+ * with gpujoin_run_agg_step, one step at a time.
+ */
+extern bool gpujoin_open_tile(GpuJoinState *gjs);
+extern bool gpujoin_run_step(GpuJoinState *gjs);
+extern bool gpujoin_run_agg_step(GpuJoinState *gjs, const struct GjAggSpec *spec,
+								 struct GjAggPartial *partial);
+extern bool gpujoin_next_host_pairs(GpuJoinState *gjs);
+extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
+extern void gpujoin_fill_null_extended(GpuJoinState *gjs, int side, int64 row);
+
+/*
+ * gpujoin_overlap.c: the next step on a helper thread.  Called by the step
+ * loop (gpujoin_steps.c) and, to abandon a step, by gpujoin_release_backend;
+ * it calls nothing of the executor back.
+ */
+extern bool gpujoin_step_ahead_possible(GpuJoinState *gjs);
+extern void gpujoin_step_ahead_start(GpuJoinState *gjs);
+extern bool gpujoin_step_ahead_collect(GpuJoinState *gjs);
+extern void gpujoin_step_ahead_cancel(GpuJoinState *gjs);
 
 /* gpujoin_parallel.c: the workers' counters for the leader's EXPLAIN */
 extern Size gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
@@ -247,24 +281,60 @@ extern void gpujoin_reinitialize_dsm(CustomScanState *node, ParallelContext *pcx
 extern void gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc,
 									  void *coordinate);
 extern void gpujoin_shutdown(CustomScanState *node);
+extern void gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c);
 extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
 
-/*
- * The parts of the GpuJoin executor that the aggregate node
- * (gpujoin_agg_exec.c) runs too.
- */
-extern void gpujoin_begin(CustomScanState *node, EState *estate, int eflags);
-extern void gpujoin_end(CustomScanState *node);
-extern void gpujoin_rescan(CustomScanState *node);
-extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
-extern bool gpujoin_open_tile(GpuJoinState *gjs);
-extern bool gpujoin_next_host_pairs(GpuJoinState *gjs);
-extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
-extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
+/* Add one step's (or process's) backend counters to *total. */
+static inline void
+gpujoin_stats_add(GjStats *total, const GjStats *s)
+{
+	total->pairs_evaluated += s->pairs_evaluated;
+	total->device_matches += s->device_matches;
+	total->bytes_to_device += s->bytes_to_device;
+	total->bytes_from_device += s->bytes_from_device;
+	total->kernel_ms += s->kernel_ms;
+	total->transfer_ms += s->transfer_ms;
+}
 
-/* gpujoin_overlap.c: the next step on a helper thread */
-extern void gpujoin_step_ahead_start(GpuJoinState *gjs);
-extern void gpujoin_step_ahead_collect(GpuJoinState *gjs);
-extern void gpujoin_step_ahead_cancel(GpuJoinState *gjs);
+/* After the tiles: the unmatched rows of the preserved sides, or nothing. */
+static inline GpuJoinPhase
+gpujoin_phase_after_tiles(GpuJoinState *gjs)
+{
+	return gjs->fill_outer || gjs->fill_inner ? GJ_PHASE_EMIT_UNMATCHED : GJ_PHASE_DONE;
+}
+
+/*
+ * Whether a pair from a backend step is to be skipped: one of its rows has
+ * a key with no exact device value, so the device's answer is not used and
+ * the host evaluates all that row's pairs after the last step
+ * (gpujoin_next_host_pairs), whose own pairs are never skipped.  Inline:
+ * both nodes call it for every pair.
+ */
+static inline bool
+gpujoin_skip_inexact_pair(const GpuJoinState *gjs, int64 outer_row, int64 inner_row)
+{
+	return unlikely(gjs->outer_inexact != NULL || gjs->inner_inexact != NULL) &&
+		!gjs->in_host_pairs &&
+		((gjs->outer_inexact != NULL && gjs->outer_inexact[outer_row]) ||
+		 (gjs->inner_inexact != NULL && gjs->inner_inexact[inner_row]));
+}
+
+/* Copy scan_src[from .. to - 1] of one pair into the scan tuple. */
+static inline void
+gpujoin_fill_columns(GpuJoinState *gjs, int from, int to,
+					 int64 outer_row, int64 inner_row)
+{
+	TupleTableSlot *scan = gjs->css.ss.ss_ScanTupleSlot;
+	int			k;
+
+	for (k = from; k < to; k++)
+	{
+		const GjScanColumn *src = &gjs->scan_src[k];
+		int64		row = src->outer ? outer_row : inner_row;
+
+		scan->tts_values[src->scanpos] = src->values[row];
+		scan->tts_isnull[src->scanpos] = src->isnull != NULL && src->isnull[row];
+	}
+}
 
 #endif							/* GPUJOIN_EXEC_H */

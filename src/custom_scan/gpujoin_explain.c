@@ -98,8 +98,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Steps", NULL, counters.steps, es);
 	if (counters.steps_overlapped > 0)
 		ExplainPropertyInteger("Steps Overlapped", NULL, counters.steps_overlapped, es);
-	ExplainPropertyInteger("Pairs Evaluated", NULL, counters.pairs_evaluated, es);
-	ExplainPropertyInteger("Device Matches", NULL, counters.device_matches, es);
+	ExplainPropertyInteger("Pairs Evaluated", NULL, counters.stats.pairs_evaluated, es);
+	ExplainPropertyInteger("Device Matches", NULL, counters.stats.device_matches, es);
 	ExplainPropertyInteger("Host Rechecks", NULL, counters.host_rechecks, es);
 	if (counters.host_pairs > 0)
 		ExplainPropertyInteger("Pairs with Inexact Keys", NULL, counters.host_pairs, es);
@@ -119,10 +119,11 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Backend Time", "ms", counters.backend_ms, 3, es);
 		if (counters.steps_overlapped > 0)
 			ExplainPropertyFloat("Overlap Wait Time", "ms", counters.overlap_wait_ms, 3, es);
-		if (gjs->stats.transfer_ms > 0)
-			ExplainPropertyFloat("Transfer Time", "ms", gjs->stats.transfer_ms, 3, es);
-		if (gjs->stats.kernel_ms > 0)
-			ExplainPropertyFloat("Kernel Time", "ms", gjs->stats.kernel_ms, 3, es);
+		/* this process's own, as the device's clock is per process */
+		if (gjs->counters.stats.transfer_ms > 0)
+			ExplainPropertyFloat("Transfer Time", "ms", gjs->counters.stats.transfer_ms, 3, es);
+		if (gjs->counters.stats.kernel_ms > 0)
+			ExplainPropertyFloat("Kernel Time", "ms", gjs->counters.stats.kernel_ms, 3, es);
 		if (gjs->cuda_first_use)
 			ExplainPropertyFloat("CUDA Init Time", "ms", gjs->cuda_info.init_ms, 3, es);
 	}

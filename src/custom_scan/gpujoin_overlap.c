@@ -32,6 +32,12 @@
  * an aborting transaction deletes before the GpuJoin's own context (whose
  * callback releases the backend): a reset callback on each buffer context
  * (GjStepGuard) waits for the step first.
+ *
+ * This file is the bottom of the executor's layers: the step loop
+ * (gpujoin_steps.c) starts and collects the steps, gpujoin_release_backend
+ * (gpujoin_open.c) abandons one, and nothing here calls back into them; a
+ * failed step's error is raised by the step loop.
+ *
  * Injected faults (gpujoin.debug_fault) are decided on the executor's
  * thread before a step starts, so they fail the same step as without
  * overlap.
@@ -126,8 +132,22 @@ step_guard_arm(GjStepGuard *guard, GjStepAhead *ahead, MemoryContext cxt)
 }
 
 /*
- * After a step's matches are in gjs->matches: start the next step of the
- * join, if there is one and the join may overlap steps.
+ * Whether the join may run its next step on a helper thread: the GUC is on,
+ * the backend can double-buffer, and it has not refused to (or no thread
+ * could be started) in this execution.
+ */
+bool
+gpujoin_step_ahead_possible(GpuJoinState *gjs)
+{
+	return gpujoin_overlap_steps && !gjs->no_overlap &&
+		gjs->backend->double_buffer != NULL;
+}
+
+/*
+ * Start the step of gjs->tile at gjs->outer_next on a helper thread.  The
+ * step loop (gpujoin_steps.c) calls this once a step's matches are in
+ * gjs->matches and it has opened the tile of the next step, so that only
+ * the executor's thread ever chooses and prunes tiles.
  */
 void
 gpujoin_step_ahead_start(GpuJoinState *gjs)
@@ -138,11 +158,7 @@ gpujoin_step_ahead_start(GpuJoinState *gjs)
 	int			rc;
 
 	Assert(!ahead->pending);
-	if (!gpujoin_overlap_steps || gjs->no_overlap || gjs->backend->double_buffer == NULL)
-		return;
-	/* nothing left to overlap with, or no step left */
-	if (gjs->matches.count == 0 || !gpujoin_open_tile(gjs))
-		return;
+	Assert(gpujoin_step_ahead_possible(gjs) && gjs->tile_open);
 	if (!gjs->double_buffered)
 	{
 		if (!gjs->backend->double_buffer(gjs->backend_state))
@@ -194,9 +210,11 @@ gpujoin_step_ahead_start(GpuJoinState *gjs)
 
 /*
  * The step started by gpujoin_step_ahead_start becomes the current one:
- * wait for it, take its matches and cursor, or raise its error.
+ * wait for it, take its matches, cursor and counters.  False if it failed:
+ * the caller raises ahead.err (gpujoin_backend_error), as for a step run in
+ * place.
  */
-void
+bool
 gpujoin_step_ahead_collect(GpuJoinState *gjs)
 {
 	GjStepAhead *ahead = &gjs->ahead;
@@ -206,28 +224,24 @@ gpujoin_step_ahead_collect(GpuJoinState *gjs)
 	Assert(ahead->pending);
 	/* counted here: a step abandoned by LIMIT or an ERROR is not shown */
 	if (ahead->threaded)
-		gjs->steps_overlapped++;
+		gjs->counters.steps_overlapped++;
 	INSTR_TIME_SET_CURRENT(start);
 	step_ahead_join(ahead);
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
-	gjs->overlap_wait_ms += INSTR_TIME_GET_MILLISEC(end);
+	gjs->counters.overlap_wait_ms += INSTR_TIME_GET_MILLISEC(end);
 	ahead->pending = false;
 
 	if (!ahead->ok)
-		gpujoin_backend_error(gjs, &ahead->err);
-	gjs->backend_ms += ahead->run_ms;
-	gjs->steps++;
-	gjs->stats.pairs_evaluated += ahead->stats.pairs_evaluated;
-	gjs->stats.device_matches += ahead->stats.device_matches;
-	gjs->stats.bytes_to_device += ahead->stats.bytes_to_device;
-	gjs->stats.bytes_from_device += ahead->stats.bytes_from_device;
-	gjs->stats.kernel_ms += ahead->stats.kernel_ms;
-	gjs->stats.transfer_ms += ahead->stats.transfer_ms;
+		return false;
+	gjs->counters.backend_ms += ahead->run_ms;
+	gjs->counters.steps++;
+	gpujoin_stats_add(&gjs->counters.stats, &ahead->stats);
 	gjs->matches = ahead->matches;
 	gjs->outer_next = ahead->outer_next;
 	if (gjs->outer_next >= gjs->tile.outer_end)
 		gjs->tile_open = false;
+	return true;
 }
 
 /*

@@ -65,20 +65,20 @@ gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 }
 
 /* Add one process's counters to *total. */
-static void
-add_counters(GpuJoinCounters *total, const GpuJoinCounters *c)
+void
+gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 {
+	gpujoin_stats_add(&total->stats, &c->stats);
 	total->outer_drained += c->outer_drained;
 	total->inner_drained += c->inner_drained;
 	total->tiles_run += c->tiles_run;
 	total->tiles_pruned += c->tiles_pruned;
 	total->steps += c->steps;
-	total->pairs_evaluated += c->pairs_evaluated;
-	total->device_matches += c->device_matches;
 	total->host_rechecks += c->host_rechecks;
 	total->host_pairs += c->host_pairs;
 	total->host_rejected += c->host_rejected;
 	total->filter_rejected += c->filter_rejected;
+	total->rows_returned += c->rows_returned;
 	total->null_extended_outer += c->null_extended_outer;
 	total->null_extended_inner += c->null_extended_inner;
 	total->pairs_skipped += c->pairs_skipped;
@@ -86,30 +86,6 @@ add_counters(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->backend_ms += c->backend_ms;
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;
-}
-
-/* This process's counters. */
-static void
-own_counters(GpuJoinState *gjs, GpuJoinCounters *c)
-{
-	c->outer_drained = gjs->outer_drained;
-	c->inner_drained = gjs->inner_drained;
-	c->tiles_run = gjs->tiles_run;
-	c->tiles_pruned = gjs->tiles_pruned;
-	c->steps = gjs->steps;
-	c->pairs_evaluated = gjs->stats.pairs_evaluated;
-	c->device_matches = gjs->stats.device_matches;
-	c->host_rechecks = gjs->host_rechecks;
-	c->host_pairs = gjs->host_pairs;
-	c->host_rejected = gjs->host_rejected;
-	c->filter_rejected = gjs->filter_rejected;
-	c->null_extended_outer = gjs->null_extended_outer;
-	c->null_extended_inner = gjs->null_extended_inner;
-	c->pairs_skipped = gjs->pairs_skipped;
-	c->drain_ms = gjs->drain_ms;
-	c->backend_ms = gjs->backend_ms;
-	c->steps_overlapped = gjs->steps_overlapped;
-	c->overlap_wait_ms = gjs->overlap_wait_ms;
 }
 
 /*
@@ -127,13 +103,8 @@ gpujoin_shutdown(CustomScanState *node)
 		return;
 	if (IsParallelWorker())
 	{
-		GpuJoinCounters mine;
-
 		if (ParallelWorkerNumber >= 0 && ParallelWorkerNumber < shared->nworkers)
-		{
-			own_counters(gjs, &mine);
-			add_counters(&shared->workers[ParallelWorkerNumber], &mine);
-		}
+			gpujoin_counters_add(&shared->workers[ParallelWorkerNumber], &gjs->counters);
 	}
 	else
 	{
@@ -142,7 +113,7 @@ gpujoin_shutdown(CustomScanState *node)
 														 sizeof(GpuJoinCounters));
 		memset(gjs->workers_total, 0, sizeof(GpuJoinCounters));
 		for (int i = 0; i < shared->nworkers; i++)
-			add_counters(gjs->workers_total, &shared->workers[i]);
+			gpujoin_counters_add(gjs->workers_total, &shared->workers[i]);
 	}
 	gjs->shared = NULL;
 }
@@ -151,7 +122,7 @@ gpujoin_shutdown(CustomScanState *node)
 void
 gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total)
 {
-	own_counters(gjs, total);
+	*total = gjs->counters;
 	if (gjs->workers_total != NULL)
-		add_counters(total, gjs->workers_total);
+		gpujoin_counters_add(total, gjs->workers_total);
 }

@@ -1,0 +1,563 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_open.c
+ *	  What both GpuJoin nodes do around the steps of a join: set up the
+ *	  executor state, drain the inputs, open the backend, and release it
+ *	  again at a rescan, at the end, or on ERROR.
+ *
+ * The GpuJoin node (gpujoin_emit.c) and the aggregate node
+ * (gpujoin_agg_exec.c) both begin with gpujoin_begin and, at their first
+ * call, run gpujoin_prepare:
+ *
+ *	- drain the inner input, then the outer one, into host buffers (the
+ *	  outer side is not read when no inner row can match);
+ *	- clear the match flags of the outer join types;
+ *	- choose the backend that runs the join (the cpu backend for a partial
+ *	  plan, or one that has the planned algorithm);
+ *	- encode the keys that depend on the whole input (numeric fixed point,
+ *	  host_chunking/key_encoding.c) and decide whether the device's answer
+ *	  can be used at all;
+ *	- cut the join matrix into tiles and open the backend, halving the
+ *	  budget when the device runs out of memory, and running the join on the
+ *	  cpu backend when even the smallest budget does not fit.
+ *
+ * Then each node runs the steps (gpujoin_steps.c).  The backend's memory is
+ * released by a callback on the node's memory context, so it goes away on
+ * ERROR too; a step still running on the overlap thread is waited for
+ * first (gpujoin_overlap.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_exec.h"
+#include "host_chunking/key_encoding.h"
+
+/* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
+#define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
+/* Smallest budget a join that ran out of device memory is retried with. */
+#define MIN_RETRY_BUDGET		((int64) 1024 * 1024)
+
+static void gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan);
+
+/* Release the backend's memory; safe to call more than once. */
+static void
+gpujoin_release_backend(void *arg)
+{
+	GpuJoinState *gjs = arg;
+
+	/* a step still running on the overlap thread uses the backend's state */
+	gpujoin_step_ahead_cancel(gjs);
+	gjs->double_buffered = false;
+	gjs->no_overlap = false;
+	if (gjs->backend_state != NULL)
+	{
+		void	   *state = gjs->backend_state;
+
+		gjs->backend_state = NULL;
+		gjs->backend->end_join(state);
+	}
+}
+
+/*
+ * BeginCustomScan of both nodes: the children, the quals, the join type's
+ * flags, the scan columns each side stores, and the host buffers.
+ */
+void
+gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			child_eflags = eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	ListCell   *ls,
+			   *la;
+	List	   *outer_cols = NIL;
+	List	   *inner_cols = NIL;
+	int			k = 0;
+
+	gpujoin_plan_info_deserialize(cscan->custom_private, &gjs->info);
+
+	gjs->outer_ps = ExecInitNode(linitial(cscan->custom_plans), estate, child_eflags);
+	gjs->inner_ps = ExecInitNode(lsecond(cscan->custom_plans), estate, child_eflags);
+	node->custom_ps = list_make2(gjs->outer_ps, gjs->inner_ps);
+
+	gjs->host_qual = ExecInitQual(linitial(cscan->custom_exprs), &node->ss.ps);
+	gjs->recheck_qual = ExecInitQual(lthird(cscan->custom_exprs), &node->ss.ps);
+	gjs->filter_qual = ExecInitQual(lfourth(cscan->custom_exprs), &node->ss.ps);
+
+	gjs->jointype = (JoinType) gjs->info.jointype;
+	gjs->fill_outer = (gjs->jointype == JOIN_LEFT || gjs->jointype == JOIN_FULL ||
+					   gjs->jointype == JOIN_ANTI);
+	gjs->fill_inner = (gjs->jointype == JOIN_RIGHT || gjs->jointype == JOIN_FULL);
+	gjs->emit_pairs = gjs->jointype != JOIN_ANTI;
+	gjs->once_per_outer = (gjs->jointype == JOIN_SEMI || gjs->jointype == JOIN_ANTI);
+
+	/* each side stores the distinct attributes the scan tuple needs */
+	gjs->nscan = list_length(gjs->info.scan_sides);
+	gjs->scan_sides = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	gjs->scan_cols = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	gjs->scan_src = palloc0(sizeof(GjScanColumn) * Max(gjs->nscan, 1));
+	forboth(ls, gjs->info.scan_sides, la, gjs->info.scan_attnos)
+	{
+		List	  **cols = lfirst_int(ls) == GJ_SIDE_OUTER ? &outer_cols : &inner_cols;
+		ListCell   *lc;
+		int			pos = -1;
+
+		foreach(lc, *cols)
+		{
+			if (lfirst_int(lc) == lfirst_int(la))
+				pos = foreach_current_index(lc);
+		}
+		if (pos < 0)
+		{
+			pos = list_length(*cols);
+			*cols = lappend_int(*cols, lfirst_int(la));
+		}
+		gjs->scan_sides[k] = lfirst_int(ls);
+		gjs->scan_cols[k] = pos;
+		k++;
+	}
+	gpujoin_order_scan_columns(gjs, cscan);
+
+	gjs->join_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuJoin",
+										  ALLOCSET_DEFAULT_SIZES);
+	host_buffer_init(&gjs->outer_buf, gjs->join_cxt, "GpuJoin outer rows",
+					 gjs->info.outer_key_attnos, gjs->info.outer_key_types,
+					 outer_cols, ExecGetResultType(gjs->outer_ps));
+	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
+					 gjs->info.inner_key_attnos, gjs->info.inner_key_types,
+					 inner_cols, ExecGetResultType(gjs->inner_ps));
+	host_buffer_set_key_hashes(&gjs->outer_buf, gjs->info.outer_key_hashfuncs,
+							   gjs->info.outer_key_collations);
+	host_buffer_set_key_hashes(&gjs->inner_buf, gjs->info.inner_key_hashfuncs,
+							   gjs->info.inner_key_collations);
+	gjs->cleanup.func = gpujoin_release_backend;
+	gjs->cleanup.arg = gjs;
+	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
+
+	gjs->phase = GJ_PHASE_DRAIN;
+}
+
+/*
+ * Order scan_src: first the scan columns that every emitted pair needs (read
+ * by the target list, the host quals or the filter), then those that only
+ * the recheck quals read.  The plan's expressions refer to the scan tuple as
+ * INDEX_VAR.
+ */
+static void
+gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
+{
+	Bitmapset  *pair_attrs = NULL;
+	int			n = 0;
+	int			pass;
+	int			k;
+
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, INDEX_VAR, &pair_attrs);
+	pull_varattnos(linitial(cscan->custom_exprs), INDEX_VAR, &pair_attrs);
+	pull_varattnos(lfourth(cscan->custom_exprs), INDEX_VAR, &pair_attrs);
+	for (pass = 0; pass < 2; pass++)
+	{
+		for (k = 0; k < gjs->nscan; k++)
+		{
+			bool		every_pair = bms_is_member(k + 1 - FirstLowInvalidHeapAttributeNumber,
+												   pair_attrs);
+
+			if (every_pair != (pass == 0))
+				continue;
+			gjs->scan_src[n].scanpos = k;
+			gjs->scan_src[n].outer = gjs->scan_sides[k] == GJ_SIDE_OUTER;
+			n++;
+		}
+		if (pass == 0)
+			gjs->npair_cols = n;
+	}
+	bms_free(pair_attrs);
+}
+
+static void
+gpujoin_drain(PlanState *child, HostSideBuffer *buf, int64 other_side_bytes)
+{
+	int64		host_limit = (int64) gpujoin_max_host_memory_kb * 1024;
+
+	for (;;)
+	{
+		TupleTableSlot *slot;
+
+		CHECK_FOR_INTERRUPTS();
+		slot = ExecProcNode(child);
+		if (TupIsNull(slot))
+			break;
+		host_buffer_append(buf, slot);
+		if (unlikely(buf->bytes_stored + other_side_bytes > host_limit))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("GpuJoin inputs need more than gpujoin.max_host_memory (%d kB) of host memory",
+							gpujoin_max_host_memory_kb),
+					 errdetail("GpuJoin holds both inputs in memory; %lld rows of one input took %lld kB.",
+							   (long long) buf->nrows, (long long) (buf->bytes_stored / 1024)),
+					 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enabled to off for this query.")));
+	}
+	buf->complete = true;
+}
+
+/*
+ * Drain the sides that a rescan did not keep, inner first.  False when the
+ * inner side is empty and nothing can come out of the join: an inner, semi
+ * or right join is empty then, and the outer side is never read (as in
+ * nodeHashjoin.c).  Left, full and anti joins return every outer row.
+ */
+static bool
+gpujoin_drain_inputs(GpuJoinState *gjs)
+{
+	instr_time	start,
+				end;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (!gjs->inner_buf.complete)
+	{
+		gpujoin_drain(gjs->inner_ps, &gjs->inner_buf, gjs->outer_buf.bytes_stored);
+		gjs->counters.inner_drained += gjs->inner_buf.nrows;
+	}
+	if (gjs->inner_buf.nrows == 0 && !gjs->fill_outer)
+		return false;
+	if (!gjs->outer_buf.complete)
+	{
+		gpujoin_drain(gjs->outer_ps, &gjs->outer_buf, gjs->inner_buf.bytes_stored);
+		gjs->counters.outer_drained += gjs->outer_buf.nrows;
+	}
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->counters.drain_ms += INSTR_TIME_GET_MILLISEC(end);
+	return true;
+}
+
+/*
+ * Point each scan column at the arrays it is read from; called once both
+ * inputs are drained, when the arrays no longer move.
+ */
+static void
+gpujoin_resolve_scan_columns(GpuJoinState *gjs)
+{
+	int			k;
+
+	for (k = 0; k < gjs->nscan; k++)
+	{
+		GjScanColumn *src = &gjs->scan_src[k];
+		HostSideBuffer *buf = src->outer ? &gjs->outer_buf : &gjs->inner_buf;
+		HostDatumColumn *col = buf->cols + gjs->scan_cols[src->scanpos];
+
+		src->values = col->values;
+		/* a column without NULLs is not read there: one cache miss less */
+		src->isnull = col->has_nulls ? col->isnull : NULL;
+		/* NULL until a recheck fills it, never a stale pointer */
+		if (k >= gjs->npair_cols)
+			gjs->css.ss.ss_ScanTupleSlot->tts_isnull[src->scanpos] = true;
+	}
+}
+
+/* Turn a backend failure into an ERROR a DBA can act on. */
+void
+gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
+{
+	gpujoin_release_backend(gjs);
+	if (err->code == GJ_ERR_OUT_OF_MEMORY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("GpuJoin ran out of memory on the %s backend", gjs->backend->name),
+				 errdetail("%s", err->message),
+				 errhint("Lower gpujoin.device_memory, or set gpujoin.enabled to off for this query.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+			 errmsg("GpuJoin failed on the %s backend", gjs->backend->name),
+			 errdetail("%s", err->message),
+			 errhint("Set gpujoin.device to \"cpu\" to run GpuJoin without the GPU.")));
+}
+
+/*
+ * A cleared bitmap of one match flag per row, reusing the previous one
+ * (kept in join_cxt across rescans) when it is big enough.
+ */
+static uint8 *
+match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated, int64 nrows)
+{
+	int64		bytes = Max((nrows + 7) / 8, 1);
+
+	if (flags == NULL || bytes > *allocated)
+	{
+		if (flags != NULL)
+			pfree(flags);
+		flags = MemoryContextAlloc(cxt, bytes);
+		*allocated = bytes;
+	}
+	memset(flags, 0, bytes);
+	return flags;
+}
+
+/*
+ * A device program that hands every pair to the host: int8 division by
+ * zero, which every backend's interpreter answers with GJ_RESULT_RECHECK
+ * (PostgreSQL would raise an error), so the host evaluates all the join's
+ * quals on each pair, in PostgreSQL's order.  Built from instructions the
+ * backends have always had, so no backend needs to know about it.
+ */
+static const GjInstr host_decides_program[] = {
+	{GJOP_CONST, GJT_INT8, 0, 1},
+	{GJOP_CONST, GJT_INT8, 0, 0},
+	{GJOP_DIV, GJT_INT8, 0, 0},
+};
+
+/*
+ * The backend of the join's first execution.  A partial plan (each process
+ * of a parallel query joins its share of the outer rows) runs on the cpu
+ * backend in every process: each would open its own CUDA context on the
+ * same device otherwise.  The planner offers one only where it plans for
+ * the cpu backend.
+ */
+static void
+gpujoin_pick_backend(GpuJoinState *gjs)
+{
+	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe)
+		gjs->backend = &gj_cpu_backend;
+	if (gjs->backend != NULL)
+		return;
+	gjs->backend = gpujoin_choose_backend(&gjs->cuda_info, &gjs->cuda_first_use);
+	if (!(gjs->backend->algorithms & (1u << gjs->info.algorithm)))
+	{
+		/* same algorithm, same answer: on the backend that has it */
+		elog(DEBUG1, "GpuJoin: the %s backend has no %s algorithm; using the cpu backend",
+			 gjs->backend->name, gpujoin_algorithm_name(gjs->info.algorithm));
+		gjs->fallback_from = gjs->backend;
+		gjs->fallback_reason = psprintf("%s has no %s kernel", gjs->backend->name,
+										gpujoin_algorithm_name(gjs->info.algorithm));
+		gjs->backend = &gj_cpu_backend;
+	}
+	else if (gjs->wants_agg_step && gjs->backend->agg_step == NULL)
+	{
+		/*
+		 * Counting and summing from range widths beats returning every pair,
+		 * however fast the device produces them.
+		 */
+		gjs->fallback_from = gjs->backend;
+		gjs->fallback_reason = psprintf("%s has no aggregate kernel", gjs->backend->name);
+		gjs->backend = &gj_cpu_backend;
+	}
+}
+
+/*
+ * What the backend is opened with: the plan's algorithm and program, with
+ * the keys encoded for this execution.  A key value with no exact int64
+ * flags its row (host_encode_join_keys): the device's answer for such a
+ * row's pairs is never used, the host evaluates them all (see
+ * gpujoin_next_host_pairs).  When a numeric constant does not fit, or an
+ * abs() band's subtraction could overflow, every pair goes to the host
+ * through a nested loop instead.  Nothing is ever rounded or wrapped.
+ */
+static void
+gpujoin_join_input(GpuJoinState *gjs, GjJoinInput *input)
+{
+	memset(input, 0, sizeof(GjJoinInput));
+	input->outer_nrows = gjs->outer_buf.nrows;
+	input->inner_nrows = gjs->inner_buf.nrows;
+	input->algorithm = gjs->info.algorithm;
+	input->range = gjs->info.range;
+	input->equi = gjs->info.equi;
+	input->filter_needed = gjs->info.filter_needed;
+	/* the plan's program and bounds, with this execution's numeric scale */
+	gjs->exec_program = gjs->info.program;
+	input->instrs = gjs->exec_program.instrs;
+	input->ninstrs = gjs->exec_program.ninstrs;
+	gjs->inexact_keys = host_encode_join_keys(&gjs->outer_buf, &gjs->inner_buf,
+											  gjs->exec_program.instrs,
+											  gjs->exec_program.ninstrs, &input->range);
+	/* after the encoding: it decides which values the backends see as NULL */
+	host_buffer_key_columns(&gjs->outer_buf, &input->outer);
+	host_buffer_key_columns(&gjs->inner_buf, &input->inner);
+	if (gjs->inexact_keys == NULL)
+	{
+		gjs->outer_inexact = gjs->outer_buf.ninexact > 0 ? gjs->outer_buf.inexact : NULL;
+		gjs->inner_inexact = gjs->inner_buf.ninexact > 0 ? gjs->inner_buf.inexact : NULL;
+		gjs->host_pair_outer = 0;
+		gjs->host_pair_inner = 0;
+	}
+	gjs->band_guard_failed = false;
+	if (gjs->inexact_keys != NULL)
+	{
+		/* some key has no exact device value: the host decides each pair */
+		input->instrs = host_decides_program;
+		input->ninstrs = lengthof(host_decides_program);
+		input->algorithm = GJ_ALGO_NESTLOOP;
+		input->filter_needed = true;
+	}
+	else if (input->algorithm == GJ_ALGO_SORTMERGE &&
+			 !gpujoin_band_guard_holds(&gjs->info.band_guard,
+									   &input->outer, input->outer_nrows,
+									   &input->inner, input->inner_nrows))
+	{
+		/* the native plan would raise the overflow: let the pairs do so */
+		input->algorithm = GJ_ALGO_NESTLOOP;
+		input->filter_needed = true;
+		gjs->band_guard_failed = true;
+	}
+}
+
+/*
+ * Open the join on the chosen backend.  When the device has less free
+ * memory than the budget promised (another process took it, or
+ * fragmentation), halve the budget and so the tiles, and try again; below
+ * MIN_RETRY_BUDGET give up on the device and run the join on the cpu
+ * backend, which gives the same rows.
+ */
+static void
+gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
+{
+	instr_time	start,
+				end;
+	GjError		err;
+	int64		budget;
+
+	if (gpujoin_device_memory_kb > 0)
+		budget = (int64) gpujoin_device_memory_kb * 1024;
+	else if (gjs->backend == &gj_cuda_backend)
+		budget = gjs->cuda_info.free_memory / 2;
+	else
+		budget = CPU_DEFAULT_BUDGET;
+
+	gpujoin_fault_join_start();
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		tile_schedule_plan(&gjs->sched,
+						   gjs->outer_buf.nrows, host_buffer_key_row_bytes(&gjs->outer_buf),
+						   gjs->inner_buf.nrows, host_buffer_key_row_bytes(&gjs->inner_buf),
+						   budget);
+		input->match_capacity = gjs->sched.match_capacity;
+		input->budget_bytes = budget;
+
+		memset(&err, 0, sizeof(err));
+		gjs->backend_state = gpujoin_backend_begin(gjs->backend, input, &err);
+		if (gjs->backend_state != NULL)
+			break;
+		if (err.code != GJ_ERR_OUT_OF_MEMORY && err.code != GJ_ERR_OVER_BUDGET)
+			gpujoin_backend_error(gjs, &err);
+		/* over the budget at any tile size: no smaller tiles will do */
+		if (err.code == GJ_ERR_OUT_OF_MEMORY && budget / 2 >= MIN_RETRY_BUDGET)
+		{
+			budget /= 2;
+			gjs->oom_retries++;
+			elog(DEBUG1, "GpuJoin: %s; retrying with a budget of %lld kB",
+				 err.message, (long long) (budget / 1024));
+			continue;
+		}
+		if (gjs->backend == &gj_cpu_backend)
+			gpujoin_backend_error(gjs, &err);
+		ereport(NOTICE,
+				(errmsg("GpuJoin is running on the cpu backend: not enough memory on the %s backend",
+						gjs->backend->name),
+				 errdetail("%s", err.message)));
+		gjs->fallback_from = gjs->backend;
+		gjs->fallback_reason = "out of memory";
+		gjs->backend = &gj_cpu_backend;
+		/* a set budget bounds the cpu backend's tiles too, as on cpu */
+		budget = gpujoin_device_memory_kb > 0 ?
+			(int64) gpujoin_device_memory_kb * 1024 : CPU_DEFAULT_BUDGET;
+	}
+	gjs->budget_bytes = budget;
+	/* opening the join (copying and sorting keys) is backend work too */
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
+}
+
+/*
+ * Drain what has to be drained, clear the match flags, plan the tiles and
+ * open the backend.  Returns the next phase: RUN_STEP, or, when a side is
+ * empty and no pair can match, EMIT_UNMATCHED or DONE.
+ */
+GpuJoinPhase
+gpujoin_prepare(GpuJoinState *gjs)
+{
+	GjJoinInput input;
+
+	gjs->inexact_keys = NULL;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
+	gjs->in_host_pairs = false;
+	if (!gpujoin_drain_inputs(gjs))
+		return GJ_PHASE_DONE;
+	gpujoin_resolve_scan_columns(gjs);
+
+	/* every rescan starts with no row matched */
+	if (gjs->fill_outer || gjs->once_per_outer)
+		gjs->outer_matched = match_flags_reset(gjs->join_cxt, gjs->outer_matched,
+											   &gjs->outer_matched_bytes,
+											   gjs->outer_buf.nrows);
+	if (gjs->fill_inner)
+		gjs->inner_matched = match_flags_reset(gjs->join_cxt, gjs->inner_matched,
+											   &gjs->inner_matched_bytes,
+											   gjs->inner_buf.nrows);
+	gjs->unmatched_pos = 0;
+	if (gjs->outer_buf.nrows == 0 || gjs->inner_buf.nrows == 0)
+		return gpujoin_phase_after_tiles(gjs);
+
+	gpujoin_pick_backend(gjs);
+	gpujoin_join_input(gjs, &input);
+	gpujoin_open_backend(gjs, &input);
+	gjs->tile_open = false;
+	return GJ_PHASE_RUN_STEP;
+}
+
+void
+gpujoin_end(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	gpujoin_release_backend(gjs);
+	ExecEndNode(gjs->outer_ps);
+	ExecEndNode(gjs->inner_ps);
+}
+
+/*
+ * A side whose parameters did not change keeps its drained rows: only the
+ * tile schedule starts over.  A side whose parameters changed is drained
+ * again (its child rescans itself on the next ExecProcNode).
+ */
+static void
+gpujoin_reset_side(PlanState *child, HostSideBuffer *buf)
+{
+	if (child->chgParam == NULL && buf->complete)
+		return;
+	if (child->chgParam == NULL)
+		ExecReScan(child);
+	host_buffer_reset(buf);
+}
+
+void
+gpujoin_rescan(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	if (node->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet(gjs->outer_ps, node->ss.ps.chgParam);
+		UpdateChangedParamSet(gjs->inner_ps, node->ss.ps.chgParam);
+	}
+	gpujoin_release_backend(gjs);
+	gpujoin_reset_side(gjs->inner_ps, &gjs->inner_buf);
+	gpujoin_reset_side(gjs->outer_ps, &gjs->outer_buf);
+	gjs->tile_open = false;
+	gjs->matches.count = 0;
+	gjs->match_pos = 0;
+	gjs->in_host_pairs = false;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
+	gjs->phase = GJ_PHASE_DRAIN;
+}
