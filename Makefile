@@ -63,7 +63,7 @@ OBJS += $(CUDA_OBJS)
 NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 	-gencode arch=compute_90,code=compute_90
 # --fmad=false: a*b+c must round twice, as PostgreSQL's float8 arithmetic does.
-NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-Wall,-Werror $(NVCC_ARCH) \
+NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-Wall,-Werror,-fvisibility=hidden $(NVCC_ARCH) \
 	-I$(srcdir)/src
 SHLIB_LINK += -L$(CUDA_HOME)/lib64 -lcudart_static -lrt -ldl -lpthread -lstdc++
 else
@@ -79,6 +79,15 @@ SHLIB_LINK += -lpthread
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Werror -ffp-contract=off
 
+# The library exports only what PostgreSQL looks up (_PG_init, the magic
+# block, the SQL functions), so that no name of ours, nor of the static CUDA
+# runtime, can bind to another library's in the same backend: everything is
+# hidden unless marked PGDLLEXPORT, which PostgreSQL 15 defines empty (16
+# makes it this).  test/check_symbols.sh checks it.
+PG_CFLAGS += -fvisibility=hidden
+PG_CPPFLAGS += -DPGDLLEXPORT='__attribute__((visibility("default")))'
+SHLIB_LINK += -Wl,--exclude-libs,ALL
+
 # Debian's PGXS would emit LLVM bitcode with clang for JIT inlining; the
 # extension gains nothing from it and it needs a matching clang.
 override with_llvm = no
@@ -93,3 +102,8 @@ src/kernels/cuda/%.o: src/kernels/cuda/%.cu src/kernels/cuda/cuda_internal.cuh \
 
 # PGXS does not track header dependencies; every object depends on them all.
 $(OBJS): $(wildcard src/*.h src/*/*.h src/*/*/*.h)
+
+# the objects of the library, for test/check_symbols.sh
+print-objs:
+	@echo $(OBJS)
+.PHONY: print-objs

@@ -14,6 +14,8 @@
 
 #include "gpujoin.h"
 
+/* exported: PostgreSQL 15's PG_FUNCTION_INFO_V1 marks only the info record */
+extern PGDLLEXPORT Datum gpujoin_devices(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(gpujoin_devices);
 
 /*

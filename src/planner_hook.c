@@ -25,7 +25,8 @@
 
 PG_MODULE_MAGIC;
 
-void		_PG_init(void);
+/* exported: the library is built with -fvisibility=hidden (Makefile) */
+PGDLLEXPORT void _PG_init(void);
 
 bool		gpujoin_enabled = true;
 int			gpujoin_device = GPUJOIN_DEVICE_AUTO;

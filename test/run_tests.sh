@@ -6,8 +6,9 @@
 # (sql/, expected/) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
 # with one line: "N passed, N failed".  Exit status 0 only if nothing failed.
 #
-# Then kernel_test's cpu mode (test/kernels: the cpu backend against a
-# brute-force reference, no server), and the reliability tests on the same
+# Then the symbol check (test/check_symbols.sh), kernel_test's cpu mode
+# (test/kernels: the cpu backend against a brute-force reference, no
+# server), and the reliability tests on the same
 # cluster: the randomized differential test (test/fuzz, one test per query),
 # the load test (test/load) and SQLsmith (test/sqlsmith); their FUZZ_*,
 # LOAD_* and SMITH_* variables pass through (README, "Reliability testing").
@@ -90,47 +91,45 @@ failed=$((failed + t_bad))
 
 summary="pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed, $t_bad failed"
 
+# A suite of its own: runs "$@" with output to NAME.log, which ends with
+# "NAME: N passed, N failed"; no such line, or a failing exit with none
+# counted, is one failure.
+run_suite() {
+	local name=$1 status counts s_ok s_bad
+	shift
+	echo "== $name =="
+	"$@" >"$name.log" 2>&1
+	status=$?
+	cat "$name.log"
+	counts=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$name.log" | tail -1)
+	s_ok=$(echo "$counts" | sed -nE 's/.*: ([0-9]+) passed.*/\1/p')
+	s_bad=$(echo "$counts" | sed -nE 's/.* ([0-9]+) failed$/\1/p')
+	s_ok=${s_ok:-0}
+	s_bad=${s_bad:-1}
+	if [ "$status" != 0 ] && [ "$s_bad" = 0 ]; then
+		s_bad=1
+	fi
+	passed=$((passed + s_ok))
+	failed=$((failed + s_bad))
+	summary="$summary; $name: $s_ok passed, $s_bad failed"
+}
+
+# symbols: the library exports only what PostgreSQL looks up, and every
+# global of ours carries the gj_/gpujoin_ prefix (test/check_symbols.sh).
+run_suite symbols test/check_symbols.sh
+
 # kernel_test: the cpu backend against a brute-force reference, without the
 # server or a GPU (test/kernels; with nvcc the build links the cuda backend,
 # which finds no device here or is not asked).  Fast, so it runs even with
-# SKIP_RELIABILITY.  Ends with "kernel_test: N passed, N failed".
-echo "== kernel_test =="
-make -s -C test/kernels >kernel_test.log 2>&1 && test/kernels/kernel_test cpu >>kernel_test.log 2>&1
-status=$?
-cat kernel_test.log
-counts=$(grep -E "^kernel_test: [0-9]+ passed, [0-9]+ failed$" kernel_test.log | tail -1)
-k_ok=$(echo "$counts" | sed -nE 's/.*: ([0-9]+) passed.*/\1/p')
-k_bad=$(echo "$counts" | sed -nE 's/.* ([0-9]+) failed$/\1/p')
-k_ok=${k_ok:-0}
-k_bad=${k_bad:-1}
-if [ "$status" != 0 ] && [ "$k_bad" = 0 ]; then
-	k_bad=1
-fi
-passed=$((passed + k_ok))
-failed=$((failed + k_bad))
-summary="$summary; kernel_test: $k_ok passed, $k_bad failed"
+# SKIP_RELIABILITY.
+run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_test cpu'
 
 # fuzz, load, sqlsmith: each script ends with "<name>: N passed, N failed"
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
-	for suite in fuzz:test/fuzz/run_fuzz.sh load:test/load/run_load.sh sqlsmith:test/sqlsmith/run_sqlsmith.sh; do
-		name=${suite%%:*}
-		echo "== $name =="
-		"${suite#*:}" >"$name.log" 2>&1
-		status=$?
-		cat "$name.log"
-		counts=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$name.log" | tail -1)
-		s_ok=$(echo "$counts" | sed -nE 's/.*: ([0-9]+) passed.*/\1/p')
-		s_bad=$(echo "$counts" | sed -nE 's/.* ([0-9]+) failed$/\1/p')
-		s_ok=${s_ok:-0}
-		s_bad=${s_bad:-1}
-		if [ "$status" != 0 ] && [ "$s_bad" = 0 ]; then
-			s_bad=1
-		fi
-		passed=$((passed + s_ok))
-		failed=$((failed + s_bad))
-		summary="$summary; $name: $s_ok passed, $s_bad failed"
-	done
+	run_suite fuzz test/fuzz/run_fuzz.sh
+	run_suite load test/load/run_load.sh
+	run_suite sqlsmith test/sqlsmith/run_sqlsmith.sh
 fi
 
 echo
