@@ -17,7 +17,7 @@ OBJS = \
 	src/custom_scan/device_compile.o \
 	src/custom_scan/gpujoin_path.o \
 	src/custom_scan/gpujoin_costs.o \
-	src/custom_scan/gpujoin_plan_info.o \
+	src/custom_scan/gpujoin_plan_private.o \
 	src/custom_scan/gpujoin_exec.o \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \

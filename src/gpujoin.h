@@ -115,7 +115,8 @@ extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
 
 /*
  * What the plan carries into the executor, stored in CustomScan.custom_private
- * as plain integer lists so that the plan survives copyObject() and prints.
+ * as plain integer lists so that the plan survives copyObject() and prints
+ * (gpujoin_plan_private.h).
  *
  * Key columns are positions in the child plans' target lists: the device
  * only sees those columns.  Scan columns describe custom_scan_tlist: entry k
@@ -196,11 +197,12 @@ extern bool gpujoin_plan_is_agg(CustomScan *cscan);
 extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 
 /*
- * custom_scan/gpujoin_plan_info.c.  The serialized plan info is a list of
- * GPUJOIN_PRIVATE_LENGTH entries; the aggregate node appends its own after
- * them.
+ * custom_scan/gpujoin_plan_private.c: GpuJoinPlanInfo in and out of
+ * CustomScan.custom_private.  gpujoin_plan_private.h names every position
+ * of the plan's custom_private and custom_exprs, which all readers of a
+ * GpuJoin plan need, so it comes with this header.
  */
-#define GPUJOIN_PRIVATE_LENGTH 7
+#include "custom_scan/gpujoin_plan_private.h"
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
 extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 

@@ -278,15 +278,14 @@ join_restrictlist(RelOptInfo *joinrel)
 		}
 
 		/*
-		 * A GpuJoin path (gpujoin_path.c) keeps (device quals, host quals,
-		 * join quals, other quals, (join type)); it may be the only path
-		 * left.  For an inner join every qual is a join qual.
+		 * A GpuJoin path (gpujoin_path.c) may be the only path left.  For an
+		 * inner join every qual is a join qual.
 		 */
 		if (IsA(path, CustomPath) &&
 			strcmp(((CustomPath *) path)->methods->CustomName, GPUJOIN_NAME) == 0 &&
-			list_length(((CustomPath *) path)->custom_private) == 5 &&
-			linitial_int((List *) list_nth(((CustomPath *) path)->custom_private, 4)) == JOIN_INNER)
-			return lthird(((CustomPath *) path)->custom_private);
+			list_length(((CustomPath *) path)->custom_private) == GJ_PATH_PRIVATE_LENGTH &&
+			gpujoin_path_private_jointype(((CustomPath *) path)->custom_private) == JOIN_INNER)
+			return list_nth(((CustomPath *) path)->custom_private, GJ_PATH_JOIN_RINFOS);
 	}
 	return NIL;
 }
@@ -459,7 +458,8 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		cpath->path.pathkeys = NIL;
 		cpath->flags = 0;
 		cpath->custom_paths = list_make2(outer_path, inner_path);
-		cpath->custom_private = list_make3(device_rinfos, host_rinfos, restrictlist);
+		cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos,
+														  restrictlist, NIL, JOIN_INNER);
 		cpath->methods = &gpujoin_agg_path_methods;
 		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
 						 host_rinfos, join_info.algorithm, agg_info.nargs, group_info.ngroup);
@@ -499,9 +499,13 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Plan	   *inner_plan = lsecond(custom_plans);
 	Path	   *outer_path = linitial(best_path->custom_paths);
 	Path	   *inner_path = lsecond(best_path->custom_paths);
-	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
-	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
-	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
+	List	   *path_private = best_path->custom_private;
+	List	   *device_clauses = extract_actual_clauses(list_nth(path_private, GJ_PATH_DEVICE_RINFOS),
+														false);
+	List	   *host_clauses = quals_in_native_order(root, list_nth(path_private,
+																	GJ_PATH_HOST_RINFOS));
+	List	   *all_clauses = quals_in_native_order(root, list_nth(path_private,
+																   GJ_PATH_JOIN_RINFOS));
 	List	   *having = (List *) root->parse->havingQual;
 	GpuJoinPlanInfo info;
 	GpuJoinAggInfo agg_info;
@@ -512,7 +516,6 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Relids		relids[2];
 	List	   *scan_tlist = NIL;
 	List	   *vars;
-	List	   *private;
 	ListCell   *lc;
 	int			side;
 
@@ -570,110 +573,17 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	/* the layout of gpujoin_path.c (no join filter here), then the arguments */
-	cscan->custom_exprs = list_make5(host_clauses, device_clauses, all_clauses, NIL, arg_exprs);
-	private = gpujoin_plan_info_serialize(&info);
-	cscan->custom_private = lappend(private, gpujoin_agg_info_serialize(&agg_info));
+	/* a GpuJoin's lists (no join filter here), then the aggregate's */
+	cscan->custom_exprs = list_make4(host_clauses, device_clauses, all_clauses, NIL);
+	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_AGG_ARGS);
+	cscan->custom_exprs = lappend(cscan->custom_exprs, arg_exprs);
+	cscan->custom_private = gpujoin_plan_info_serialize(&info);
+	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_AGG_INFO);
+	cscan->custom_private = lappend(cscan->custom_private,
+									gpujoin_agg_info_serialize(&agg_info));
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
 	cscan->methods = &gpujoin_scan_methods;
 
 	return &cscan->scan.plan;
-}
-
-/*
- * GpuJoinAggInfo in custom_private: integer lists only (see
- * gpujoin_plan_info.c); an instruction is op, type, arg and the two halves
- * of its constant.
- */
-List *
-gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
-{
-	List	   *aggs = NIL;
-	List	   *args = NIL;
-	List	   *vars = NIL;
-	List	   *groups = NIL;
-	int			i,
-				side;
-
-	for (i = 0; i < info->naggs; i++)
-		aggs = lappend(aggs, list_make2_int(info->agg_kind[i], info->agg_arg[i]));
-	for (i = 0; i < info->nargs; i++)
-	{
-		List	   *program = NIL;
-		int			k;
-
-		for (k = 0; k < info->arg_program[i].ninstrs; k++)
-		{
-			const GjInstr *in = &info->arg_program[i].instrs[k];
-			uint64		imm = (uint64) in->imm;
-
-			program = lappend(program,
-							  list_make5_int(in->op, in->type, in->arg,
-											 (int32) (imm >> 32), (int32) (imm & 0xffffffff)));
-		}
-		args = lappend(args, list_make2(list_make2_int(info->arg_side[i], info->arg_type[i]),
-										program));
-	}
-	for (side = 0; side < 2; side++)
-	{
-		List	   *cols = NIL;
-
-		for (i = 0; i < info->nvars[side]; i++)
-			cols = lappend(cols, list_make2_int(info->var_scan[side][i], info->var_type[side][i]));
-		vars = lappend(vars, cols);
-	}
-	for (i = 0; i < info->ngroup; i++)
-		groups = lappend(groups, list_make3_int(info->group_scan[i], (int) info->group_eqop[i],
-												(int) info->group_collation[i]));
-	return list_make4(aggs, args, vars, groups);
-}
-
-void
-gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
-{
-	ListCell   *lc;
-	int			side;
-
-	memset(info, 0, sizeof(GpuJoinAggInfo));
-	foreach(lc, (List *) linitial(private))
-	{
-		info->agg_kind[info->naggs] = linitial_int(lfirst(lc));
-		info->agg_arg[info->naggs++] = lsecond_int(lfirst(lc));
-	}
-	foreach(lc, (List *) lsecond(private))
-	{
-		List	   *head = linitial(lfirst(lc));
-		GjProgram  *program = &info->arg_program[info->nargs];
-		ListCell   *li;
-
-		info->arg_side[info->nargs] = linitial_int(head);
-		info->arg_type[info->nargs] = lsecond_int(head);
-		foreach(li, (List *) lsecond(lfirst(lc)))
-		{
-			List	   *fields = lfirst(li);
-			GjInstr    *in = &program->instrs[program->ninstrs++];
-
-			in->op = linitial_int(fields);
-			in->type = lsecond_int(fields);
-			in->arg = lthird_int(fields);
-			in->imm = (int64) (((uint64) (uint32) lfourth_int(fields) << 32) |
-							   (uint64) (uint32) list_nth_int(fields, 4));
-		}
-		info->nargs++;
-	}
-	for (side = 0; side < 2; side++)
-	{
-		foreach(lc, (List *) list_nth(lthird(private), side))
-		{
-			info->var_scan[side][info->nvars[side]] = linitial_int(lfirst(lc));
-			info->var_type[side][info->nvars[side]++] = lsecond_int(lfirst(lc));
-		}
-	}
-	foreach(lc, (List *) lfourth(private))
-	{
-		info->group_scan[info->ngroup] = linitial_int(lfirst(lc));
-		info->group_eqop[info->ngroup] = (Oid) lsecond_int(lfirst(lc));
-		info->group_collation[info->ngroup++] = (Oid) lthird_int(lfirst(lc));
-	}
 }

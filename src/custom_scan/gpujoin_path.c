@@ -260,8 +260,8 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->custom_private = list_make5(device_rinfos, host_rinfos, join_rinfos, other_rinfos,
-									   list_make1_int(jointype));
+	cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos, join_rinfos,
+													  other_rinfos, jointype);
 	cpath->methods = &gpujoin_path_methods;
 	/* parallel GpuJoin runs only on the cpu backend */
 	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
@@ -642,17 +642,22 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Plan	   *inner_plan = lsecond(custom_plans);
 	Path	   *outer_path = linitial(best_path->custom_paths);
 	Path	   *inner_path = lsecond(best_path->custom_paths);
-	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
-	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
-	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
-	List	   *other_clauses = quals_in_native_order(root, lfourth(best_path->custom_private));
+	List	   *path_private = best_path->custom_private;
+	List	   *device_clauses = extract_actual_clauses(list_nth(path_private, GJ_PATH_DEVICE_RINFOS),
+														false);
+	List	   *host_clauses = quals_in_native_order(root, list_nth(path_private,
+																	GJ_PATH_HOST_RINFOS));
+	List	   *all_clauses = quals_in_native_order(root, list_nth(path_private,
+																   GJ_PATH_JOIN_RINFOS));
+	List	   *other_clauses = quals_in_native_order(root, list_nth(path_private,
+																	 GJ_PATH_FILTER_RINFOS));
 	GpuJoinPlanInfo info;
 	List	   *scan_tlist = NIL;
 	List	   *vars;
 	ListCell   *lc;
 
 	memset(&info, 0, sizeof(info));
-	info.jointype = linitial_int(list_nth(best_path->custom_private, 4));
+	info.jointype = gpujoin_path_private_jointype(path_private);
 
 	gpujoin_plan_device_program(outer_path, inner_path, outer_plan, inner_plan,
 								device_clauses, &info);
@@ -686,14 +691,10 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = 0;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	/*
-	 * host quals, device quals (for EXPLAIN), all join quals for rechecks,
-	 * and an outer join's filter, which the executor applies to every row
-	 * the join forms.  The filter is not plan.qual: EXPLAIN prints that as a
-	 * scan's filter, without the table names a join's columns need.
-	 */
+	/* in GpuJoinExprsIndex order */
 	cscan->custom_exprs = list_make4(host_clauses, device_clauses, all_clauses,
 									 other_clauses);
+	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_JOIN_LENGTH);
 	cscan->custom_private = gpujoin_plan_info_serialize(&info);
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_relids = rel->relids;
