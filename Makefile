@@ -14,7 +14,9 @@ OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
 	src/fault_injection.o \
-	src/custom_scan/device_compile.o \
+	src/custom_scan/gpujoin_expr_compile.o \
+	src/custom_scan/gpujoin_algorithm.o \
+	src/custom_scan/gpujoin_band_guard.o \
 	src/custom_scan/gpujoin_path.o \
 	src/custom_scan/gpujoin_costs.o \
 	src/custom_scan/gpujoin_plan_private.o \

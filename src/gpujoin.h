@@ -109,6 +109,7 @@ typedef struct GpuJoinBandGuard
 	int			diff_type;		/* GjType of the subtraction */
 } GpuJoinBandGuard;
 
+/* custom_scan/gpujoin_band_guard.c */
 extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
 									 const GjKeyColumns *outer, int64 outer_nrows,
 									 const GjKeyColumns *inner, int64 inner_nrows);
@@ -144,7 +145,10 @@ typedef struct GpuJoinPlanInfo
 	GpuJoinBandGuard band_guard;	/* GJ_ALGO_SORTMERGE from an abs() band */
 } GpuJoinPlanInfo;
 
-/* custom_scan/device_compile.c */
+/*
+ * custom_scan/gpujoin_expr_compile.c: quals and scalar expressions into a
+ * device program over the key columns of both sides.
+ */
 typedef struct DeviceCompileContext
 {
 	Relids		outer_relids;
@@ -165,6 +169,8 @@ extern int	device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgra
 extern int	device_type_of(Oid typid);
 extern bool device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual);
 extern Var *key_column_var(Node *key, Oid *hashfunc, Oid *collation);
+
+/* custom_scan/gpujoin_algorithm.c: nested loop, sort-merge or hash */
 extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
