@@ -18,6 +18,7 @@ OBJS = \
 	src/custom_scan/gpujoin_algorithm.o \
 	src/custom_scan/gpujoin_band_guard.o \
 	src/custom_scan/gpujoin_path.o \
+	src/custom_scan/gpujoin_plan.o \
 	src/custom_scan/gpujoin_costs.o \
 	src/custom_scan/gpujoin_plan_private.o \
 	src/custom_scan/gpujoin_exec.o \

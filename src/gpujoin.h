@@ -175,24 +175,47 @@ extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clau
 									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
 
-/* custom_scan/gpujoin_path.c */
+/* custom_scan/gpujoin_path.c: classify a join's quals, cost and offer paths */
 extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   RelOptInfo *outerrel, RelOptInfo *innerrel,
 								   JoinType jointype, JoinPathExtraData *extra);
-extern void gpujoin_register_methods(void);
 extern const char *gpujoin_jointype_name(int jointype);
-extern const CustomScanMethods gpujoin_scan_methods;
 extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
-extern void gpujoin_plan_device_program(Path *outer_path, Path *inner_path,
-										Plan *outer_plan, Plan *inner_plan,
-										List *device_clauses, GpuJoinPlanInfo *info);
 extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
 								   List **device_rinfos, List **host_rinfos,
 								   GpuJoinPlanInfo *info);
-extern int	child_attno(Plan *child, Var *var);
-extern void key_columns(List *vars, Plan *child, List **attnos, List **types);
-extern void key_column_hashes(List *vars, List **hashfuncs, List **collations);
+
+/*
+ * custom_scan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as
+ * gpujoin_plan_join() plans it, for gpujoin_plan_path() and the aggregate
+ * node alike.
+ */
+typedef struct GpuJoinPlanInputs
+{
+	Plan	   *outer_plan;
+	Plan	   *inner_plan;
+	Path	   *outer_path;
+	Path	   *inner_path;
+	List	   *device_clauses;	/* compiled into info.program */
+	List	   *host_clauses;	/* this and the rest in native order */
+	List	   *recheck_clauses;	/* every join qual */
+	List	   *filter_clauses; /* an outer join's quals from WHERE */
+	GpuJoinPlanInfo info;		/* all but the scan columns */
+} GpuJoinPlanInputs;
+
+extern const CustomScanMethods gpujoin_scan_methods;
+extern void gpujoin_register_methods(void);
+extern Plan *gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel,
+							   CustomPath *best_path, List *tlist,
+							   List *clauses, List *custom_plans);
+extern void gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path,
+							  List *custom_plans, GpuJoinPlanInputs *join);
+extern int	gpujoin_scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info,
+									   Var *var, Plan *outer_plan, Plan *inner_plan);
+extern CustomScan *gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_path,
+											List *tlist, List *custom_plans,
+											GpuJoinPlanInputs *join, List *scan_tlist);
 
 /* custom_scan/gpujoin_agg_path.c */
 extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,

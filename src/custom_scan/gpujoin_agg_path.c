@@ -467,48 +467,18 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 	}
 }
 
-/* Add a Var to the scan tuple (once); returns its 0-based position. */
-static int
-scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info, Var *var,
-				   Plan *outer_plan, Plan *inner_plan)
-{
-	TargetEntry *tle = tlist_member((Expr *) var, *scan_tlist);
-	int			attno;
-
-	if (tle != NULL)
-		return tle->resno - 1;
-	*scan_tlist = lappend(*scan_tlist,
-						  makeTargetEntry((Expr *) copyObject(var),
-										  list_length(*scan_tlist) + 1, NULL, false));
-	if ((attno = child_attno(outer_plan, var)) != 0)
-		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_OUTER);
-	else if ((attno = child_attno(inner_plan, var)) != 0)
-		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_INNER);
-	else
-		elog(ERROR, "GpuJoin column is missing from both child plans");
-	info->scan_attnos = lappend_int(info->scan_attnos, attno);
-	return list_length(*scan_tlist) - 1;
-}
-
+/*
+ * PlanCustomPath of a GpuJoinAgg path: the join as gpujoin_plan_path()
+ * plans it, with the aggregates' columns, arguments and results added.
+ */
 static Plan *
 gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					  List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *outer_plan = linitial(custom_plans);
-	Plan	   *inner_plan = lsecond(custom_plans);
-	Path	   *outer_path = linitial(best_path->custom_paths);
-	Path	   *inner_path = lsecond(best_path->custom_paths);
-	List	   *path_private = best_path->custom_private;
-	List	   *device_clauses = extract_actual_clauses(list_nth(path_private, GJ_PATH_DEVICE_RINFOS),
-														false);
-	List	   *host_clauses = quals_in_native_order(root, list_nth(path_private,
-																	GJ_PATH_HOST_RINFOS));
-	List	   *all_clauses = quals_in_native_order(root, list_nth(path_private,
-																   GJ_PATH_JOIN_RINFOS));
 	List	   *having = (List *) root->parse->havingQual;
-	GpuJoinPlanInfo info;
+	GpuJoinPlanInputs join;
 	GpuJoinAggInfo agg_info;
+	CustomScan *cscan;
 	List	   *aggrefs;
 	List	   *arg_exprs;
 	List	   *side_vars[2];
@@ -519,14 +489,10 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ListCell   *lc;
 	int			side;
 
-	memset(&info, 0, sizeof(info));
+	gpujoin_plan_join(root, best_path, custom_plans, &join);
 
-	/* the join, exactly as gpujoin_plan_path() plans it */
-	gpujoin_plan_device_program(outer_path, inner_path, outer_plan, inner_plan,
-								device_clauses, &info);
-
-	relids[GJ_SIDE_OUTER] = outer_path->parent->relids;
-	relids[GJ_SIDE_INNER] = inner_path->parent->relids;
+	relids[GJ_SIDE_OUTER] = join.outer_path->parent->relids;
+	relids[GJ_SIDE_INNER] = join.inner_path->parent->relids;
 	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids,
 							root->parse->groupClause != NIL, &agg_info,
 							&aggrefs, &arg_exprs, side_vars))
@@ -535,8 +501,8 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		elog(ERROR, "GpuJoin grouping columns are not of the outer input");
 
 	/* the scan tuple: the Vars of the quals and the arguments, ... */
-	vars = pull_var_clause((Node *) host_clauses, 0);
-	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
+	vars = pull_var_clause((Node *) join.host_clauses, 0);
+	vars = list_concat(vars, pull_var_clause((Node *) join.device_clauses, 0));
 	vars = list_concat(vars, pull_var_clause((Node *) arg_exprs, 0));
 	/* the outer columns the target list and HAVING use outside aggregates */
 	vars = list_concat(vars, pull_var_clause((Node *) list_concat_copy(tlist, having),
@@ -544,11 +510,13 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	foreach(lc, vars)
 	{
 		if (IsA(lfirst(lc), Var))
-			scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+			(void) gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
+											  join.outer_plan, join.inner_plan);
 	}
 	foreach(lc, group_vars)
 		agg_info.group_scan[foreach_current_index(lc)] =
-			scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+			gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
+									   join.outer_plan, join.inner_plan);
 	for (side = 0; side < 2; side++)
 	{
 		agg_info.nvars[side] = list_length(side_vars[side]);
@@ -557,8 +525,9 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			Var		   *var = lfirst(lc);
 			int			j = foreach_current_index(lc);
 
-			agg_info.var_scan[side][j] = scan_tlist_add_var(&scan_tlist, &info, var,
-															outer_plan, inner_plan);
+			agg_info.var_scan[side][j] =
+				gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, var,
+										   join.outer_plan, join.inner_plan);
 			agg_info.var_type[side][j] = device_type_of(var->vartype);
 		}
 	}
@@ -568,22 +537,14 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							 makeTargetEntry((Expr *) lfirst(lc),
 											 list_length(scan_tlist) + 1, NULL, false));
 
-	cscan->scan.plan.targetlist = tlist;
+	/* a GpuJoin's lists (its filter is NIL: an inner join), then the aggregate's */
+	cscan = gpujoin_make_custom_scan(rel, best_path, tlist, custom_plans, &join, scan_tlist);
 	cscan->scan.plan.qual = having;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	/* a GpuJoin's lists (no join filter here), then the aggregate's */
-	cscan->custom_exprs = list_make4(host_clauses, device_clauses, all_clauses, NIL);
 	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_AGG_ARGS);
 	cscan->custom_exprs = lappend(cscan->custom_exprs, arg_exprs);
-	cscan->custom_private = gpujoin_plan_info_serialize(&info);
 	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_AGG_INFO);
 	cscan->custom_private = lappend(cscan->custom_private,
 									gpujoin_agg_info_serialize(&agg_info));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &gpujoin_scan_methods;
 
 	return &cscan->scan.plan;
 }
