@@ -29,7 +29,10 @@
  * Agg (over GpuJoin or another join) stays.
  *
  * The join's quals are taken from an unparameterized join path of the input
- * rel (joinrestrictinfo holds every qual of the join there).
+ * rel (joinrestrictinfo holds every qual of the join there), and classified
+ * as for GpuJoin (gpujoin_classify_quals).  At plan time the join is planned
+ * by gpujoin_plan.c, as a GpuJoin's; this file adds the aggregates to its
+ * scan tuple and lists (gpujoin_agg.h).
  *
  *-------------------------------------------------------------------------
  */
