@@ -543,6 +543,8 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	/* a GpuJoin's lists (its filter is NIL: an inner join), then the aggregate's */
 	cscan = gpujoin_make_custom_scan(rel, best_path, tlist, custom_plans, &join, scan_tlist);
 	cscan->scan.plan.qual = having;
+	/* GpuJoin's for now; the aggregate node's own once it has them */
+	cscan->methods = &gpujoin_scan_methods;
 	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_AGG_ARGS);
 	cscan->custom_exprs = lappend(cscan->custom_exprs, arg_exprs);
 	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_AGG_INFO);
