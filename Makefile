@@ -13,10 +13,13 @@ PGFILEDESC = "gpujoin - GPU join nodes for PostgreSQL"
 OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
-	src/custom_scan/device_compile.o \
+	src/custom_scan/gpujoin_expr_compile.o \
+	src/custom_scan/gpujoin_algorithm.o \
+	src/custom_scan/gpujoin_band_guard.o \
 	src/custom_scan/gpujoin_path.o \
+	src/custom_scan/gpujoin_plan.o \
 	src/custom_scan/gpujoin_costs.o \
-	src/custom_scan/gpujoin_plan_info.o \
+	src/custom_scan/gpujoin_plan_private.o \
 	src/custom_scan/gpujoin_open.o \
 	src/custom_scan/gpujoin_steps.o \
 	src/custom_scan/gpujoin_emit.o \

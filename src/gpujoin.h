@@ -109,13 +109,15 @@ typedef struct GpuJoinBandGuard
 	int			diff_type;		/* GjType of the subtraction */
 } GpuJoinBandGuard;
 
+/* custom_scan/gpujoin_band_guard.c */
 extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
 									 const GjKeyColumns *outer, int64 outer_nrows,
 									 const GjKeyColumns *inner, int64 inner_nrows);
 
 /*
  * What the plan carries into the executor, stored in CustomScan.custom_private
- * as plain integer lists so that the plan survives copyObject() and prints.
+ * as plain integer lists so that the plan survives copyObject() and prints
+ * (gpujoin_plan_private.h).
  *
  * Key columns are positions in the child plans' target lists: the device
  * only sees those columns.  Scan columns describe custom_scan_tlist: entry k
@@ -143,7 +145,10 @@ typedef struct GpuJoinPlanInfo
 	GpuJoinBandGuard band_guard;	/* GJ_ALGO_SORTMERGE from an abs() band */
 } GpuJoinPlanInfo;
 
-/* custom_scan/device_compile.c */
+/*
+ * custom_scan/gpujoin_expr_compile.c: quals and scalar expressions into a
+ * device program over the key columns of both sides.
+ */
 typedef struct DeviceCompileContext
 {
 	Relids		outer_relids;
@@ -164,28 +169,53 @@ extern int	device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgra
 extern int	device_type_of(Oid typid);
 extern bool device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual);
 extern Var *key_column_var(Node *key, Oid *hashfunc, Oid *collation);
+
+/* custom_scan/gpujoin_algorithm.c: nested loop, sort-merge or hash */
 extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
 
-/* custom_scan/gpujoin_path.c */
+/* custom_scan/gpujoin_path.c: classify a join's quals, cost and offer paths */
 extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   RelOptInfo *outerrel, RelOptInfo *innerrel,
 								   JoinType jointype, JoinPathExtraData *extra);
-extern void gpujoin_register_methods(void);
 extern const char *gpujoin_jointype_name(int jointype);
-extern const CustomScanMethods gpujoin_scan_methods;
 extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
-extern void gpujoin_plan_device_program(Path *outer_path, Path *inner_path,
-										Plan *outer_plan, Plan *inner_plan,
-										List *device_clauses, GpuJoinPlanInfo *info);
 extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
 								   List **device_rinfos, List **host_rinfos,
 								   GpuJoinPlanInfo *info);
-extern int	child_attno(Plan *child, Var *var);
-extern void key_columns(List *vars, Plan *child, List **attnos, List **types);
-extern void key_column_hashes(List *vars, List **hashfuncs, List **collations);
+
+/*
+ * custom_scan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as
+ * gpujoin_plan_join() plans it, for gpujoin_plan_path() and the aggregate
+ * node alike.
+ */
+typedef struct GpuJoinPlanInputs
+{
+	Plan	   *outer_plan;
+	Plan	   *inner_plan;
+	Path	   *outer_path;
+	Path	   *inner_path;
+	List	   *device_clauses;	/* compiled into info.program */
+	List	   *host_clauses;	/* this and the rest in native order */
+	List	   *recheck_clauses;	/* every join qual */
+	List	   *filter_clauses; /* an outer join's quals from WHERE */
+	GpuJoinPlanInfo info;		/* all but the scan columns */
+} GpuJoinPlanInputs;
+
+extern const CustomScanMethods gpujoin_scan_methods;
+extern void gpujoin_register_methods(void);
+extern Plan *gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel,
+							   CustomPath *best_path, List *tlist,
+							   List *clauses, List *custom_plans);
+extern void gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path,
+							  List *custom_plans, GpuJoinPlanInputs *join);
+extern int	gpujoin_scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info,
+									   Var *var, Plan *outer_plan, Plan *inner_plan);
+extern CustomScan *gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_path,
+											List *tlist, List *custom_plans,
+											GpuJoinPlanInputs *join, List *scan_tlist);
 
 /* custom_scan/gpujoin_agg_path.c */
 extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
@@ -195,11 +225,12 @@ extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
 extern const CustomScanMethods gpujoin_agg_scan_methods;
 
 /*
- * custom_scan/gpujoin_plan_info.c.  The serialized plan info is a list of
- * GPUJOIN_PRIVATE_LENGTH entries; the aggregate node appends its own after
- * them.
+ * custom_scan/gpujoin_plan_private.c: GpuJoinPlanInfo in and out of
+ * CustomScan.custom_private.  gpujoin_plan_private.h names every position
+ * of the plan's custom_private and custom_exprs, which all readers of a
+ * GpuJoin plan need, so it comes with this header.
  */
-#define GPUJOIN_PRIVATE_LENGTH 7
+#include "custom_scan/gpujoin_plan_private.h"
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
 extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 

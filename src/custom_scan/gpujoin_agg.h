@@ -4,12 +4,14 @@
  *	  Aggregates computed inside GpuJoin: what the plan carries from
  *	  gpujoin_agg_path.c to gpujoin_agg_exec.c.
  *
- * The plan is a GpuJoin CustomScan (same methods, same custom_private and
- * custom_exprs layout as a plain GpuJoin, so the join machinery runs
- * unchanged) with two additions: custom_private has a sixth element, the
- * serialized GpuJoinAggInfo, and custom_exprs a fourth, the argument
- * expressions (evaluated on the host only for rows whose argument the
- * device program could not compute exactly).  custom_scan_tlist holds the
+ * The plan is a GpuJoin CustomScan (same custom_private and custom_exprs
+ * layout as a plain GpuJoin, so the join machinery runs unchanged) with two
+ * additions (gpujoin_plan_private.h): custom_private has the serialized
+ * GpuJoinAggInfo at GJ_PRIVATE_AGG_INFO, and custom_exprs the argument
+ * expressions at GJ_EXPRS_AGG_ARGS (evaluated on the host only for rows
+ * whose argument the device program could not compute exactly).  The
+ * aggregate path's custom_private is a GpuJoin path's, for an inner join
+ * without a filter (GpuJoinPathPrivateIndex).  custom_scan_tlist holds the
  * join's Vars first and then one Aggref per aggregate: the executor fills
  * the Vars for each pair that needs a host qual, and the Aggrefs once, with
  * the results, for the node's single output row.
@@ -65,6 +67,10 @@ typedef struct GpuJoinAggInfo
 	Oid			group_collation[GJ_AGG_MAX_GROUP_COLS];
 } GpuJoinAggInfo;
 
+/*
+ * custom_scan/gpujoin_plan_private.c.  private is the entry at
+ * GJ_PRIVATE_AGG_INFO, not the whole custom_private.
+ */
 extern List *gpujoin_agg_info_serialize(const GpuJoinAggInfo *info);
 extern void gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info);
 

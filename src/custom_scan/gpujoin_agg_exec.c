@@ -142,9 +142,9 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 	int			i;
 
 	gpujoin_begin(node, estate, eflags);
-	gpujoin_agg_info_deserialize(list_nth(cscan->custom_private, GPUJOIN_PRIVATE_LENGTH),
+	gpujoin_agg_info_deserialize(list_nth(cscan->custom_private, GJ_PRIVATE_AGG_INFO),
 								&gas->agg);
-	foreach(lc, (List *) list_nth(cscan->custom_exprs, 4))
+	foreach(lc, (List *) list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_ARGS))
 		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
 	gas->spec.nargs = gas->agg.nargs;

@@ -29,7 +29,10 @@
  * Agg (over GpuJoin or another join) stays.
  *
  * The join's quals are taken from an unparameterized join path of the input
- * rel (joinrestrictinfo holds every qual of the join there).
+ * rel (joinrestrictinfo holds every qual of the join there), and classified
+ * as for GpuJoin (gpujoin_classify_quals).  At plan time the join is planned
+ * by gpujoin_plan.c, as a GpuJoin's; this file adds the aggregates to its
+ * scan tuple and lists (gpujoin_agg.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -278,15 +281,14 @@ join_restrictlist(RelOptInfo *joinrel)
 		}
 
 		/*
-		 * A GpuJoin path (gpujoin_path.c) keeps (device quals, host quals,
-		 * join quals, other quals, (join type)); it may be the only path
-		 * left.  For an inner join every qual is a join qual.
+		 * A GpuJoin path (gpujoin_path.c) may be the only path left.  For an
+		 * inner join every qual is a join qual.
 		 */
 		if (IsA(path, CustomPath) &&
 			strcmp(((CustomPath *) path)->methods->CustomName, GPUJOIN_NAME) == 0 &&
-			list_length(((CustomPath *) path)->custom_private) == 5 &&
-			linitial_int((List *) list_nth(((CustomPath *) path)->custom_private, 4)) == JOIN_INNER)
-			return lthird(((CustomPath *) path)->custom_private);
+			list_length(((CustomPath *) path)->custom_private) == GJ_PATH_PRIVATE_LENGTH &&
+			gpujoin_path_private_jointype(((CustomPath *) path)->custom_private) == JOIN_INNER)
+			return list_nth(((CustomPath *) path)->custom_private, GJ_PATH_JOIN_RINFOS);
 	}
 	return NIL;
 }
@@ -459,7 +461,8 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		cpath->path.pathkeys = NIL;
 		cpath->flags = 0;
 		cpath->custom_paths = list_make2(outer_path, inner_path);
-		cpath->custom_private = list_make3(device_rinfos, host_rinfos, restrictlist);
+		cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos,
+														  restrictlist, NIL, JOIN_INNER);
 		cpath->methods = &gpujoin_agg_path_methods;
 		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
 						 host_rinfos, join_info.algorithm, agg_info.nargs, group_info.ngroup);
@@ -467,44 +470,18 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 	}
 }
 
-/* Add a Var to the scan tuple (once); returns its 0-based position. */
-static int
-scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info, Var *var,
-				   Plan *outer_plan, Plan *inner_plan)
-{
-	TargetEntry *tle = tlist_member((Expr *) var, *scan_tlist);
-	int			attno;
-
-	if (tle != NULL)
-		return tle->resno - 1;
-	*scan_tlist = lappend(*scan_tlist,
-						  makeTargetEntry((Expr *) copyObject(var),
-										  list_length(*scan_tlist) + 1, NULL, false));
-	if ((attno = child_attno(outer_plan, var)) != 0)
-		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_OUTER);
-	else if ((attno = child_attno(inner_plan, var)) != 0)
-		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_INNER);
-	else
-		elog(ERROR, "GpuJoin column is missing from both child plans");
-	info->scan_attnos = lappend_int(info->scan_attnos, attno);
-	return list_length(*scan_tlist) - 1;
-}
-
+/*
+ * PlanCustomPath of a GpuJoinAgg path: the join as gpujoin_plan_path()
+ * plans it, with the aggregates' columns, arguments and results added.
+ */
 static Plan *
 gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					  List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *outer_plan = linitial(custom_plans);
-	Plan	   *inner_plan = lsecond(custom_plans);
-	Path	   *outer_path = linitial(best_path->custom_paths);
-	Path	   *inner_path = lsecond(best_path->custom_paths);
-	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
-	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
-	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
 	List	   *having = (List *) root->parse->havingQual;
-	GpuJoinPlanInfo info;
+	GpuJoinPlanInputs join;
 	GpuJoinAggInfo agg_info;
+	CustomScan *cscan;
 	List	   *aggrefs;
 	List	   *arg_exprs;
 	List	   *side_vars[2];
@@ -512,18 +489,13 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Relids		relids[2];
 	List	   *scan_tlist = NIL;
 	List	   *vars;
-	List	   *private;
 	ListCell   *lc;
 	int			side;
 
-	memset(&info, 0, sizeof(info));
+	gpujoin_plan_join(root, best_path, custom_plans, &join);
 
-	/* the join, exactly as gpujoin_plan_path() plans it */
-	gpujoin_plan_device_program(outer_path, inner_path, outer_plan, inner_plan,
-								device_clauses, &info);
-
-	relids[GJ_SIDE_OUTER] = outer_path->parent->relids;
-	relids[GJ_SIDE_INNER] = inner_path->parent->relids;
+	relids[GJ_SIDE_OUTER] = join.outer_path->parent->relids;
+	relids[GJ_SIDE_INNER] = join.inner_path->parent->relids;
 	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids,
 							root->parse->groupClause != NIL, &agg_info,
 							&aggrefs, &arg_exprs, side_vars))
@@ -532,8 +504,8 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		elog(ERROR, "GpuJoin grouping columns are not of the outer input");
 
 	/* the scan tuple: the Vars of the quals and the arguments, ... */
-	vars = pull_var_clause((Node *) host_clauses, 0);
-	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
+	vars = pull_var_clause((Node *) join.host_clauses, 0);
+	vars = list_concat(vars, pull_var_clause((Node *) join.device_clauses, 0));
 	vars = list_concat(vars, pull_var_clause((Node *) arg_exprs, 0));
 	/* the outer columns the target list and HAVING use outside aggregates */
 	vars = list_concat(vars, pull_var_clause((Node *) list_concat_copy(tlist, having),
@@ -541,11 +513,13 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	foreach(lc, vars)
 	{
 		if (IsA(lfirst(lc), Var))
-			scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+			(void) gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
+											  join.outer_plan, join.inner_plan);
 	}
 	foreach(lc, group_vars)
 		agg_info.group_scan[foreach_current_index(lc)] =
-			scan_tlist_add_var(&scan_tlist, &info, lfirst(lc), outer_plan, inner_plan);
+			gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
+									   join.outer_plan, join.inner_plan);
 	for (side = 0; side < 2; side++)
 	{
 		agg_info.nvars[side] = list_length(side_vars[side]);
@@ -554,8 +528,9 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			Var		   *var = lfirst(lc);
 			int			j = foreach_current_index(lc);
 
-			agg_info.var_scan[side][j] = scan_tlist_add_var(&scan_tlist, &info, var,
-															outer_plan, inner_plan);
+			agg_info.var_scan[side][j] =
+				gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, var,
+										   join.outer_plan, join.inner_plan);
 			agg_info.var_type[side][j] = device_type_of(var->vartype);
 		}
 	}
@@ -565,115 +540,16 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							 makeTargetEntry((Expr *) lfirst(lc),
 											 list_length(scan_tlist) + 1, NULL, false));
 
-	cscan->scan.plan.targetlist = tlist;
+	/* a GpuJoin's lists (its filter is NIL: an inner join), then the aggregate's */
+	cscan = gpujoin_make_custom_scan(rel, best_path, tlist, custom_plans, &join, scan_tlist);
 	cscan->scan.plan.qual = having;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	/* the layout of gpujoin_path.c (no join filter here), then the arguments */
-	cscan->custom_exprs = list_make5(host_clauses, device_clauses, all_clauses, NIL, arg_exprs);
-	private = gpujoin_plan_info_serialize(&info);
-	cscan->custom_private = lappend(private, gpujoin_agg_info_serialize(&agg_info));
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
+	/* the aggregate node's own methods (gpujoin_agg_exec.c) */
 	cscan->methods = &gpujoin_agg_scan_methods;
+	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_AGG_ARGS);
+	cscan->custom_exprs = lappend(cscan->custom_exprs, arg_exprs);
+	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_AGG_INFO);
+	cscan->custom_private = lappend(cscan->custom_private,
+									gpujoin_agg_info_serialize(&agg_info));
 
 	return &cscan->scan.plan;
-}
-
-/*
- * GpuJoinAggInfo in custom_private: integer lists only (see
- * gpujoin_plan_info.c); an instruction is op, type, arg and the two halves
- * of its constant.
- */
-List *
-gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
-{
-	List	   *aggs = NIL;
-	List	   *args = NIL;
-	List	   *vars = NIL;
-	List	   *groups = NIL;
-	int			i,
-				side;
-
-	for (i = 0; i < info->naggs; i++)
-		aggs = lappend(aggs, list_make2_int(info->agg_kind[i], info->agg_arg[i]));
-	for (i = 0; i < info->nargs; i++)
-	{
-		List	   *program = NIL;
-		int			k;
-
-		for (k = 0; k < info->arg_program[i].ninstrs; k++)
-		{
-			const GjInstr *in = &info->arg_program[i].instrs[k];
-			uint64		imm = (uint64) in->imm;
-
-			program = lappend(program,
-							  list_make5_int(in->op, in->type, in->arg,
-											 (int32) (imm >> 32), (int32) (imm & 0xffffffff)));
-		}
-		args = lappend(args, list_make2(list_make2_int(info->arg_side[i], info->arg_type[i]),
-										program));
-	}
-	for (side = 0; side < 2; side++)
-	{
-		List	   *cols = NIL;
-
-		for (i = 0; i < info->nvars[side]; i++)
-			cols = lappend(cols, list_make2_int(info->var_scan[side][i], info->var_type[side][i]));
-		vars = lappend(vars, cols);
-	}
-	for (i = 0; i < info->ngroup; i++)
-		groups = lappend(groups, list_make3_int(info->group_scan[i], (int) info->group_eqop[i],
-												(int) info->group_collation[i]));
-	return list_make4(aggs, args, vars, groups);
-}
-
-void
-gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
-{
-	ListCell   *lc;
-	int			side;
-
-	memset(info, 0, sizeof(GpuJoinAggInfo));
-	foreach(lc, (List *) linitial(private))
-	{
-		info->agg_kind[info->naggs] = linitial_int(lfirst(lc));
-		info->agg_arg[info->naggs++] = lsecond_int(lfirst(lc));
-	}
-	foreach(lc, (List *) lsecond(private))
-	{
-		List	   *head = linitial(lfirst(lc));
-		GjProgram  *program = &info->arg_program[info->nargs];
-		ListCell   *li;
-
-		info->arg_side[info->nargs] = linitial_int(head);
-		info->arg_type[info->nargs] = lsecond_int(head);
-		foreach(li, (List *) lsecond(lfirst(lc)))
-		{
-			List	   *fields = lfirst(li);
-			GjInstr    *in = &program->instrs[program->ninstrs++];
-
-			in->op = linitial_int(fields);
-			in->type = lsecond_int(fields);
-			in->arg = lthird_int(fields);
-			in->imm = (int64) (((uint64) (uint32) lfourth_int(fields) << 32) |
-							   (uint64) (uint32) list_nth_int(fields, 4));
-		}
-		info->nargs++;
-	}
-	for (side = 0; side < 2; side++)
-	{
-		foreach(lc, (List *) list_nth(lthird(private), side))
-		{
-			info->var_scan[side][info->nvars[side]] = linitial_int(lfirst(lc));
-			info->var_type[side][info->nvars[side]++] = lsecond_int(lfirst(lc));
-		}
-	}
-	foreach(lc, (List *) lfourth(private))
-	{
-		info->group_scan[info->ngroup] = linitial_int(lfirst(lc));
-		info->group_eqop[info->ngroup] = (Oid) lsecond_int(lfirst(lc));
-		info->group_collation[info->ngroup++] = (Oid) lthird_int(lfirst(lc));
-	}
 }

@@ -93,7 +93,7 @@ gpujoin_create_scan_state(CustomScan *cscan)
 {
 	GpuJoinState *gjs = palloc0(sizeof(GpuJoinState));
 
-	Assert(list_length(cscan->custom_private) == GPUJOIN_PRIVATE_LENGTH);
+	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_JOIN_LENGTH);
 	NodeSetTag(gjs, T_CustomScanState);
 	gjs->css.flags = cscan->flags;
 	gjs->css.methods = &gpujoin_exec_methods;

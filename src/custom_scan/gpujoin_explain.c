@@ -72,9 +72,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							"nestloop (the abs() band's subtraction could overflow)", es);
 	else
 		ExplainPropertyText("Algorithm", gpujoin_algorithm_name(gjs->info.algorithm), es);
-	explain_quals("Device Quals", lsecond(cscan->custom_exprs), node, ancestors, es);
-	explain_quals("Host Quals", linitial(cscan->custom_exprs), node, ancestors, es);
-	explain_quals("Filter", lfourth(cscan->custom_exprs), node, ancestors, es);
+	explain_quals("Device Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_DEVICE_QUALS), node, ancestors, es);
+	explain_quals("Host Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), node, ancestors, es);
+	explain_quals("Filter", list_nth(cscan->custom_exprs, GJ_EXPRS_FILTER_QUALS), node, ancestors, es);
 
 	if (!es->analyze || gjs->backend == NULL)
 	{

@@ -90,9 +90,9 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	gjs->inner_ps = ExecInitNode(lsecond(cscan->custom_plans), estate, child_eflags);
 	node->custom_ps = list_make2(gjs->outer_ps, gjs->inner_ps);
 
-	gjs->host_qual = ExecInitQual(linitial(cscan->custom_exprs), &node->ss.ps);
-	gjs->recheck_qual = ExecInitQual(lthird(cscan->custom_exprs), &node->ss.ps);
-	gjs->filter_qual = ExecInitQual(lfourth(cscan->custom_exprs), &node->ss.ps);
+	gjs->host_qual = ExecInitQual(list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), &node->ss.ps);
+	gjs->recheck_qual = ExecInitQual(list_nth(cscan->custom_exprs, GJ_EXPRS_RECHECK_QUALS), &node->ss.ps);
+	gjs->filter_qual = ExecInitQual(list_nth(cscan->custom_exprs, GJ_EXPRS_FILTER_QUALS), &node->ss.ps);
 
 	gjs->jointype = (JoinType) gjs->info.jointype;
 	gjs->fill_outer = (gjs->jointype == JOIN_LEFT || gjs->jointype == JOIN_FULL ||
@@ -162,8 +162,8 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
 	int			k;
 
 	pull_varattnos((Node *) cscan->scan.plan.targetlist, INDEX_VAR, &pair_attrs);
-	pull_varattnos(linitial(cscan->custom_exprs), INDEX_VAR, &pair_attrs);
-	pull_varattnos(lfourth(cscan->custom_exprs), INDEX_VAR, &pair_attrs);
+	pull_varattnos(list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), INDEX_VAR, &pair_attrs);
+	pull_varattnos(list_nth(cscan->custom_exprs, GJ_EXPRS_FILTER_QUALS), INDEX_VAR, &pair_attrs);
 	for (pass = 0; pass < 2; pass++)
 	{
 		for (k = 0; k < gjs->nscan; k++)

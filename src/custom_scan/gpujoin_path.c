@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * gpujoin_path.c
- *	  Planner side of GpuJoin: decides whether a join can run as GpuJoin,
- *	  costs it, and turns the chosen CustomPath into a CustomScan plan.
+ *	  Planner side of GpuJoin, first half: decides whether a join can run
+ *	  as GpuJoin, classifies its quals, costs it and offers the CustomPath.
  *
  * The path is offered for a join of two unparameterized inputs when at least
  * one join qual that links both sides compiles into the device program.
@@ -18,44 +18,31 @@
  * decide which pairs match, and quals pushed down from WHERE become the
  * join's filter, applied to every row the join forms, null-extended or not.
  *
- * The plan is a CustomScan with scanrelid 0 whose scan tuple
- * (custom_scan_tlist) holds every Var the target list and quals need; the
- * executor fills it from the stored outer and inner tuples of each pair.
+ * set_join_pathlist_hook (planner_hook.c) calls gpujoin_add_join_paths for
+ * every join pair, so what happens here before a path is rejected stays
+ * cheap.  The path keeps its classified quals (GpuJoinPathPrivateIndex);
+ * gpujoin_plan.c turns it into the plan.  The aggregate node
+ * (gpujoin_agg_path.c) classifies its join's quals with
+ * gpujoin_classify_quals too.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/restrictinfo.h"
-#include "optimizer/tlist.h"
 
 #include "gpujoin.h"
 
 static List *rinfos_in_native_order(PlannerInfo *root, List *rinfos);
-static Plan *gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel,
-							   CustomPath *best_path, List *tlist,
-							   List *clauses, List *custom_plans);
 
 static const CustomPathMethods gpujoin_path_methods = {
 	.CustomName = GPUJOIN_NAME,
 	.PlanCustomPath = gpujoin_plan_path,
 };
-
-const CustomScanMethods gpujoin_scan_methods = {
-	.CustomName = GPUJOIN_NAME,
-	.CreateCustomScanState = gpujoin_create_scan_state,
-};
-
-void
-gpujoin_register_methods(void)
-{
-	RegisterCustomScanMethods(&gpujoin_scan_methods);
-}
 
 /* Are all Vars of the expression list produced by one of the two inputs? */
 static bool
@@ -260,8 +247,8 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->custom_private = list_make5(device_rinfos, host_rinfos, join_rinfos, other_rinfos,
-									   list_make1_int(jointype));
+	cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos, join_rinfos,
+													  other_rinfos, jointype);
 	cpath->methods = &gpujoin_path_methods;
 	/* parallel GpuJoin runs only on the cpu backend */
 	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
@@ -553,151 +540,4 @@ List *
 quals_in_native_order(PlannerInfo *root, List *rinfos)
 {
 	return extract_actual_clauses(rinfos_in_native_order(root, rinfos), false);
-}
-
-/* 1-based position of a Var in a child plan's target list, or 0. */
-int
-child_attno(Plan *child, Var *var)
-{
-	TargetEntry *tle = tlist_member((Expr *) var, child->targetlist);
-
-	return tle ? tle->resno : 0;
-}
-
-void
-key_columns(List *vars, Plan *child, List **attnos, List **types)
-{
-	ListCell   *lc;
-
-	*attnos = NIL;
-	*types = NIL;
-	foreach(lc, vars)
-	{
-		Oid			hashfunc;
-		Oid			collation;
-		Var		   *var = key_column_var(lfirst(lc), &hashfunc, &collation);
-		int			attno = child_attno(child, var);
-
-		if (attno == 0)
-			elog(ERROR, "GpuJoin key column is missing from the child plan's target list");
-		*attnos = lappend_int(*attnos, attno);
-		/* the device reads a hashed column's int8 hashes */
-		*types = lappend_int(*types, OidIsValid(hashfunc) ? GJT_INT8 :
-							 device_type_of(var->vartype));
-	}
-}
-
-/* The host hashing of each key column: see key_column_var(). */
-void
-key_column_hashes(List *vars, List **hashfuncs, List **collations)
-{
-	ListCell   *lc;
-
-	*hashfuncs = NIL;
-	*collations = NIL;
-	foreach(lc, vars)
-	{
-		Oid			hashfunc;
-		Oid			collation;
-
-		(void) key_column_var(lfirst(lc), &hashfunc, &collation);
-		*hashfuncs = lappend_oid(*hashfuncs, hashfunc);
-		*collations = lappend_oid(*collations, collation);
-	}
-}
-
-/*
- * The device program of a plan, its algorithm and its key columns, compiled
- * again from the device clauses: the program refers to key columns of the
- * child plans, which exist only now.  The join and the aggregate node share
- * it.
- */
-void
-gpujoin_plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
-							Plan *inner_plan, List *device_clauses, GpuJoinPlanInfo *info)
-{
-	DeviceCompileContext cxt;
-	ListCell   *lc;
-
-	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
-	foreach(lc, device_clauses)
-	{
-		if (!device_compile_qual(&cxt, lfirst(lc)))
-			elog(ERROR, "GpuJoin device qual no longer compiles");
-	}
-	info->program = cxt.program;
-	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, info);
-	key_columns(cxt.outer_vars, outer_plan, &info->outer_key_attnos, &info->outer_key_types);
-	key_columns(cxt.inner_vars, inner_plan, &info->inner_key_attnos, &info->inner_key_types);
-	key_column_hashes(cxt.outer_vars, &info->outer_key_hashfuncs, &info->outer_key_collations);
-	key_column_hashes(cxt.inner_vars, &info->inner_key_hashfuncs, &info->inner_key_collations);
-}
-
-static Plan *
-gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-				  List *tlist, List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-	Plan	   *outer_plan = linitial(custom_plans);
-	Plan	   *inner_plan = lsecond(custom_plans);
-	Path	   *outer_path = linitial(best_path->custom_paths);
-	Path	   *inner_path = lsecond(best_path->custom_paths);
-	List	   *device_clauses = extract_actual_clauses(linitial(best_path->custom_private), false);
-	List	   *host_clauses = quals_in_native_order(root, lsecond(best_path->custom_private));
-	List	   *all_clauses = quals_in_native_order(root, lthird(best_path->custom_private));
-	List	   *other_clauses = quals_in_native_order(root, lfourth(best_path->custom_private));
-	GpuJoinPlanInfo info;
-	List	   *scan_tlist = NIL;
-	List	   *vars;
-	ListCell   *lc;
-
-	memset(&info, 0, sizeof(info));
-	info.jointype = linitial_int(list_nth(best_path->custom_private, 4));
-
-	gpujoin_plan_device_program(outer_path, inner_path, outer_plan, inner_plan,
-								device_clauses, &info);
-
-	/* the scan tuple: every Var of the target list and of all quals */
-	vars = pull_var_clause((Node *) tlist, 0);
-	vars = list_concat(vars, pull_var_clause((Node *) host_clauses, 0));
-	vars = list_concat(vars, pull_var_clause((Node *) device_clauses, 0));
-	vars = list_concat(vars, pull_var_clause((Node *) other_clauses, 0));
-	foreach(lc, vars)
-	{
-		Var		   *var = lfirst(lc);
-		int			attno;
-
-		if (tlist_member((Expr *) var, scan_tlist))
-			continue;
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) copyObject(var),
-											 list_length(scan_tlist) + 1, NULL, false));
-		if ((attno = child_attno(outer_plan, var)) != 0)
-			info.scan_sides = lappend_int(info.scan_sides, GJ_SIDE_OUTER);
-		else if ((attno = child_attno(inner_plan, var)) != 0)
-			info.scan_sides = lappend_int(info.scan_sides, GJ_SIDE_INNER);
-		else
-			elog(ERROR, "GpuJoin output column is missing from both child plans");
-		info.scan_attnos = lappend_int(info.scan_attnos, attno);
-	}
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	/*
-	 * host quals, device quals (for EXPLAIN), all join quals for rechecks,
-	 * and an outer join's filter, which the executor applies to every row
-	 * the join forms.  The filter is not plan.qual: EXPLAIN prints that as a
-	 * scan's filter, without the table names a join's columns need.
-	 */
-	cscan->custom_exprs = list_make4(host_clauses, device_clauses, all_clauses,
-									 other_clauses);
-	cscan->custom_private = gpujoin_plan_info_serialize(&info);
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &gpujoin_scan_methods;
-
-	return &cscan->scan.plan;
 }

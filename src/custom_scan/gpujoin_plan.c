@@ -1,0 +1,231 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_plan.c
+ *	  Planner side of GpuJoin, second half: turns the CustomPath that
+ *	  gpujoin_path.c offered (and the planner chose) into a CustomScan plan.
+ *
+ * The path only knows which quals the device evaluates; the device program
+ * refers to key columns of the child plans, which exist only now, so it is
+ * compiled again here, and the algorithm chosen again with it, from the
+ * same clauses in the same order (gpujoin_expr_compile.c,
+ * gpujoin_algorithm.c).
+ *
+ * The plan is a CustomScan with scanrelid 0 whose scan tuple
+ * (custom_scan_tlist) holds every Var the target list and quals need; the
+ * executor fills it from the stored outer and inner tuples of each pair.
+ * What else it carries, and where, is gpujoin_plan_private.h's business.
+ *
+ * The aggregate node (gpujoin_agg_path.c) plans its join with the same
+ * functions: gpujoin_plan_join, gpujoin_scan_tlist_add_var and
+ * gpujoin_make_custom_scan.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+
+#include "gpujoin.h"
+
+const CustomScanMethods gpujoin_scan_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.CreateCustomScanState = gpujoin_create_scan_state,
+};
+
+/* At load time, so that a plan read back (parallel workers) finds its node. */
+void
+gpujoin_register_methods(void)
+{
+	RegisterCustomScanMethods(&gpujoin_scan_methods);
+}
+
+/* 1-based position of a Var in a child plan's target list, or 0. */
+static int
+child_attno(Plan *child, Var *var)
+{
+	TargetEntry *tle = tlist_member((Expr *) var, child->targetlist);
+
+	return tle ? tle->resno : 0;
+}
+
+/* The attnos and device types of a side's key columns in its child plan. */
+static void
+key_columns(List *vars, Plan *child, List **attnos, List **types)
+{
+	ListCell   *lc;
+
+	*attnos = NIL;
+	*types = NIL;
+	foreach(lc, vars)
+	{
+		Oid			hashfunc;
+		Oid			collation;
+		Var		   *var = key_column_var(lfirst(lc), &hashfunc, &collation);
+		int			attno = child_attno(child, var);
+
+		if (attno == 0)
+			elog(ERROR, "GpuJoin key column is missing from the child plan's target list");
+		*attnos = lappend_int(*attnos, attno);
+		/* the device reads a hashed column's int8 hashes */
+		*types = lappend_int(*types, OidIsValid(hashfunc) ? GJT_INT8 :
+							 device_type_of(var->vartype));
+	}
+}
+
+/* The host hashing of each key column: see key_column_var(). */
+static void
+key_column_hashes(List *vars, List **hashfuncs, List **collations)
+{
+	ListCell   *lc;
+
+	*hashfuncs = NIL;
+	*collations = NIL;
+	foreach(lc, vars)
+	{
+		Oid			hashfunc;
+		Oid			collation;
+
+		(void) key_column_var(lfirst(lc), &hashfunc, &collation);
+		*hashfuncs = lappend_oid(*hashfuncs, hashfunc);
+		*collations = lappend_oid(*collations, collation);
+	}
+}
+
+/*
+ * The device program of a plan, its algorithm and its key columns, compiled
+ * again from the device clauses: the program refers to key columns of the
+ * child plans, which exist only now.
+ */
+static void
+plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
+					Plan *inner_plan, List *device_clauses, GpuJoinPlanInfo *info)
+{
+	DeviceCompileContext cxt;
+	ListCell   *lc;
+
+	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
+	foreach(lc, device_clauses)
+	{
+		if (!device_compile_qual(&cxt, lfirst(lc)))
+			elog(ERROR, "GpuJoin device qual no longer compiles");
+	}
+	info->program = cxt.program;
+	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, info);
+	key_columns(cxt.outer_vars, outer_plan, &info->outer_key_attnos, &info->outer_key_types);
+	key_columns(cxt.inner_vars, inner_plan, &info->inner_key_attnos, &info->inner_key_types);
+	key_column_hashes(cxt.outer_vars, &info->outer_key_hashfuncs, &info->outer_key_collations);
+	key_column_hashes(cxt.inner_vars, &info->inner_key_hashfuncs, &info->inner_key_collations);
+}
+
+/*
+ * What a GpuJoin or GpuJoinAgg path (GpuJoinPathPrivateIndex) becomes at
+ * plan time: the child plans, the quals as the executor evaluates them (in
+ * the order a native join would: quals_in_native_order) and the plan info,
+ * all of it but the scan columns, which the caller adds as it builds the
+ * scan tuple (gpujoin_scan_tlist_add_var).
+ */
+void
+gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path, List *custom_plans,
+				  GpuJoinPlanInputs *join)
+{
+	List	   *path_private = best_path->custom_private;
+
+	join->outer_plan = linitial(custom_plans);
+	join->inner_plan = lsecond(custom_plans);
+	join->outer_path = linitial(best_path->custom_paths);
+	join->inner_path = lsecond(best_path->custom_paths);
+	join->device_clauses =
+		extract_actual_clauses(list_nth(path_private, GJ_PATH_DEVICE_RINFOS), false);
+	join->host_clauses =
+		quals_in_native_order(root, list_nth(path_private, GJ_PATH_HOST_RINFOS));
+	join->recheck_clauses =
+		quals_in_native_order(root, list_nth(path_private, GJ_PATH_JOIN_RINFOS));
+	join->filter_clauses =
+		quals_in_native_order(root, list_nth(path_private, GJ_PATH_FILTER_RINFOS));
+
+	memset(&join->info, 0, sizeof(GpuJoinPlanInfo));
+	join->info.jointype = gpujoin_path_private_jointype(path_private);
+	plan_device_program(join->outer_path, join->inner_path, join->outer_plan,
+						join->inner_plan, join->device_clauses, &join->info);
+}
+
+/*
+ * Add a Var to the scan tuple (once), recording in info which child plan's
+ * column fills it; returns its 0-based position.
+ */
+int
+gpujoin_scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info, Var *var,
+						   Plan *outer_plan, Plan *inner_plan)
+{
+	TargetEntry *tle = tlist_member((Expr *) var, *scan_tlist);
+	int			attno;
+
+	if (tle != NULL)
+		return tle->resno - 1;
+	*scan_tlist = lappend(*scan_tlist,
+						  makeTargetEntry((Expr *) copyObject(var),
+										  list_length(*scan_tlist) + 1, NULL, false));
+	if ((attno = child_attno(outer_plan, var)) != 0)
+		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_OUTER);
+	else if ((attno = child_attno(inner_plan, var)) != 0)
+		info->scan_sides = lappend_int(info->scan_sides, GJ_SIDE_INNER);
+	else
+		elog(ERROR, "GpuJoin column is missing from both child plans");
+	info->scan_attnos = lappend_int(info->scan_attnos, attno);
+	return list_length(*scan_tlist) - 1;
+}
+
+/*
+ * The CustomScan of a planned join, with a GpuJoin's custom_exprs and
+ * custom_private (gpujoin_plan_private.h); the aggregate node appends its
+ * own entries to both and sets its qual.
+ */
+CustomScan *
+gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_path, List *tlist,
+						 List *custom_plans, GpuJoinPlanInputs *join, List *scan_tlist)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	/* in GpuJoinExprsIndex order */
+	cscan->custom_exprs = list_make4(join->host_clauses, join->device_clauses,
+									 join->recheck_clauses, join->filter_clauses);
+	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_JOIN_LENGTH);
+	cscan->custom_private = gpujoin_plan_info_serialize(&join->info);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &gpujoin_scan_methods;
+	return cscan;
+}
+
+/* PlanCustomPath of a GpuJoin path. */
+Plan *
+gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				  List *tlist, List *clauses, List *custom_plans)
+{
+	GpuJoinPlanInputs join;
+	List	   *scan_tlist = NIL;
+	List	   *vars;
+	ListCell   *lc;
+
+	gpujoin_plan_join(root, best_path, custom_plans, &join);
+
+	/* the scan tuple: every Var of the target list and of all quals */
+	vars = pull_var_clause((Node *) tlist, 0);
+	vars = list_concat(vars, pull_var_clause((Node *) join.host_clauses, 0));
+	vars = list_concat(vars, pull_var_clause((Node *) join.device_clauses, 0));
+	vars = list_concat(vars, pull_var_clause((Node *) join.filter_clauses, 0));
+	foreach(lc, vars)
+		(void) gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
+										  join.outer_plan, join.inner_plan);
+
+	return &gpujoin_make_custom_scan(rel, best_path, tlist, custom_plans, &join,
+									 scan_tlist)->scan.plan;
+}
