@@ -245,6 +245,8 @@ extern bool gj_cuda_upload_side(CudaJoinState *state, DeviceSide *side,
 								const GjKeyColumns *host, int64_t begin, int64_t end,
 								GjStats *stats, GjError *err);
 extern double gj_cuda_event_ms(CudaJoinState *state, int from, int to);
+extern bool gj_cuda_download_matches(CudaJoinState *state, int64_t total, GjStats *stats,
+									 GjError *err);
 extern void gj_cuda_device_columns(const DeviceSide *side, int ncols, GjKeyColumns *cols);
 
 /*

@@ -250,6 +250,35 @@ gj_cuda_event_ms(CudaJoinState *state, int from, int to)
 	return ms;
 }
 
+/*
+ * The end of a step that wrote total > 0 matches to the device match
+ * buffers, after EV_WRITE was recorded and the write pass launched: copy
+ * the matches into the host buffers, wait for them, and account the write
+ * pass's kernel time, the copy's transfer time and its bytes.  Shared by
+ * the nested-loop and the sorted steps.
+ */
+bool
+gj_cuda_download_matches(CudaJoinState *state, int64_t total, GjStats *stats, GjError *err)
+{
+	CUDA_TRY(cudaEventRecord(state->events[EV_WRITTEN], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaMemcpyAsync(state->h_out_outer, state->d_out_outer,
+							 sizeof(uint32_t) * total, cudaMemcpyDeviceToHost,
+							 state->stream),
+			 "could not copy matches from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_out_inner, state->d_out_inner,
+							 sizeof(uint32_t) * total, cudaMemcpyDeviceToHost,
+							 state->stream),
+			 "could not copy matches from the device");
+	CUDA_TRY(cudaEventRecord(state->events[EV_DONE], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "write kernel failed");
+	stats->kernel_ms += gj_cuda_event_ms(state, EV_WRITE, EV_WRITTEN);
+	stats->transfer_ms += gj_cuda_event_ms(state, EV_WRITTEN, EV_DONE);
+	stats->bytes_from_device += 2 * sizeof(uint32_t) * total;
+	return true;
+}
+
 /* Grow CUB's temporary storage to at least bytes. */
 bool
 gj_cuda_ensure_cub_temp(CudaJoinState *state, size_t bytes, GjError *err)

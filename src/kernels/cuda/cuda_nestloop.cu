@@ -516,22 +516,8 @@ gj_cuda_nestloop_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_n
 				 "could not record a CUDA event");
 		if (!launch_pass(state, tile, &plan, o_begin, k, true, err))
 			return false;
-		CUDA_TRY(cudaEventRecord(state->events[EV_WRITTEN], state->stream),
-				 "could not record a CUDA event");
-		CUDA_TRY(cudaMemcpyAsync(state->h_out_outer, state->d_out_outer,
-								 sizeof(uint32_t) * total, cudaMemcpyDeviceToHost,
-								 state->stream),
-				 "could not copy matches from the device");
-		CUDA_TRY(cudaMemcpyAsync(state->h_out_inner, state->d_out_inner,
-								 sizeof(uint32_t) * total, cudaMemcpyDeviceToHost,
-								 state->stream),
-				 "could not copy matches from the device");
-		CUDA_TRY(cudaEventRecord(state->events[EV_DONE], state->stream),
-				 "could not record a CUDA event");
-		CUDA_TRY(cudaStreamSynchronize(state->stream), "write kernel failed");
-		stats->kernel_ms += gj_cuda_event_ms(state, EV_WRITE, EV_WRITTEN);
-		stats->transfer_ms += gj_cuda_event_ms(state, EV_WRITTEN, EV_DONE);
-		stats->bytes_from_device += 2 * sizeof(uint32_t) * total;
+		if (!gj_cuda_download_matches(state, total, stats, err))
+			return false;
 	}
 
 	stats->pairs_evaluated += k * inner_rows;

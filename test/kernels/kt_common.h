@@ -1,0 +1,130 @@
+/*-------------------------------------------------------------------------
+ *
+ * kt_common.h
+ *	  Shared by the files of kernel_test (see kernel_test.c): the sides,
+ *	  programs, join specs, tile schedules and pair sets the tests run on,
+ *	  the TAP-style reporting, the input generators, the spec builders
+ *	  (kt_specs.c) and the schedule runner (kt_common.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef KT_COMMON_H
+#define KT_COMMON_H
+
+#include "kernels/backend.h"
+#include "kernels/agg_reduce.h"
+
+#define N_OUTER		3000
+#define N_INNER		2500
+#define NCOLS		3			/* 0: int, 1: float, 2: int near INT32_MAX */
+
+typedef struct Side
+{
+	int64_t		nrows;
+	int64_t    *values[NCOLS];
+	uint8_t    *isnull[NCOLS];
+	GjKeyColumns cols;
+} Side;
+
+typedef struct Program
+{
+	const char *name;
+	int			ninstrs;
+	GjInstr		instrs[GJ_MAX_INSTRS];
+} Program;
+
+/* A join: its algorithm, the spec of the sorted algorithms, the program. */
+typedef struct JoinSpec
+{
+	const char *name;
+	int			algorithm;
+	int			filter_needed;
+	GjRangeSpec range;
+	GjEquiSpec	equi;
+	Program		program;
+} JoinSpec;
+
+typedef struct Schedule
+{
+	const char *name;
+	int64_t		outer_rows;		/* rows of each side the schedule covers */
+	int64_t		inner_rows;
+	int64_t		outer_tile;
+	int64_t		inner_tile;
+	int64_t		capacity;
+} Schedule;
+
+/* Pairs of one backend's run, and what its steps reported. */
+typedef struct PairSet
+{
+	uint64_t   *pairs;			/* (outer row | recheck) << 32 | inner row */
+	int64_t		n;
+	int64_t		cap;
+	GjStats		stats;
+	int64_t		steps;
+	int64_t		pruned;			/* tiles tile_can_match excluded */
+	uint64_t	order;			/* fingerprint of the pairs in the order returned */
+	char		problem[256];	/* a broken step contract, or "" */
+} PairSet;
+
+#define AGG_NARGS	4
+#define AGG_GROUPS	7
+
+/* The partials of one backend's agg_steps over a schedule. */
+typedef struct AggRun
+{
+	GjAggPartial partial;
+	int64_t		group_pairs[AGG_GROUPS];
+	GjAggAcc	group_acc[AGG_GROUPS * AGG_NARGS];
+	PairSet		pairs;			/* what the steps returned as pairs */
+} AggRun;
+
+/* TAP-style counters: tests reported, and those that failed (kt_common.c) */
+extern int	test_number;
+extern int	failures;
+
+/* Which side and column each aggregate argument reads (kt_common.c) */
+extern const int agg_arg_side[AGG_NARGS];
+extern const int agg_arg_col[AGG_NARGS];
+
+/* kt_common.c: inputs */
+extern uint64_t rng(void);
+extern void *xmalloc(size_t size);
+extern int64_t dbits(double d);
+extern void make_side(Side *side, int64_t nrows, const bool with_nulls[NCOLS]);
+extern void free_side(Side *side);
+
+/* kt_common.c: running a schedule, reporting */
+extern void add_pair(PairSet *set, uint32_t outer, uint32_t inner);
+extern int	cmp_u64(const void *a, const void *b);
+extern bool run_schedule(const GjBackend *backend, const GjJoinInput *input,
+						 const Schedule *s, PairSet *set, GjError *err);
+extern void report(bool ok, const char *fmt, const char *a, const char *b);
+extern void spec_input(GjJoinInput *input, const Side *outer, const Side *inner,
+					   const JoinSpec *spec, int64_t capacity);
+
+/* kt_common.c: the aggregates of the agg_step tests */
+extern void agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
+						  uint8_t *flags[AGG_NARGS], uint32_t *groups, bool grouped);
+extern bool run_agg_schedule(const GjBackend *backend, const GjJoinInput *input,
+							 const Schedule *s, const GjAggSpec *spec, AggRun *run,
+							 GjError *err);
+
+/* kt_specs.c: programs and join specs */
+extern void emit(Program *p, int op, int type, int arg, int64_t imm);
+extern int	build_programs(Program *progs);
+extern int	build_joins(JoinSpec *specs);
+
+/* kt_compare.c: the cuda backend against the cpu backend */
+extern int	run_tests(bool quick);
+extern int	run_race_tests(void);
+
+/* kt_cpu.c: the cpu backend against a brute-force reference */
+extern int	run_cpu_tests(void);
+
+/* kt_bench.c: timings of the cuda backend (and of the cpu backend's sorted joins) */
+extern int	run_bench(int64_t n);
+extern int	bench_sorted(int64_t n);
+extern int	bench_startup(void);
+
+#endif							/* KT_COMMON_H */

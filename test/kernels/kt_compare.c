@@ -1,0 +1,612 @@
+/*-------------------------------------------------------------------------
+ *
+ * kt_compare.c
+ *	  The cuda backend against the cpu backend: the default mode and
+ *	  "quick" (run_tests) and "race" (run_race_tests).  Both backends run
+ *	  the same programs and join specs over the same tile schedules; their
+ *	  pairs, recheck flags, pruned tiles, statistics and aggregate partials
+ *	  must agree.  Without a CUDA device run_tests falls back to the cpu
+ *	  mode (kt_cpu.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kt_common.h"
+
+static void
+test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s)
+{
+	GjJoinInput input;
+	PairSet		cpu,
+				gpu;
+	GjError		err;
+	bool		ok = true;
+	int64_t		i,
+				rechecks = 0;
+
+	spec_input(&input, outer, inner, spec, s->capacity);
+
+	memset(&cpu, 0, sizeof(cpu));
+	memset(&gpu, 0, sizeof(gpu));
+	memset(&err, 0, sizeof(err));
+	if (!run_schedule(&gj_cpu_backend, &input, s, &cpu, &err))
+	{
+		printf("# cpu backend failed: %s\n", err.message);
+		ok = false;
+	}
+	memset(&err, 0, sizeof(err));
+	if (ok && !run_schedule(&gj_cuda_backend, &input, s, &gpu, &err))
+	{
+		printf("# cuda backend failed: %s\n", err.message);
+		ok = false;
+	}
+	if (ok)
+	{
+		for (i = 0; i < cpu.n; i++)
+			rechecks += (cpu.pairs[i] >> 32 & GJ_PAIR_RECHECK) != 0;
+		printf("# %lld pairs (%lld recheck), cpu %lld steps, cuda %lld steps, %lld tiles pruned\n",
+			   (long long) cpu.n, (long long) rechecks, (long long) cpu.steps,
+			   (long long) gpu.steps, (long long) cpu.pruned);
+		if (cpu.problem[0] || gpu.problem[0])
+		{
+			printf("# step contract: cpu: %s; cuda: %s\n", cpu.problem, gpu.problem);
+			ok = false;
+		}
+		if (cpu.pruned != gpu.pruned)
+		{
+			printf("# cpu pruned %lld tiles, cuda %lld\n", (long long) cpu.pruned,
+				   (long long) gpu.pruned);
+			ok = false;
+		}
+		if (cpu.n != gpu.n)
+		{
+			printf("# cpu has %lld pairs, cuda %lld\n", (long long) cpu.n, (long long) gpu.n);
+			ok = false;
+		}
+
+		/*
+		 * The sort-merge join returns the pairs in the cpu backend's order
+		 * too: the host rechecks them in that order, and which error a query
+		 * raises, or whether a semi/anti join stops before a pair that would
+		 * raise one, follows from it.  (The cpu backend's hash join probes a
+		 * one-tile outer side in row order, the cuda backend in hash order.)
+		 */
+		if (cpu.order != gpu.order)
+		{
+			printf("# cuda returns the pairs in another order than cpu\n");
+			if (input.algorithm == GJ_ALGO_SORTMERGE)
+				ok = false;
+		}
+		for (i = 0; ok && i < cpu.n; i++)
+		{
+			if (cpu.pairs[i] != gpu.pairs[i])
+			{
+				printf("# first difference at %lld: cpu (%#x, %u), cuda (%#x, %u)\n",
+					   (long long) i, (unsigned) (cpu.pairs[i] >> 32), (unsigned) cpu.pairs[i],
+					   (unsigned) (gpu.pairs[i] >> 32), (unsigned) gpu.pairs[i]);
+				ok = false;
+			}
+		}
+		if (ok && (cpu.stats.pairs_evaluated != gpu.stats.pairs_evaluated ||
+				   gpu.stats.device_matches != gpu.n))
+		{
+			printf("# stats: cpu evaluated %lld, cuda evaluated %lld, cuda matches %lld\n",
+				   (long long) cpu.stats.pairs_evaluated,
+				   (long long) gpu.stats.pairs_evaluated,
+				   (long long) gpu.stats.device_matches);
+			ok = false;
+		}
+	}
+	free(gpu.pairs);
+	free(cpu.pairs);
+	report(ok, "%s, %s", spec->name, s->name);
+}
+
+/*
+ * The cuda backend's range join against the truth: the nested loop of the
+ * cpu backend over the same program, every pair.  For the range specs of
+ * build_joins the bounds admit every pair the program accepts and no bound
+ * program overflows where the join program would not, so the two multisets
+ * are equal.  This checks the cuda backend independently of the cpu
+ * backend's sort-merge code.
+ */
+static void
+test_truth(const Side *outer, const Side *inner, const JoinSpec *spec)
+{
+	static const Schedule one = {"1 tile", N_OUTER, N_INNER, N_OUTER, N_INNER,
+	(int64_t) N_OUTER * N_INNER};
+	GjJoinInput input;
+	PairSet		truth,
+				gpu;
+	GjError		err;
+	bool		ok = true;
+	int64_t		i;
+
+	spec_input(&input, outer, inner, spec, one.capacity);
+
+	memset(&truth, 0, sizeof(truth));
+	memset(&gpu, 0, sizeof(gpu));
+	memset(&err, 0, sizeof(err));
+	input.algorithm = GJ_ALGO_NESTLOOP;
+	if (!run_schedule(&gj_cpu_backend, &input, &one, &truth, &err))
+	{
+		printf("# cpu nested loop failed: %s\n", err.message);
+		ok = false;
+	}
+	input.algorithm = spec->algorithm;
+	if (ok && !run_schedule(&gj_cuda_backend, &input, &one, &gpu, &err))
+	{
+		printf("# cuda backend failed: %s\n", err.message);
+		ok = false;
+	}
+	if (ok && truth.n != gpu.n)
+	{
+		printf("# nested loop has %lld pairs, cuda %lld\n", (long long) truth.n,
+			   (long long) gpu.n);
+		ok = false;
+	}
+	for (i = 0; ok && i < truth.n; i++)
+	{
+		if (truth.pairs[i] != gpu.pairs[i])
+		{
+			printf("# first difference at %lld: nested loop (%#x, %u), cuda (%#x, %u)\n",
+				   (long long) i, (unsigned) (truth.pairs[i] >> 32), (unsigned) truth.pairs[i],
+				   (unsigned) (gpu.pairs[i] >> 32), (unsigned) gpu.pairs[i]);
+			ok = false;
+		}
+	}
+	free(truth.pairs);
+	free(gpu.pairs);
+	report(ok, "%s equals the nested loop, %s", spec->name, one.name);
+}
+
+static void
+test_program(const Side *outer, const Side *inner, const Program *p, const Schedule *s)
+{
+	JoinSpec	spec;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.name = p->name;
+	spec.algorithm = GJ_ALGO_NESTLOOP;
+	spec.program = *p;
+	test_join(outer, inner, &spec, s);
+}
+
+/* Error paths: they must fail cleanly and leave the backend usable. */
+static void
+test_errors(const Side *outer, const Side *inner, const Program *p)
+{
+	GjJoinInput input;
+	GjError		err;
+	void	   *state;
+	GjTile		tile = {0, 10, 0, 100};
+	int64_t		next = 0;
+	GjMatches	m;
+	GjStats		stats;
+
+	memset(&input, 0, sizeof(input));
+	input.outer = outer->cols;
+	input.outer_nrows = outer->nrows;
+	input.inner = inner->cols;
+	input.inner_nrows = inner->nrows;
+	input.instrs = p->instrs;
+	input.ninstrs = p->ninstrs;
+	input.algorithm = GJ_ALGO_NESTLOOP;
+	input.budget_bytes = (int64_t) 1 << 30;
+
+	/*
+	 * A match capacity of 2^42 pairs (16 TB) is a bound, not an allocation:
+	 * the device buffer grows as the steps need it.
+	 */
+	input.match_capacity = (int64_t) 1 << 42;
+	memset(&err, 0, sizeof(err));
+	memset(&stats, 0, sizeof(stats));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	if (state == NULL)
+		printf("# %s\n", err.message);
+	report(state != NULL && gj_cuda_backend.run_step(state, &tile, &next, &m, &stats, &err) &&
+		   next > 0,
+		   "%s%s", "a join with a 16 TB match capacity opens and runs (the buffer grows as needed)", "");
+	gj_cuda_backend.end_join(state);
+	next = 0;
+
+	/* an inner tile larger than the match buffer is refused */
+	input.match_capacity = 50;
+	memset(&err, 0, sizeof(err));
+	memset(&stats, 0, sizeof(stats));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	report(state != NULL && !gj_cuda_backend.run_step(state, &tile, &next, &m, &stats, &err) &&
+		   err.code == GJ_ERR_DEVICE,
+		   "%s%s", "run_step refuses an inner tile larger than the match buffer", "");
+	gj_cuda_backend.end_join(state);
+	gj_cuda_backend.end_join(NULL);
+}
+
+/* Every row's column 0 set to key with probability 1/den (a hot key). */
+static void
+make_skewed(Side *side, int64_t key, int den)
+{
+	int64_t		i;
+
+	for (i = 0; i < side->nrows; i++)
+	{
+		if (rng() % den == 0)
+		{
+			side->values[0][i] = key;
+			if (side->isnull[0] != NULL)
+				side->isnull[0][i] = 0;
+		}
+	}
+}
+
+/*
+ * A sorted join over more outer rows than one step takes (the cuda
+ * backend's SORTED_ROWS_PER_STEP is 2^20), with a large match buffer.
+ */
+static void
+test_big(const JoinSpec *spec)
+{
+	static const bool nulls[NCOLS] = {true, false, false};
+	Side		outer,
+				inner;
+	Schedule	s = {"1.2M x 50k rows, 1 tile", 1200000, 50000, 1200000, 50000, (int64_t) 1 << 22};
+	int64_t		i;
+
+	make_side(&outer, s.outer_rows, nulls);
+	make_side(&inner, s.inner_rows, nulls);
+	for (i = 0; i < outer.nrows; i++)
+		outer.values[0][i] = (int64_t) (rng() % 400000);
+	for (i = 0; i < inner.nrows; i++)
+		inner.values[0][i] = (int64_t) (rng() % 400000);
+	test_join(&outer, &inner, spec, &s);
+	free_side(&outer);
+	free_side(&inner);
+}
+
+/* A sorted join's error paths: a 16 TB capacity, an inner tile over the buffer. */
+static void
+test_sorted_errors(const Side *outer, const Side *inner, const JoinSpec *spec)
+{
+	GjJoinInput input;
+	GjError	err;
+	void	   *state;
+	GjTile		tile = {0, 10, 0, 100};
+	int64_t		next = 0;
+	GjMatches	m;
+	GjStats		stats;
+
+	spec_input(&input, outer, inner, spec, (int64_t) 1 << 42);
+	memset(&err, 0, sizeof(err));
+	memset(&stats, 0, sizeof(stats));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	if (state == NULL)
+		printf("# %s\n", err.message);
+	report(state != NULL && gj_cuda_backend.run_step(state, &tile, &next, &m, &stats, &err) &&
+		   next > 0,
+		   "%s: %s", spec->name, "a join with a 16 TB match capacity opens and runs");
+	gj_cuda_backend.end_join(state);
+	next = 0;
+
+	input.match_capacity = 50;
+	memset(&err, 0, sizeof(err));
+	memset(&stats, 0, sizeof(stats));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	report(state != NULL && !gj_cuda_backend.run_step(state, &tile, &next, &m, &stats, &err) &&
+		   err.code == GJ_ERR_DEVICE,
+		   "%s: %s", spec->name, "run_step refuses an inner tile larger than the match buffer");
+	gj_cuda_backend.end_join(state);
+
+	/* whole sorted sides that do not fit the budget: out of memory at open */
+	input.match_capacity = 1024;
+	input.budget_bytes = 64 * 1024;
+	memset(&err, 0, sizeof(err));
+	state = gj_cuda_backend.begin_join(&input, &err);
+	report(state == NULL && err.code == GJ_ERR_OVER_BUDGET,
+		   "%s: %s", spec->name, "sorted sides larger than the budget are refused at open");
+	gj_cuda_backend.end_join(state);
+}
+
+static bool
+same_acc(const GjAggAcc *x, const GjAggAcc *y)
+{
+	return x->count == y->count && x->isum == y->isum &&
+		x->fsum_started == y->fsum_started &&
+		(!x->fsum_started || memcmp(&x->fsum, &y->fsum, sizeof(double)) == 0) &&
+		x->saw_nonfinite == y->saw_nonfinite && x->has_minmax == y->has_minmax &&
+		(!x->has_minmax || (x->min_key == y->min_key && x->max_key == y->max_key));
+}
+
+/*
+ * A range join's aggregates on both backends: count(*), an outer integer
+ * argument, and inner integer, float and large integer arguments (sums and
+ * min/max), with and without groups.  Both reduce the same runs in the same
+ * order and cut the same steps (no step here walks 2^24 positions), so even
+ * the float sums, merged per step as the executor does, are identical; the
+ * pairs of OUTER_ALL rows come back as pairs on both.
+ */
+static void
+test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
+		 bool grouped)
+{
+	GjJoinInput input;
+	GjAggSpec	spec;
+	AggRun	   *cpu = xmalloc(sizeof(AggRun));
+	AggRun	   *gpu = xmalloc(sizeof(AggRun));
+	uint8_t    *flags[AGG_NARGS];
+	uint32_t   *groups = xmalloc(sizeof(uint32_t) * outer->nrows);
+	GjError		err;
+	bool		ok = true;
+	int			a;
+
+	spec_input(&input, outer, inner, join, s->capacity);
+
+	agg_spec_init(&spec, outer, inner, flags, groups, grouped);
+
+	memset(&err, 0, sizeof(err));
+	if (!run_agg_schedule(&gj_cpu_backend, &input, s, &spec, cpu, &err))
+	{
+		printf("# cpu backend failed: %s\n", err.message);
+		ok = false;
+	}
+	memset(&err, 0, sizeof(err));
+	if (ok && !run_agg_schedule(&gj_cuda_backend, &input, s, &spec, gpu, &err))
+	{
+		printf("# cuda backend failed: %s\n", err.message);
+		ok = false;
+	}
+	if (ok)
+	{
+		int			nacc = grouped ? AGG_GROUPS * AGG_NARGS : AGG_NARGS;
+		const GjAggAcc *cacc = grouped ? cpu->group_acc : cpu->partial.acc;
+		const GjAggAcc *gacc = grouped ? gpu->group_acc : gpu->partial.acc;
+
+		printf("# %lld pairs reduced, %lld returned, cpu %lld steps, cuda %lld steps\n",
+			   (long long) cpu->partial.pairs, (long long) cpu->pairs.n,
+			   (long long) cpu->pairs.steps, (long long) gpu->pairs.steps);
+		if (cpu->pairs.problem[0] || gpu->pairs.problem[0])
+		{
+			printf("# step contract: cpu: %s; cuda: %s\n", cpu->pairs.problem, gpu->pairs.problem);
+			ok = false;
+		}
+		if (cpu->partial.pairs != gpu->partial.pairs || cpu->pairs.n != gpu->pairs.n ||
+			(cpu->pairs.n > 0 && memcmp(cpu->pairs.pairs, gpu->pairs.pairs,
+										sizeof(uint64_t) * cpu->pairs.n) != 0))
+		{
+			printf("# cpu reduced %lld and returned %lld pairs, cuda %lld and %lld\n",
+				   (long long) cpu->partial.pairs, (long long) cpu->pairs.n,
+				   (long long) gpu->partial.pairs, (long long) gpu->pairs.n);
+			ok = false;
+		}
+		if (grouped && memcmp(cpu->group_pairs, gpu->group_pairs, sizeof(cpu->group_pairs)) != 0)
+		{
+			printf("# the groups' pair counts differ\n");
+			ok = false;
+		}
+		for (a = 0; ok && a < nacc; a++)
+		{
+			if (!same_acc(&cacc[a], &gacc[a]))
+			{
+				printf("# accumulator %d differs: count %lld / %lld, fsum %.17g / %.17g\n", a,
+					   (long long) cacc[a].count, (long long) gacc[a].count,
+					   cacc[a].fsum, gacc[a].fsum);
+				ok = false;
+			}
+		}
+		if (ok && cpu->pairs.stats.pairs_evaluated != gpu->pairs.stats.pairs_evaluated)
+		{
+			printf("# cpu evaluated %lld pairs, cuda %lld\n",
+				   (long long) cpu->pairs.stats.pairs_evaluated,
+				   (long long) gpu->pairs.stats.pairs_evaluated);
+			ok = false;
+		}
+	}
+	for (a = 0; a < AGG_NARGS; a++)
+		free(flags[a]);
+	free(groups);
+	free(cpu->pairs.pairs);
+	free(gpu->pairs.pairs);
+	free(cpu);
+	free(gpu);
+	report(ok, grouped ? "agg_step %s, %s, 7 groups" : "agg_step %s, %s", join->name, s->name);
+}
+
+/*
+ * race: every kernel of the cuda backend once or more, on sides of a few
+ * hundred rows and in as few launches as can be: the nested-loop programs
+ * on one tile, the sorted and hash joins on four, the aggregate step.  compute-sanitizer racecheck makes each launch take
+ * seconds to minutes in proportion to its shared-memory traffic, so the
+ * full-size tests cannot finish under it; these do.
+ */
+#define RACE_OUTER	400
+#define RACE_INNER	300
+
+int
+run_race_tests(void)
+{
+	static const bool outer_nulls[NCOLS] = {true, true, true};
+	static const bool inner_nulls[NCOLS] = {true, false, true};
+	static const Schedule few = {"4 tiles of 230x170 rows, capacity a tile", RACE_OUTER,
+	RACE_INNER, 230, 170, 230 * 170};
+	static const Schedule one = {"1 tile, capacity all pairs", RACE_OUTER, RACE_INNER,
+	RACE_OUTER, RACE_INNER, (int64_t) RACE_OUTER * RACE_INNER};
+	Program    *progs = xmalloc(sizeof(Program) * 32);
+	int			nprogs = build_programs(progs);
+	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
+	int			njoins = build_joins(joins);
+	int			nagg = 0;
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+	int			i;
+
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
+		free(progs);
+		free(joins);
+		return 0;
+	}
+	for (i = 0; i < njoins; i++)
+		nagg += joins[i].algorithm == GJ_ALGO_SORTMERGE && !joins[i].filter_needed;
+	printf("1..%d\n", nprogs + njoins + 2 * nagg);
+	make_side(&outer, RACE_OUTER, outer_nulls);
+	make_side(&inner, RACE_INNER, inner_nulls);
+	/* one step a tile: every launch is a kernel's whole work */
+	for (i = 0; i < nprogs; i++)
+		test_program(&outer, &inner, &progs[i], &one);
+	for (i = 0; i < njoins; i++)
+		test_join(&outer, &inner, &joins[i], &few);
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm != GJ_ALGO_SORTMERGE || joins[i].filter_needed)
+			continue;
+		test_agg(&outer, &inner, &joins[i], &one, false);
+		test_agg(&outer, &inner, &joins[i], &one, true);
+	}
+	free_side(&outer);
+	free_side(&inner);
+	free(progs);
+	free(joins);
+	return failures > 0 ? 1 : 0;
+}
+
+/*
+ * quick: only the sorted joins over the two schedules with few steps, and
+ * their error paths (for compute-sanitizer, which makes launches slow).
+ */
+int
+run_tests(bool quick)
+{
+	static const bool outer_nulls[NCOLS] = {true, true, true};
+	static const bool inner_nulls[NCOLS] = {true, false, true};
+	static const Schedule schedules[] = {
+		{"4 tiles, capacity 3 inner tiles", N_OUTER, N_INNER, 2300, 1700, 3 * 1700},
+		{"1 tile, capacity all pairs", N_OUTER, N_INNER, N_OUTER, N_INNER,
+		(int64_t) N_OUTER * N_INNER},
+		{"7x5 tiles of 120x100 rows, capacity 5", 120, 100, 7, 5, 5},
+		/* sorted joins only: about 50 steps a tile */
+		{"42 tiles of 500x400 rows, capacity 2000", N_OUTER, N_INNER, 500, 400, 2000},
+	};
+	static const Schedule one_key = {"300x200 rows all one key, tiles 40x50, capacity 60",
+	300, 200, 40, 50, 60};
+	int			nsched = sizeof(schedules) / sizeof(schedules[0]);
+	Program    *progs = xmalloc(sizeof(Program) * 32);
+	int			nprogs = build_programs(progs);
+	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
+	int			njoins = build_joins(joins);
+	int			nhash = 0;
+	int			nagg = 0;
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+	int			i,
+				j;
+
+	for (i = 0; i < njoins; i++)
+	{
+		nhash += joins[i].algorithm == GJ_ALGO_HASH;
+		nagg += joins[i].algorithm == GJ_ALGO_SORTMERGE && !joins[i].filter_needed;
+	}
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		free(progs);
+		free(joins);
+		if (!quick)
+		{
+			/* what can run without a device: the cpu backend alone */
+			printf("# no CUDA device (%s): the cpu backend alone\n", err.message);
+			return run_cpu_tests();
+		}
+		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
+		return 0;
+	}
+	if (quick)
+	{
+		nsched = 2;
+		nprogs = 0;
+		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 6 + nagg * 4);
+	}
+	else
+		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
+			   2 + 6 + nhash * 2 + 2 + nagg * 4);
+	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
+		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
+	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
+		   "%s%s", "first probe reports the device and its init time", "");
+	memset(&info, 0, sizeof(info));
+	report(gj_cuda_probe(&info, &err) && info.init_ms == 0 && info.free_memory > 0,
+		   "%s%s", "later probes report init_ms 0", "");
+
+	make_side(&outer, N_OUTER, outer_nulls);
+	make_side(&inner, N_INNER, inner_nulls);
+	for (j = 0; j < nsched - 1; j++)
+		for (i = 0; i < nprogs; i++)
+			test_program(&outer, &inner, &progs[i], &schedules[j]);
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm == GJ_ALGO_SORTMERGE)
+			test_truth(&outer, &inner, &joins[i]);
+	}
+	for (j = 0; j < nsched; j++)
+		for (i = 0; i < njoins; i++)
+			test_join(&outer, &inner, &joins[i], &schedules[j]);
+	if (!quick)
+		test_errors(&outer, &inner, &progs[nprogs - 1]);
+	test_sorted_errors(&outer, &inner, &joins[0]);
+	test_sorted_errors(&outer, &inner, &joins[njoins - 1]);
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm != GJ_ALGO_SORTMERGE || joins[i].filter_needed)
+			continue;
+		test_agg(&outer, &inner, &joins[i], &schedules[1], false);
+		test_agg(&outer, &inner, &joins[i], &schedules[1], true);
+		test_agg(&outer, &inner, &joins[i], &schedules[3], false);
+		test_agg(&outer, &inner, &joins[i], &schedules[3], true);
+	}
+	if (quick)
+	{
+		free_side(&outer);
+		free_side(&inner);
+		free(progs);
+		free(joins);
+		return failures > 0 ? 1 : 0;
+	}
+
+	/* skewed: a third of the rows share key 7 */
+	make_skewed(&outer, 7, 3);
+	make_skewed(&inner, 7, 3);
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm == GJ_ALGO_HASH)
+			test_join(&outer, &inner, &joins[i], &schedules[3]);
+	}
+	/* every row the same key: whole tiles of one key, split into steps */
+	make_skewed(&outer, 7, 1);
+	make_skewed(&inner, 7, 1);
+	for (i = 0; i < njoins; i++)
+	{
+		if (joins[i].algorithm == GJ_ALGO_HASH)
+			test_join(&outer, &inner, &joins[i], &one_key);
+	}
+	free_side(&outer);
+	free_side(&inner);
+
+	for (i = 0; i < njoins; i++)
+	{
+		if (strcmp(joins[i].name, "hash o.a = i.a") == 0 ||
+			strncmp(joins[i].name, "range band i.a", 14) == 0)
+			test_big(&joins[i]);
+	}
+
+	free(progs);
+	free(joins);
+	return failures > 0 ? 1 : 0;
+}
