@@ -73,7 +73,7 @@ else
 OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid
 REGRESS_OPTS = --load-extension=gpujoin
 
 # gpujoin_overlap.c runs a join's next step on a helper thread

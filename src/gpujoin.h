@@ -162,16 +162,16 @@ typedef struct DeviceCompileContext
 	List	   *key_clauses;	/* hash keys or range bounds the algorithm uses */
 } DeviceCompileContext;
 
-extern void device_compile_init(DeviceCompileContext *cxt,
+extern void gj_device_compile_init(DeviceCompileContext *cxt,
 								Relids outer_relids, Relids inner_relids);
-extern bool device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
-extern int	device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program);
-extern int	device_type_of(Oid typid);
-extern bool device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual);
-extern Var *key_column_var(Node *key, Oid *hashfunc, Oid *collation);
+extern bool gj_device_compile_qual(DeviceCompileContext *cxt, Expr *qual);
+extern int	gj_device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program);
+extern int	gj_device_type_of(Oid typid);
+extern bool gj_device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual);
+extern Var *gj_key_column_var(Node *key, Oid *hashfunc, Oid *collation);
 
 /* custom_scan/gpujoin_algorithm.c: nested loop, sort-merge or hash */
-extern void device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
+extern void gj_device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
 
@@ -180,7 +180,7 @@ extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   RelOptInfo *outerrel, RelOptInfo *innerrel,
 								   JoinType jointype, JoinPathExtraData *extra);
 extern const char *gpujoin_jointype_name(int jointype);
-extern List *quals_in_native_order(PlannerInfo *root, List *rinfos);
+extern List *gj_quals_in_native_order(PlannerInfo *root, List *rinfos);
 extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
 								   List **device_rinfos, List **host_rinfos,

@@ -151,7 +151,7 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 	*aggrefs = NIL;
 	*arg_exprs = NIL;
 	for (side = 0; side < 2; side++)
-		device_compile_init(&cxt[side], relids[side], NULL);
+		gj_device_compile_init(&cxt[side], relids[side], NULL);
 
 	foreach(lc, nodes)
 	{
@@ -211,14 +211,14 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 				return false;
 			a = info->nargs;
 			program = &info->arg_program[a];
-			type = device_compile_scalar(&cxt[side], arg, program);
+			type = gj_device_compile_scalar(&cxt[side], arg, program);
 			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT) ||
 				gj_type_host_encoded(type))
 				return false;
 			/* arguments read stored Datums: no column of an encoded type */
 			foreach(lv, cxt[side].outer_vars)
 			{
-				if (gj_type_host_encoded(device_type_of(((Var *) lfirst(lv))->vartype)))
+				if (gj_type_host_encoded(gj_device_type_of(((Var *) lfirst(lv))->vartype)))
 					return false;
 			}
 			info->arg_side[a] = side;
@@ -531,7 +531,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			agg_info.var_scan[side][j] =
 				gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, var,
 										   join.outer_plan, join.inner_plan);
-			agg_info.var_type[side][j] = device_type_of(var->vartype);
+			agg_info.var_type[side][j] = gj_device_type_of(var->vartype);
 		}
 	}
 	/* ... then the aggregates, whose results the node returns */

@@ -91,10 +91,10 @@ compile_bound(DeviceCompileContext *cxt, Node *expr, int cls,
 	DeviceCompileContext sub;
 	int			type;
 
-	device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
+	gj_device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
 	sub.outer_vars = list_copy(cxt->outer_vars);
 	sub.inner_vars = list_copy(cxt->inner_vars);
-	type = device_compile_expr(&sub, expr);
+	type = gj_device_compile_expr(&sub, expr);
 	if (type < 0 || gj_type_class(type) != cls ||
 		list_length(sub.outer_vars) != list_length(cxt->outer_vars) ||
 		list_length(sub.inner_vars) != list_length(cxt->inner_vars))
@@ -120,12 +120,12 @@ match_band_difference(DeviceCompileContext *cxt, Node *node, Var *inner_var,
 	if (!IsA(node, OpExpr) || list_length(((OpExpr *) node)->args) != 2)
 		return false;
 	set_opfuncid((OpExpr *) node);
-	df = device_lookup_func(((OpExpr *) node)->opfuncid);
+	df = gj_device_lookup_func(((OpExpr *) node)->opfuncid);
 	if (df == NULL || df->kind != DF_ARITH || df->op != GJOP_SUB ||
 		gj_type_class(df->result) != GJ_CLASS_INT)
 		return false;
-	a = device_plain_var(linitial(((OpExpr *) node)->args));
-	b = device_plain_var(lsecond(((OpExpr *) node)->args));
+	a = gj_device_plain_var(linitial(((OpExpr *) node)->args));
+	b = gj_device_plain_var(lsecond(((OpExpr *) node)->args));
 	if (a == NULL || b == NULL)
 		return false;
 	if (equal(b, inner_var) && bms_is_member(a->varno, cxt->outer_relids))
@@ -157,7 +157,7 @@ static bool
 compile_abs_band(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var,
 				 GjRangeSpec *range, GpuJoinBandGuard *guard)
 {
-	const DeviceFunc *df = device_lookup_func(op->opfuncid);
+	const DeviceFunc *df = gj_device_lookup_func(op->opfuncid);
 	Node	   *absexpr;
 	Node	   *radius;
 	Node	   *diff;
@@ -198,7 +198,7 @@ compile_abs_band(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var,
 	}
 	else
 		return false;
-	absf = device_lookup_func(absfunc);
+	absf = gj_device_lookup_func(absfunc);
 	if (absf == NULL || absf->kind != DF_UNARY || absf->op != GJOP_ABS ||
 		!match_band_difference(cxt, diff, inner_var, &outer_var, &outer_first, &diff_type) ||
 		absf->arg1 != diff_type || outer_only_walker(radius, cxt) ||
@@ -214,14 +214,14 @@ compile_abs_band(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var,
 		DeviceCompileContext sub;
 		int			t;
 
-		device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
+		gj_device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
 		sub.outer_vars = list_copy(cxt->outer_vars);
 		sub.inner_vars = list_copy(cxt->inner_vars);
-		if (device_compile_expr(&sub, (Node *) outer_var) < 0)
+		if (gj_device_compile_expr(&sub, (Node *) outer_var) < 0)
 			return false;
-		t = device_compile_expr(&sub, radius);
+		t = gj_device_compile_expr(&sub, radius);
 		if (t < 0 || gj_type_class(t) != GJ_CLASS_INT ||
-			!device_emit(&sub, bound == 0 ? GJOP_SUB : GJOP_ADD, GJT_INT8, 0, 0, -1) ||
+			!gj_device_emit(&sub, bound == 0 ? GJOP_SUB : GJOP_ADD, GJT_INT8, 0, 0, -1) ||
 			list_length(sub.outer_vars) != list_length(cxt->outer_vars) ||
 			list_length(sub.inner_vars) != list_length(cxt->inner_vars))
 			return false;
@@ -271,7 +271,7 @@ hash_key_of_clause(DeviceCompileContext *cxt, OpExpr *op, int *oc, int *ic, int 
 
 	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 		return false;
-	if (device_match_hashed_equality(cxt, (Node *) op, &outer_key, &inner_key))
+	if (gj_device_match_hashed_equality(cxt, (Node *) op, &outer_key, &inner_key))
 	{
 		/* a hashed equality: the key columns hold the hashes */
 		*oc = existing_column(cxt->outer_vars, (Node *) outer_key);
@@ -279,12 +279,12 @@ hash_key_of_clause(DeviceCompileContext *cxt, OpExpr *op, int *oc, int *ic, int 
 		*cls = GJ_CLASS_INT;
 		return *oc >= 0 && *ic >= 0;
 	}
-	df = device_lookup_func(op->opfuncid);
+	df = gj_device_lookup_func(op->opfuncid);
 	if (df == NULL || df->kind != DF_COMPARE || df->op != GJOP_EQ ||
 		gj_type_class(df->arg1) != gj_type_class(df->arg2))
 		return false;
-	a = device_plain_var(linitial(op->args));
-	b = device_plain_var(lsecond(op->args));
+	a = gj_device_plain_var(linitial(op->args));
+	b = gj_device_plain_var(lsecond(op->args));
 	if (a == NULL || b == NULL)
 		return false;
 	if (bms_is_member(b->varno, cxt->outer_relids))
@@ -351,7 +351,7 @@ hashed_column_range(DeviceCompileContext *cxt, List *device_clauses, Node *inner
 		FuncExpr   *clause_inner_key;
 		int			oc;
 
-		if (!device_match_hashed_equality(cxt, lfirst(lq), &outer_key, &clause_inner_key) ||
+		if (!gj_device_match_hashed_equality(cxt, lfirst(lq), &outer_key, &clause_inner_key) ||
 			!equal(clause_inner_key, inner_key) ||
 			(oc = existing_column(cxt->outer_vars, (Node *) outer_key)) < 0)
 			continue;
@@ -384,7 +384,7 @@ add_range_bound(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var, RangeCand
 
 	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 		return;
-	df = device_lookup_func(op->opfuncid);
+	df = gj_device_lookup_func(op->opfuncid);
 	if (df == NULL || df->kind != DF_COMPARE || df->op == GJOP_NE)
 		return;
 	if (range->lo_ninstrs == 0 && range->hi_ninstrs == 0 && !cand->guard.active &&
@@ -394,12 +394,12 @@ add_range_bound(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var, RangeCand
 		cand->bound_clauses = lappend(cand->bound_clauses, op);
 		return;
 	}
-	if (equal(device_plain_var(linitial(op->args)), inner_var))
+	if (equal(gj_device_plain_var(linitial(op->args)), inner_var))
 	{
 		expr = lsecond(op->args);
 		cmp = df->op;
 	}
-	else if (equal(device_plain_var(lsecond(op->args)), inner_var))
+	else if (equal(gj_device_plain_var(lsecond(op->args)), inner_var))
 	{
 		expr = linitial(op->args);
 		cmp = gj_commute_cmp(df->op);
@@ -461,7 +461,7 @@ find_best_range(DeviceCompileContext *cxt, List *device_clauses, RangeCandidate 
 			ListCell   *lq;
 
 			/* comparisons are within one storage class: the inner column's */
-			cand.range.cls = gj_type_class(device_type_of(((Var *) inner_key)->vartype));
+			cand.range.cls = gj_type_class(gj_device_type_of(((Var *) inner_key)->vartype));
 			foreach(lq, device_clauses)
 				add_range_bound(cxt, lfirst(lq), (Var *) inner_key, &cand);
 		}
@@ -483,7 +483,7 @@ find_best_range(DeviceCompileContext *cxt, List *device_clauses, RangeCandidate 
  * device).  requested is gpujoin.algorithm.
  */
 void
-device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
+gj_device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 						int requested, GpuJoinPlanInfo *info)
 {
 	GjEquiSpec	equi;

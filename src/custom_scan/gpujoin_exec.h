@@ -196,7 +196,7 @@ typedef struct GpuJoinState
 	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */
 
 	/*
-	 * Rows whose keys have no exact device value (host_buffer_encode), NULL
+	 * Rows whose keys have no exact device value (gj_host_buffer_encode), NULL
 	 * if none: their pairs from the device are skipped, and EMIT (or the
 	 * aggregate node's reduction) gets all their pairs from
 	 * gpujoin_next_host_pairs instead, after the last step.
@@ -209,7 +209,7 @@ typedef struct GpuJoinState
 	uint32	   *host_pairs_outer;	/* the batch, in join_cxt */
 	uint32	   *host_pairs_inner;
 	GjProgram	exec_program;	/* the program with this execution's numeric
-								 * constants (host_encode_join_keys) */
+								 * constants (gj_host_encode_join_keys) */
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */

@@ -19,7 +19,7 @@
  * hashes as int8.  Equal values have equal hashes, so the device never
  * rejects a pair the operator accepts; a pair whose hashes collide is
  * rejected by the host, which evaluates the qual exactly as well (see
- * device_qual_is_hashed and gpujoin_classify_quals).
+ * gj_device_qual_is_hashed and gpujoin_classify_quals).
  *
  * timetz, interval and numeric columns are loaded as int64 encodings whose
  * order and equality are PostgreSQL's (host_buffers.h), so their six
@@ -30,10 +30,10 @@
  * in the instruction and the executor rescales it (gpujoin_encode_keys).
  *
  * How it fits: gpujoin_path.c classifies a join's quals with
- * device_compile_qual (device quals / host quals), gpujoin_plan.c compiles
+ * gj_device_compile_qual (device quals / host quals), gpujoin_plan.c compiles
  * the device quals again against the child plans' columns, and
  * gpujoin_agg_path.c compiles aggregate arguments with
- * device_compile_scalar.  The algorithm chooser (gpujoin_algorithm.c) then
+ * gj_device_compile_scalar.  The algorithm chooser (gpujoin_algorithm.c) then
  * finds the keys of a hash or sort-merge join among the compiled quals,
  * with the steps gpujoin_expr_compile.h exports.
  *
@@ -92,6 +92,7 @@ static const DeviceFunc device_functions[] = {
 	CMP6(TIMETZ_, GJT_TIMETZ, GJT_TIMETZ),
 	CMP6(INTERVAL_, GJT_INTERVAL, GJT_INTERVAL),
 	CMP6(NUMERIC_, GJT_NUMERIC, GJT_NUMERIC),
+	CMP6(OID, GJT_OID, GJT_OID),
 
 	ARITH4(INT2, GJT_INT2, GJT_INT2, GJT_INT2),
 	ARITH4(INT4, GJT_INT4, GJT_INT4, GJT_INT4),
@@ -150,7 +151,7 @@ static const DeviceFunc device_functions[] = {
 };
 
 const DeviceFunc *
-device_lookup_func(Oid funcid)
+gj_device_lookup_func(Oid funcid)
 {
 	int			i;
 
@@ -169,7 +170,7 @@ device_lookup_func(Oid funcid)
  * the base type.
  */
 int
-device_type_of(Oid typid)
+gj_device_type_of(Oid typid)
 {
 	switch (getBaseType(typid))
 	{
@@ -194,6 +195,20 @@ device_type_of(Oid typid)
 			return GJT_TIMESTAMP;
 		case TIMESTAMPTZOID:
 			return GJT_TIMESTAMPTZ;
+		case OIDOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGCLASSOID:
+		case REGCOLLATIONOID:
+		case REGTYPEOID:
+		case REGROLEOID:
+		case REGNAMESPACEOID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+			/* the reg* types compare with oid's operators, through a RelabelType */
+			return GJT_OID;
 
 			/*
 			 * Compared as order-preserving int64 encodings made by the host
@@ -211,7 +226,7 @@ device_type_of(Oid typid)
 }
 
 void
-device_compile_init(DeviceCompileContext *cxt, Relids outer_relids, Relids inner_relids)
+gj_device_compile_init(DeviceCompileContext *cxt, Relids outer_relids, Relids inner_relids)
 {
 	memset(cxt, 0, sizeof(DeviceCompileContext));
 	cxt->outer_relids = outer_relids;
@@ -223,7 +238,7 @@ device_compile_init(DeviceCompileContext *cxt, Relids outer_relids, Relids inner
  * program would outgrow GJ_MAX_INSTRS or GJ_MAX_STACK.
  */
 bool
-device_emit(DeviceCompileContext *cxt, int op, int type, int arg, int64 imm, int stack_delta)
+gj_device_emit(DeviceCompileContext *cxt, int op, int type, int arg, int64 imm, int stack_delta)
 {
 	GjInstr    *in;
 
@@ -273,7 +288,7 @@ const_bits(Const *con, int type, int64 *bits, int *arg)
 {
 	*arg = 0;
 	if (type == GJT_NUMERIC)
-		return host_numeric_const(con->constvalue, bits, arg);
+		return gj_host_numeric_const(con->constvalue, bits, arg);
 	return gj_datum_to_exact_value(con->constvalue, type, bits);
 }
 
@@ -342,7 +357,7 @@ extended_hash_function(Oid opno)
  * collations or functions makes two columns.
  */
 bool
-device_match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
+gj_device_match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
 							 FuncExpr **outer_key, FuncExpr **inner_key)
 {
 	OpExpr	   *op = (OpExpr *) expr;
@@ -361,8 +376,8 @@ device_match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
 	}
 	if (!OidIsValid(hashfunc))
 		return false;
-	a = device_plain_var(linitial(op->args));
-	b = device_plain_var(lsecond(op->args));
+	a = gj_device_plain_var(linitial(op->args));
+	b = gj_device_plain_var(lsecond(op->args));
 	if (a == NULL || b == NULL || a->varlevelsup != 0 || b->varlevelsup != 0 ||
 		a->varattno <= 0 || b->varattno <= 0)
 		return false;
@@ -399,12 +414,12 @@ device_match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
  * returns.
  */
 bool
-device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual)
+gj_device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual)
 {
 	FuncExpr   *outer_key;
 	FuncExpr   *inner_key;
 
-	return device_match_hashed_equality(cxt, (Node *) qual, &outer_key, &inner_key);
+	return gj_device_match_hashed_equality(cxt, (Node *) qual, &outer_key, &inner_key);
 }
 
 /*
@@ -412,7 +427,7 @@ device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual)
  * for a hashed column, InvalidOid for a column the device reads as is.
  */
 Var *
-key_column_var(Node *key, Oid *hashfunc, Oid *collation)
+gj_key_column_var(Node *key, Oid *hashfunc, Oid *collation)
 {
 	if (IsA(key, FuncExpr))
 	{
@@ -452,34 +467,34 @@ compile_device_func(DeviceCompileContext *cxt, Node *node)
 		funcid = ((FuncExpr *) node)->funcid;
 		args = ((FuncExpr *) node)->args;
 	}
-	df = device_lookup_func(funcid);
+	df = gj_device_lookup_func(funcid);
 	if (df == NULL || list_length(args) != (df->arg2 < 0 ? 1 : 2))
 		return -1;
-	t1 = device_compile_expr(cxt, linitial(args));
+	t1 = gj_device_compile_expr(cxt, linitial(args));
 	if (t1 != df->arg1)
 		return -1;
 	if (df->arg2 >= 0)
 	{
-		t2 = device_compile_expr(cxt, lsecond(args));
+		t2 = gj_device_compile_expr(cxt, lsecond(args));
 		if (t2 != df->arg2)
 			return -1;
 	}
 	switch (df->kind)
 	{
 		case DF_COMPARE:
-			if (!device_emit(cxt, df->op, gj_type_class(t1), 0, 0, -1))
+			if (!gj_device_emit(cxt, df->op, gj_type_class(t1), 0, 0, -1))
 				return -1;
 			break;
 		case DF_ARITH:
 		case DF_DATE:
-			if (!device_emit(cxt, df->op, df->result, 0, 0, -1))
+			if (!gj_device_emit(cxt, df->op, df->result, 0, 0, -1))
 				return -1;
 			break;
 		case DF_UNARY:
 		case DF_NARROW:
 		case DF_TO_FLOAT:
 		case DF_FLOAT_NARROW:
-			if (!device_emit(cxt, df->op, df->result, 0, 0, 0))
+			if (!gj_device_emit(cxt, df->op, df->result, 0, 0, 0))
 				return -1;
 			break;
 		case DF_WIDEN:
@@ -496,9 +511,9 @@ compile_device_func(DeviceCompileContext *cxt, Node *node)
 			 * reserved for -Infinity, +Infinity and NaN (int2 and int4
 			 * products never reach them).
 			 */
-			if (!device_emit(cxt, GJOP_CONST, GJT_NUMERIC, t1 == GJT_INT8 ? 1 : 0,
+			if (!gj_device_emit(cxt, GJOP_CONST, GJT_NUMERIC, t1 == GJT_INT8 ? 1 : 0,
 							 t1 == GJT_INT8 ? 10 : 1, 1) ||
-				!device_emit(cxt, GJOP_MUL, GJT_INT8, 0, 0, -1))
+				!gj_device_emit(cxt, GJOP_MUL, GJT_INT8, 0, 0, -1))
 				return -1;
 			break;
 	}
@@ -511,7 +526,7 @@ compile_device_func(DeviceCompileContext *cxt, Node *node)
  * discards the whole qual).
  */
 int
-device_compile_expr(DeviceCompileContext *cxt, Node *node)
+gj_device_compile_expr(DeviceCompileContext *cxt, Node *node)
 {
 	if (node == NULL)
 		return -1;
@@ -521,7 +536,7 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
 		case T_Var:
 			{
 				Var		   *var = (Var *) node;
-				int			type = device_type_of(var->vartype);
+				int			type = gj_device_type_of(var->vartype);
 				int			col;
 
 				if (type < 0 || var->varlevelsup != 0 || var->varattno <= 0)
@@ -529,13 +544,13 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
 				if (bms_is_member(var->varno, cxt->outer_relids))
 				{
 					col = key_column(&cxt->outer_vars, (Node *) var);
-					if (col < 0 || !device_emit(cxt, GJOP_LOAD_OUTER, type, col, 0, 1))
+					if (col < 0 || !gj_device_emit(cxt, GJOP_LOAD_OUTER, type, col, 0, 1))
 						return -1;
 				}
 				else if (bms_is_member(var->varno, cxt->inner_relids))
 				{
 					col = key_column(&cxt->inner_vars, (Node *) var);
-					if (col < 0 || !device_emit(cxt, GJOP_LOAD_INNER, type, col, 0, 1))
+					if (col < 0 || !gj_device_emit(cxt, GJOP_LOAD_INNER, type, col, 0, 1))
 						return -1;
 				}
 				else
@@ -545,17 +560,17 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
 		case T_Const:
 			{
 				Const	   *con = (Const *) node;
-				int			type = device_type_of(con->consttype);
+				int			type = gj_device_type_of(con->consttype);
 				int64		bits;
 				int			arg;
 
 				if (type < 0)
 					return -1;
 				if (con->constisnull)
-					return device_emit(cxt, GJOP_CONST_NULL, type, 0, 0, 1) ? type : -1;
+					return gj_device_emit(cxt, GJOP_CONST_NULL, type, 0, 0, 1) ? type : -1;
 				if (!const_bits(con, type, &bits, &arg))
 					return -1;
-				return device_emit(cxt, GJOP_CONST, type, arg, bits, 1) ? type : -1;
+				return gj_device_emit(cxt, GJOP_CONST, type, arg, bits, 1) ? type : -1;
 			}
 		case T_OpExpr:
 		case T_FuncExpr:
@@ -568,15 +583,15 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
 
 				foreach(lc, b->args)
 				{
-					if (device_compile_expr(cxt, lfirst(lc)) != GJT_BOOL)
+					if (gj_device_compile_expr(cxt, lfirst(lc)) != GJT_BOOL)
 						return -1;
 					if (b->boolop == NOT_EXPR)
 					{
-						if (!device_emit(cxt, GJOP_NOT, GJT_BOOL, 0, 0, 0))
+						if (!gj_device_emit(cxt, GJOP_NOT, GJT_BOOL, 0, 0, 0))
 							return -1;
 					}
 					else if (!first &&
-							 !device_emit(cxt, b->boolop == AND_EXPR ? GJOP_AND : GJOP_OR,
+							 !gj_device_emit(cxt, b->boolop == AND_EXPR ? GJOP_AND : GJOP_OR,
 										  GJT_BOOL, 0, 0, -1))
 						return -1;
 					first = false;
@@ -587,9 +602,9 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
 			{
 				NullTest   *nt = (NullTest *) node;
 
-				if (nt->argisrow || device_compile_expr(cxt, (Node *) nt->arg) < 0)
+				if (nt->argisrow || gj_device_compile_expr(cxt, (Node *) nt->arg) < 0)
 					return -1;
-				if (!device_emit(cxt, nt->nulltesttype == IS_NULL ? GJOP_IS_NULL : GJOP_IS_NOT_NULL,
+				if (!gj_device_emit(cxt, nt->nulltesttype == IS_NULL ? GJOP_IS_NULL : GJOP_IS_NOT_NULL,
 								 GJT_BOOL, 0, 0, 0))
 					return -1;
 				return GJT_BOOL;
@@ -597,10 +612,10 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
 		case T_RelabelType:
 			{
 				RelabelType *r = (RelabelType *) node;
-				int			type = device_compile_expr(cxt, (Node *) r->arg);
+				int			type = gj_device_compile_expr(cxt, (Node *) r->arg);
 
 				/* only relabels that keep the device type, e.g. to a domain */
-				if (type < 0 || device_type_of(getBaseType(r->resulttype)) != type)
+				if (type < 0 || gj_device_type_of(getBaseType(r->resulttype)) != type)
 					return -1;
 				return type;
 			}
@@ -614,7 +629,7 @@ device_compile_expr(DeviceCompileContext *cxt, Node *node)
  * and the key column lists are left exactly as they were.
  */
 bool
-device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
+gj_device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
 {
 	DeviceCompileContext saved = *cxt;
 	bool		first = (cxt->program.ninstrs == 0);
@@ -626,20 +641,20 @@ device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
 	 * every pair the operator accepts, and more, so it may stand in for the
 	 * qual only where a false result rejects the pair (not under NOT).
 	 */
-	if (device_match_hashed_equality(cxt, (Node *) qual, &outer_key, &inner_key))
+	if (gj_device_match_hashed_equality(cxt, (Node *) qual, &outer_key, &inner_key))
 	{
 		int			oc = key_column(&cxt->outer_vars, (Node *) outer_key);
 		int			ic = key_column(&cxt->inner_vars, (Node *) inner_key);
 
 		if (oc >= 0 && ic >= 0 &&
-			device_emit(cxt, GJOP_LOAD_OUTER, GJT_INT8, oc, 0, 1) &&
-			device_emit(cxt, GJOP_LOAD_INNER, GJT_INT8, ic, 0, 1) &&
-			device_emit(cxt, GJOP_EQ, GJ_CLASS_INT, 0, 0, -1) &&
-			(first || device_emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
+			gj_device_emit(cxt, GJOP_LOAD_OUTER, GJT_INT8, oc, 0, 1) &&
+			gj_device_emit(cxt, GJOP_LOAD_INNER, GJT_INT8, ic, 0, 1) &&
+			gj_device_emit(cxt, GJOP_EQ, GJ_CLASS_INT, 0, 0, -1) &&
+			(first || gj_device_emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
 			return true;
 	}
-	else if (device_compile_expr(cxt, (Node *) qual) == GJT_BOOL &&
-			 (first || device_emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
+	else if (gj_device_compile_expr(cxt, (Node *) qual) == GJT_BOOL &&
+			 (first || gj_device_emit(cxt, GJOP_AND, GJT_BOOL, 0, 0, -1)))
 		return true;
 
 	/* roll back: the lists only ever grew at their tails */
@@ -655,7 +670,7 @@ device_compile_qual(DeviceCompileContext *cxt, Expr *qual)
  * to the context's column lists.  Returns its GjType, or -1.
  */
 int
-device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program)
+gj_device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program)
 {
 	DeviceCompileContext saved = *cxt;
 	int			n_outer = list_length(cxt->outer_vars);
@@ -665,7 +680,7 @@ device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program)
 	cxt->program.ninstrs = 0;
 	cxt->depth = 0;
 	cxt->max_depth = 0;
-	type = device_compile_expr(cxt, (Node *) expr);
+	type = gj_device_compile_expr(cxt, (Node *) expr);
 	*program = cxt->program;
 	/* keep the columns it loads; on failure, drop them again */
 	saved.outer_vars = type < 0 ? list_truncate(cxt->outer_vars, n_outer) : cxt->outer_vars;
@@ -676,7 +691,7 @@ device_compile_scalar(DeviceCompileContext *cxt, Expr *expr, GjProgram *program)
 
 /* A Var of one side, seen through binary-compatible relabelling. */
 Var *
-device_plain_var(Node *node)
+gj_device_plain_var(Node *node)
 {
 	while (node && IsA(node, RelabelType))
 		node = (Node *) ((RelabelType *) node)->arg;

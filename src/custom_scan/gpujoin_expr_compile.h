@@ -5,7 +5,7 @@
  *	  algorithm chooser (gpujoin_algorithm.c) builds on: the table of device
  *	  functions and the compiler's single steps.
  *
- * The planner's entry points (device_compile_init, device_compile_qual, ...)
+ * The planner's entry points (gj_device_compile_init, gj_device_compile_qual, ...)
  * are in gpujoin.h; this header is for the two planner files that make
  * device programs, and nothing else includes it.
  *
@@ -44,12 +44,12 @@ typedef struct DeviceFunc
 	int			arg2;			/* -1 for unary functions */
 } DeviceFunc;
 
-extern const DeviceFunc *device_lookup_func(Oid funcid);
-extern bool device_emit(DeviceCompileContext *cxt, int op, int type, int arg,
+extern const DeviceFunc *gj_device_lookup_func(Oid funcid);
+extern bool gj_device_emit(DeviceCompileContext *cxt, int op, int type, int arg,
 						int64 imm, int stack_delta);
-extern int	device_compile_expr(DeviceCompileContext *cxt, Node *node);
-extern Var *device_plain_var(Node *node);
-extern bool device_match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
+extern int	gj_device_compile_expr(DeviceCompileContext *cxt, Node *node);
+extern Var *gj_device_plain_var(Node *node);
+extern bool gj_device_match_hashed_equality(DeviceCompileContext *cxt, Node *expr,
 										 FuncExpr **outer_key, FuncExpr **inner_key);
 
 #endif							/* GPUJOIN_EXPR_COMPILE_H */

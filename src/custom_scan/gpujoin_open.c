@@ -130,15 +130,15 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 
 	gjs->join_cxt = AllocSetContextCreate(estate->es_query_cxt, "GpuJoin",
 										  ALLOCSET_DEFAULT_SIZES);
-	host_buffer_init(&gjs->outer_buf, gjs->join_cxt, "GpuJoin outer rows",
+	gj_host_buffer_init(&gjs->outer_buf, gjs->join_cxt, "GpuJoin outer rows",
 					 gjs->info.outer_key_attnos, gjs->info.outer_key_types,
 					 outer_cols, ExecGetResultType(gjs->outer_ps));
-	host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
+	gj_host_buffer_init(&gjs->inner_buf, gjs->join_cxt, "GpuJoin inner rows",
 					 gjs->info.inner_key_attnos, gjs->info.inner_key_types,
 					 inner_cols, ExecGetResultType(gjs->inner_ps));
-	host_buffer_set_key_hashes(&gjs->outer_buf, gjs->info.outer_key_hashfuncs,
+	gj_host_buffer_set_key_hashes(&gjs->outer_buf, gjs->info.outer_key_hashfuncs,
 							   gjs->info.outer_key_collations);
-	host_buffer_set_key_hashes(&gjs->inner_buf, gjs->info.inner_key_hashfuncs,
+	gj_host_buffer_set_key_hashes(&gjs->inner_buf, gjs->info.inner_key_hashfuncs,
 							   gjs->info.inner_key_collations);
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
@@ -196,7 +196,7 @@ gpujoin_drain(PlanState *child, HostSideBuffer *buf, int64 other_side_bytes)
 		slot = ExecProcNode(child);
 		if (TupIsNull(slot))
 			break;
-		host_buffer_append(buf, slot);
+		gj_host_buffer_append(buf, slot);
 		if (unlikely(buf->bytes_stored + other_side_bytes > host_limit))
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -355,7 +355,7 @@ gpujoin_pick_backend(GpuJoinState *gjs)
 /*
  * What the backend is opened with: the plan's algorithm and program, with
  * the keys encoded for this execution.  A key value with no exact int64
- * flags its row (host_encode_join_keys): the device's answer for such a
+ * flags its row (gj_host_encode_join_keys): the device's answer for such a
  * row's pairs is never used, the host evaluates them all (see
  * gpujoin_next_host_pairs).  When a numeric constant does not fit, or an
  * abs() band's subtraction could overflow, every pair goes to the host
@@ -375,12 +375,12 @@ gpujoin_join_input(GpuJoinState *gjs, GjJoinInput *input)
 	gjs->exec_program = gjs->info.program;
 	input->instrs = gjs->exec_program.instrs;
 	input->ninstrs = gjs->exec_program.ninstrs;
-	gjs->inexact_keys = host_encode_join_keys(&gjs->outer_buf, &gjs->inner_buf,
+	gjs->inexact_keys = gj_host_encode_join_keys(&gjs->outer_buf, &gjs->inner_buf,
 											  gjs->exec_program.instrs,
 											  gjs->exec_program.ninstrs, &input->range);
 	/* after the encoding: it decides which values the backends see as NULL */
-	host_buffer_key_columns(&gjs->outer_buf, &input->outer);
-	host_buffer_key_columns(&gjs->inner_buf, &input->inner);
+	gj_host_buffer_key_columns(&gjs->outer_buf, &input->outer);
+	gj_host_buffer_key_columns(&gjs->inner_buf, &input->inner);
 	if (gjs->inexact_keys == NULL)
 	{
 		gjs->outer_inexact = gjs->outer_buf.ninexact > 0 ? gjs->outer_buf.inexact : NULL;
@@ -435,9 +435,9 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
-		tile_schedule_plan(&gjs->sched,
-						   gjs->outer_buf.nrows, host_buffer_key_row_bytes(&gjs->outer_buf),
-						   gjs->inner_buf.nrows, host_buffer_key_row_bytes(&gjs->inner_buf),
+		gj_tile_schedule_plan(&gjs->sched,
+						   gjs->outer_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
+						   gjs->inner_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->inner_buf),
 						   budget);
 		input->match_capacity = gjs->sched.match_capacity;
 		input->budget_bytes = budget;
@@ -537,7 +537,7 @@ gpujoin_reset_side(PlanState *child, HostSideBuffer *buf)
 		return;
 	if (child->chgParam == NULL)
 		ExecReScan(child);
-	host_buffer_reset(buf);
+	gj_host_buffer_reset(buf);
 }
 
 void

@@ -282,20 +282,20 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 	List	   *host = NIL;
 	ListCell   *lc;
 
-	device_compile_init(&cxt, outer_relids, inner_relids);
+	gj_device_compile_init(&cxt, outer_relids, inner_relids);
 	foreach(lc, join_rinfos)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
 		if (rinfo->pseudoconstant)
 			return false;
-		if (device_compile_qual(&cxt, rinfo->clause))
+		if (gj_device_compile_qual(&cxt, rinfo->clause))
 			device = lappend(device, rinfo);
 		else
 			host = lappend(host, rinfo);
 	}
 	memset(info, 0, sizeof(GpuJoinPlanInfo));
-	device_choose_algorithm(&cxt, extract_actual_clauses(device, false),
+	gj_device_choose_algorithm(&cxt, extract_actual_clauses(device, false),
 							gpujoin_algorithm, info);
 
 	*device_rinfos = NIL;
@@ -321,7 +321,7 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 			 * so a hash collision never makes a match.  Device quals after
 			 * it stay on the device: they cannot raise an error there.
 			 */
-			if (device_qual_is_hashed(&cxt, rinfo->clause))
+			if (gj_device_qual_is_hashed(&cxt, rinfo->clause))
 				*host_rinfos = lappend(*host_rinfos, rinfo);
 			if (bms_overlap(rinfo->clause_relids, outer_relids) &&
 				bms_overlap(rinfo->clause_relids, inner_relids))
@@ -333,14 +333,14 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 	if (list_length(*device_rinfos) != list_length(device))
 	{
 		/* some quals went to the host: compile what the device keeps */
-		device_compile_init(&cxt, outer_relids, inner_relids);
+		gj_device_compile_init(&cxt, outer_relids, inner_relids);
 		foreach(lc, *device_rinfos)
 		{
-			if (!device_compile_qual(&cxt, lfirst_node(RestrictInfo, lc)->clause))
+			if (!gj_device_compile_qual(&cxt, lfirst_node(RestrictInfo, lc)->clause))
 				elog(ERROR, "GpuJoin device qual no longer compiles");
 		}
 		memset(info, 0, sizeof(GpuJoinPlanInfo));
-		device_choose_algorithm(&cxt, extract_actual_clauses(*device_rinfos, false),
+		gj_device_choose_algorithm(&cxt, extract_actual_clauses(*device_rinfos, false),
 								gpujoin_algorithm, info);
 	}
 	return true;
@@ -537,7 +537,7 @@ rinfos_in_native_order(PlannerInfo *root, List *rinfos)
 
 /* The clauses of rinfos_in_native_order(). */
 List *
-quals_in_native_order(PlannerInfo *root, List *rinfos)
+gj_quals_in_native_order(PlannerInfo *root, List *rinfos)
 {
 	return extract_actual_clauses(rinfos_in_native_order(root, rinfos), false);
 }

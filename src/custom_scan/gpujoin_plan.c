@@ -63,7 +63,7 @@ key_columns(List *vars, Plan *child, List **attnos, List **types)
 	{
 		Oid			hashfunc;
 		Oid			collation;
-		Var		   *var = key_column_var(lfirst(lc), &hashfunc, &collation);
+		Var		   *var = gj_key_column_var(lfirst(lc), &hashfunc, &collation);
 		int			attno = child_attno(child, var);
 
 		if (attno == 0)
@@ -71,11 +71,11 @@ key_columns(List *vars, Plan *child, List **attnos, List **types)
 		*attnos = lappend_int(*attnos, attno);
 		/* the device reads a hashed column's int8 hashes */
 		*types = lappend_int(*types, OidIsValid(hashfunc) ? GJT_INT8 :
-							 device_type_of(var->vartype));
+							 gj_device_type_of(var->vartype));
 	}
 }
 
-/* The host hashing of each key column: see key_column_var(). */
+/* The host hashing of each key column: see gj_key_column_var(). */
 static void
 key_column_hashes(List *vars, List **hashfuncs, List **collations)
 {
@@ -88,7 +88,7 @@ key_column_hashes(List *vars, List **hashfuncs, List **collations)
 		Oid			hashfunc;
 		Oid			collation;
 
-		(void) key_column_var(lfirst(lc), &hashfunc, &collation);
+		(void) gj_key_column_var(lfirst(lc), &hashfunc, &collation);
 		*hashfuncs = lappend_oid(*hashfuncs, hashfunc);
 		*collations = lappend_oid(*collations, collation);
 	}
@@ -106,14 +106,14 @@ plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
 	DeviceCompileContext cxt;
 	ListCell   *lc;
 
-	device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
+	gj_device_compile_init(&cxt, outer_path->parent->relids, inner_path->parent->relids);
 	foreach(lc, device_clauses)
 	{
-		if (!device_compile_qual(&cxt, lfirst(lc)))
+		if (!gj_device_compile_qual(&cxt, lfirst(lc)))
 			elog(ERROR, "GpuJoin device qual no longer compiles");
 	}
 	info->program = cxt.program;
-	device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, info);
+	gj_device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, info);
 	key_columns(cxt.outer_vars, outer_plan, &info->outer_key_attnos, &info->outer_key_types);
 	key_columns(cxt.inner_vars, inner_plan, &info->inner_key_attnos, &info->inner_key_types);
 	key_column_hashes(cxt.outer_vars, &info->outer_key_hashfuncs, &info->outer_key_collations);
@@ -123,7 +123,7 @@ plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
 /*
  * What a GpuJoin or GpuJoinAgg path (GpuJoinPathPrivateIndex) becomes at
  * plan time: the child plans, the quals as the executor evaluates them (in
- * the order a native join would: quals_in_native_order) and the plan info,
+ * the order a native join would: gj_quals_in_native_order) and the plan info,
  * all of it but the scan columns, which the caller adds as it builds the
  * scan tuple (gpujoin_scan_tlist_add_var).
  */
@@ -140,11 +140,11 @@ gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path, List *custom_plans,
 	join->device_clauses =
 		extract_actual_clauses(list_nth(path_private, GJ_PATH_DEVICE_RINFOS), false);
 	join->host_clauses =
-		quals_in_native_order(root, list_nth(path_private, GJ_PATH_HOST_RINFOS));
+		gj_quals_in_native_order(root, list_nth(path_private, GJ_PATH_HOST_RINFOS));
 	join->recheck_clauses =
-		quals_in_native_order(root, list_nth(path_private, GJ_PATH_JOIN_RINFOS));
+		gj_quals_in_native_order(root, list_nth(path_private, GJ_PATH_JOIN_RINFOS));
 	join->filter_clauses =
-		quals_in_native_order(root, list_nth(path_private, GJ_PATH_FILTER_RINFOS));
+		gj_quals_in_native_order(root, list_nth(path_private, GJ_PATH_FILTER_RINFOS));
 
 	memset(&join->info, 0, sizeof(GpuJoinPlanInfo));
 	join->info.jointype = gpujoin_path_private_jointype(path_private);

@@ -46,7 +46,7 @@ gpujoin_open_tile(GpuJoinState *gjs)
 {
 	while (!gjs->tile_open)
 	{
-		if (!tile_schedule_next(&gjs->sched, &gjs->tile))
+		if (!gj_tile_schedule_next(&gjs->sched, &gjs->tile))
 			return false;
 		if (gjs->backend->tile_can_match != NULL &&
 			!gjs->backend->tile_can_match(gjs->backend_state, &gjs->tile))

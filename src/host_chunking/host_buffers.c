@@ -11,7 +11,7 @@
  *	  (text, uuid, bytea) as its 64-bit hash, timetz and interval keys as
  *	  order-preserving int64s as they are drained, numeric keys kept as they
  *	  are until the join knows the scale of its fixed point
- *	  (host_buffer_encode, key_encoding.c).  A value no int64 holds exactly
+ *	  (gj_host_buffer_encode, key_encoding.c).  A value no int64 holds exactly
  *	  is never rounded: its row is flagged, and the executor leaves that
  *	  row's pairs to the host.
  *
@@ -36,7 +36,7 @@
 #define INITIAL_ROWS		1024
 
 void
-host_buffer_init(HostSideBuffer *buf, MemoryContext parent, const char *name,
+gj_host_buffer_init(HostSideBuffer *buf, MemoryContext parent, const char *name,
 				 List *key_attnos, List *key_types, List *col_attnos, TupleDesc child_desc)
 {
 	ListCell   *la,
@@ -74,7 +74,7 @@ host_buffer_init(HostSideBuffer *buf, MemoryContext parent, const char *name,
  * reset of the buffer's own.
  */
 void
-host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs, List *collations)
+gj_host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs, List *collations)
 {
 	ListCell   *lf,
 			   *lc;
@@ -94,7 +94,7 @@ host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs, List *collation
 }
 
 void
-host_buffer_reset(HostSideBuffer *buf)
+gj_host_buffer_reset(HostSideBuffer *buf)
 {
 	int			i;
 
@@ -228,13 +228,13 @@ append_numeric(HostSideBuffer *buf, HostKeyColumn *key, int64 row, Datum value)
 		pfree(plain);
 	key->values[row] = 0;
 	/* a special value (-1) needs no scale; one over the maximum fits none */
-	scale = host_numeric_min_scale(key->numerics[row]);
+	scale = gj_host_numeric_min_scale(key->numerics[row]);
 	if (scale >= 0 && scale <= GJ_NUMERIC_MAX_SCALE)
 		key->max_scale = Max(key->max_scale, scale);
 }
 
 void
-host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
+gj_host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 {
 	int64		row = buf->nrows;
 	int			i;
@@ -296,7 +296,7 @@ host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot)
 }
 
 void
-host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out)
+gj_host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out)
 {
 	int			i;
 
@@ -312,7 +312,7 @@ host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out)
 
 /* Bytes one row's key columns take on the device: value and null flag. */
 int
-host_buffer_key_row_bytes(const HostSideBuffer *buf)
+gj_host_buffer_key_row_bytes(const HostSideBuffer *buf)
 {
 	return buf->nkeys * (sizeof(int64) + 1);
 }

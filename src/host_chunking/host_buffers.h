@@ -38,7 +38,7 @@ typedef struct HostKeyColumn
 	/*
 	 * A numeric column keeps its values (in the arena) until the join knows
 	 * the scale of its fixed point; values[] is filled by
-	 * host_buffer_encode.  max_scale is the largest number of fractional
+	 * gj_host_buffer_encode.  max_scale is the largest number of fractional
 	 * digits a finite value needs, among those that need at most
 	 * GJ_NUMERIC_MAX_SCALE (the others fit no int64 at the largest scale).
 	 */
@@ -47,7 +47,7 @@ typedef struct HostKeyColumn
 
 	/*
 	 * What the backends see as NULL: isnull plus the numerics that have no
-	 * int64 at this execution's scale (host_buffer_encode), or NULL to use
+	 * int64 at this execution's scale (gj_host_buffer_encode), or NULL to use
 	 * isnull.  A value with no exact int64 is NULL to the backends, so that
 	 * no pair of its row comes from the device: the host evaluates all of
 	 * them (the other values with no int64, intervals, are in isnull).
@@ -86,7 +86,7 @@ typedef struct HostSideBuffer
 	/*
 	 * Rows with a key value no int64 holds exactly (values[] is 0 there):
 	 * found while draining (an interval too large), and by
-	 * host_buffer_encode (drain_inexact plus the numerics that do not fit
+	 * gj_host_buffer_encode (drain_inexact plus the numerics that do not fit
 	 * the join's scale).  NULL when there are none.  The executor leaves
 	 * every pair of such a row to the host.
 	 */
@@ -94,17 +94,17 @@ typedef struct HostSideBuffer
 	uint8	   *inexact;
 	uint32	   *inexact_rows;	/* the flagged rows' numbers, ascending */
 	int64		ninexact;
-	bool		encoded;		/* host_buffer_encode ran since the drain */
+	bool		encoded;		/* gj_host_buffer_encode ran since the drain */
 } HostSideBuffer;
 
-extern void host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
+extern void gj_host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
 							 const char *name, List *key_attnos, List *key_types,
 							 List *col_attnos, TupleDesc child_desc);
-extern void host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs,
+extern void gj_host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs,
 									   List *collations);
-extern void host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
-extern void host_buffer_reset(HostSideBuffer *buf);
-extern void host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
-extern int	host_buffer_key_row_bytes(const HostSideBuffer *buf);
+extern void gj_host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
+extern void gj_host_buffer_reset(HostSideBuffer *buf);
+extern void gj_host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
+extern int	gj_host_buffer_key_row_bytes(const HostSideBuffer *buf);
 
 #endif							/* GPUJOIN_HOST_BUFFERS_H */

@@ -10,10 +10,10 @@
  * fractional digits their values (those that can fit at all) or the device
  * program's numeric constants need.  So the host buffers keep numeric keys
  * as they are while draining and note the scale each column needs
- * (host_numeric_min_scale), and once both inputs are drained
- * host_encode_join_keys picks the join's scale, encodes both sides' keys at
- * it (host_buffer_encode) and rescales the program's constants, which the
- * planner encoded at their own scales (host_numeric_const).  A key value
+ * (gj_host_numeric_min_scale), and once both inputs are drained
+ * gj_host_encode_join_keys picks the join's scale, encodes both sides' keys at
+ * it (gj_host_buffer_encode) and rescales the program's constants, which the
+ * planner encoded at their own scales (gj_host_numeric_const).  A key value
  * that does not fit flags its row: the device's answer for such a row's
  * pairs is never used.
  *
@@ -118,7 +118,7 @@ numeric_min_scale(const NumericView *v)
  * or -1 for a special value (NaN, +/-Infinity), which needs no scale.
  */
 int
-host_numeric_min_scale(Datum d)
+gj_host_numeric_min_scale(Datum d)
 {
 	NumericView v;
 
@@ -180,7 +180,7 @@ numeric_scaled(const NumericView *v, int scale, int64 *result)
  * Returns false if even that does not fit: the constant stays on the host.
  */
 bool
-host_numeric_const(Datum d, int64 *value, int *scale)
+gj_host_numeric_const(Datum d, int64 *value, int *scale)
 {
 	struct varlena *plain = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
 	NumericView v;
@@ -205,11 +205,11 @@ host_numeric_const(Datum d, int64 *value, int *scale)
 }
 
 /*
- * A constant from host_numeric_const at the join's scale (which is at least
+ * A constant from gj_host_numeric_const at the join's scale (which is at least
  * the constant's own).  Returns false if it does not fit.
  */
 bool
-host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result)
+gj_host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result)
 {
 	int128		scaled = value;
 	int			i;
@@ -232,7 +232,7 @@ host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result)
 
 /* The scale every numeric key of this side needs, or -1 if it has none. */
 int
-host_buffer_numeric_scale(const HostSideBuffer *buf)
+gj_host_buffer_numeric_scale(const HostSideBuffer *buf)
 {
 	int			scale = -1;
 	int			i;
@@ -252,7 +252,7 @@ host_buffer_numeric_scale(const HostSideBuffer *buf)
  * (inexact).  Returns how many rows those are.
  */
 int64
-host_buffer_encode(HostSideBuffer *buf, int scale)
+gj_host_buffer_encode(HostSideBuffer *buf, int scale)
 {
 	int			i;
 
@@ -351,7 +351,7 @@ rescale_numeric_consts(GjInstr *instrs, int ninstrs, int scale)
 	for (i = 0; i < ninstrs; i++)
 	{
 		if (instrs[i].op == GJOP_CONST && instrs[i].type == GJT_NUMERIC &&
-			!host_numeric_rescale(instrs[i].imm, instrs[i].arg, scale, &instrs[i].imm))
+			!gj_host_numeric_rescale(instrs[i].imm, instrs[i].arg, scale, &instrs[i].imm))
 			return false;
 	}
 	return true;
@@ -364,22 +364,22 @@ rescale_numeric_consts(GjInstr *instrs, int ninstrs, int scale)
  * integers compare as the numerics do; the constants (in instrs, the
  * execution's copy of the plan's program, and in range's bounds) at the
  * same scale, in place.  A key value with no exact int64 flags its row
- * (host_buffer_encode).  Returns NULL, or why every pair of this execution
+ * (gj_host_buffer_encode).  Returns NULL, or why every pair of this execution
  * must go to the host: a numeric constant that does not fit the scale.
  * Nothing is ever rounded or wrapped.
  */
 const char *
-host_encode_join_keys(HostSideBuffer *outer, HostSideBuffer *inner,
+gj_host_encode_join_keys(HostSideBuffer *outer, HostSideBuffer *inner,
 					  GjInstr *instrs, int ninstrs, GjRangeSpec *range)
 {
-	int			scale = Max(host_buffer_numeric_scale(outer),
-							host_buffer_numeric_scale(inner));
+	int			scale = Max(gj_host_buffer_numeric_scale(outer),
+							gj_host_buffer_numeric_scale(inner));
 
 	scale = numeric_const_scale(instrs, ninstrs, scale);
 	scale = numeric_const_scale(range->lo_instrs, range->lo_ninstrs, scale);
 	scale = numeric_const_scale(range->hi_instrs, range->hi_ninstrs, scale);
-	host_buffer_encode(outer, scale);
-	host_buffer_encode(inner, scale);
+	gj_host_buffer_encode(outer, scale);
+	gj_host_buffer_encode(inner, scale);
 	if (scale >= 0 &&
 		(!rescale_numeric_consts(instrs, ninstrs, scale) ||
 		 !rescale_numeric_consts(range->lo_instrs, range->lo_ninstrs, scale) ||

@@ -8,7 +8,7 @@
  * (device_compile.c), the host buffers the key columns as they are drained
  * (host_buffers.c), and the executor, once both inputs are drained, the
  * numeric keys and constants at the one scale of the join's fixed point
- * (host_encode_join_keys).  The aggregate node reads its argument columns
+ * (gj_host_encode_join_keys).  The aggregate node reads its argument columns
  * with gj_datum_to_value.  A value no int64 holds exactly is never rounded:
  * it is reported as not encodable, and its row's pairs are left to the host.
  *
@@ -46,6 +46,8 @@ gj_datum_to_value(Datum d, int type)
 			return DatumGetInt32(d);
 		case GJT_DATE:
 			return DatumGetInt32(d);	/* DateADT */
+		case GJT_OID:
+			return (int64) DatumGetObjectId(d); /* zero-extended: unsigned order */
 		case GJT_FLOAT4:
 			return gj_double_to_bits((double) DatumGetFloat4(d));
 		case GJT_FLOAT8:
@@ -103,7 +105,7 @@ gj_interval_to_value(const Interval *iv, int64 *value)
 
 /*
  * The device value of a non-NULL datum of any device type but numeric
- * (whose encoding depends on a scale, see host_buffer_encode).
+ * (whose encoding depends on a scale, see gj_host_buffer_encode).
  * Returns false where no int64 holds the value exactly.
  */
 static inline bool
@@ -149,12 +151,12 @@ gj_hashed_key_value(FmgrInfo *hash_fn, Oid collation, Datum d)
 	return DatumGetInt64(FunctionCall2Coll(hash_fn, collation, d, Int64GetDatum(0)));
 }
 
-extern int	host_numeric_min_scale(Datum d);
-extern bool host_numeric_const(Datum d, int64 *value, int *scale);
-extern bool host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result);
-extern int	host_buffer_numeric_scale(const struct HostSideBuffer *buf);
-extern int64 host_buffer_encode(struct HostSideBuffer *buf, int scale);
-extern const char *host_encode_join_keys(struct HostSideBuffer *outer,
+extern int	gj_host_numeric_min_scale(Datum d);
+extern bool gj_host_numeric_const(Datum d, int64 *value, int *scale);
+extern bool gj_host_numeric_rescale(int64 value, int from_scale, int to_scale, int64 *result);
+extern int	gj_host_buffer_numeric_scale(const struct HostSideBuffer *buf);
+extern int64 gj_host_buffer_encode(struct HostSideBuffer *buf, int scale);
+extern const char *gj_host_encode_join_keys(struct HostSideBuffer *outer,
 										 struct HostSideBuffer *inner,
 										 GjInstr *instrs, int ninstrs,
 										 GjRangeSpec *range);

@@ -29,7 +29,7 @@
 #define OUTER_ROW_SCRATCH_BYTES	(2 * sizeof(uint32))
 
 void
-tile_schedule_plan(TileSchedule *sched, int64 outer_rows, int outer_row_bytes,
+gj_tile_schedule_plan(TileSchedule *sched, int64 outer_rows, int outer_row_bytes,
 				   int64 inner_rows, int inner_row_bytes, int64 budget_bytes)
 {
 	int64		match_capacity;
@@ -88,7 +88,7 @@ tile_schedule_plan(TileSchedule *sched, int64 outer_rows, int outer_row_bytes,
 }
 
 bool
-tile_schedule_next(TileSchedule *sched, GjTile *tile)
+gj_tile_schedule_next(TileSchedule *sched, GjTile *tile)
 {
 	int64		ntiles = sched->n_outer_tiles * sched->n_inner_tiles;
 	int64		inner_idx,
@@ -108,7 +108,7 @@ tile_schedule_next(TileSchedule *sched, GjTile *tile)
 }
 
 void
-tile_schedule_restart(TileSchedule *sched)
+gj_tile_schedule_restart(TileSchedule *sched)
 {
 	sched->next_tile = 0;
 }

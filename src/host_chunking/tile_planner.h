@@ -25,11 +25,11 @@ typedef struct TileSchedule
 	int64		next_tile;		/* index of the next tile to hand out */
 } TileSchedule;
 
-extern void tile_schedule_plan(TileSchedule *sched,
+extern void gj_tile_schedule_plan(TileSchedule *sched,
 							   int64 outer_rows, int outer_row_bytes,
 							   int64 inner_rows, int inner_row_bytes,
 							   int64 budget_bytes);
-extern bool tile_schedule_next(TileSchedule *sched, GjTile *tile);
-extern void tile_schedule_restart(TileSchedule *sched);
+extern bool gj_tile_schedule_next(TileSchedule *sched, GjTile *tile);
+extern void gj_tile_schedule_restart(TileSchedule *sched);
 
 #endif							/* GPUJOIN_TILE_PLANNER_H */

@@ -70,7 +70,14 @@ typedef enum GjType
 	 */
 	GJT_TIMETZ,					/* GMT time and zone, packed */
 	GJT_INTERVAL,				/* interval_cmp_value(), where it fits */
-	GJT_NUMERIC					/* fixed point, scale chosen per execution */
+	GJT_NUMERIC,				/* fixed point, scale chosen per execution */
+
+	/*
+	 * oid and the reg* types, which compare as oid: the unsigned 32-bit value
+	 * zero-extended into the int64, so that signed int64 order is oid's
+	 * unsigned order (oidlt).  PostgreSQL has no arithmetic on them.
+	 */
+	GJT_OID
 } GjType;
 
 GJ_HD GjClass
