@@ -76,7 +76,7 @@ typedef enum GpuJoinFault
 
 extern int	gpujoin_debug_fault;
 
-/* fault_injection.c: every call of a backend goes through these */
+/* kernels/backend_dispatch.c: every call of a backend goes through these */
 extern void gpujoin_fault_join_start(void);
 extern void *gpujoin_backend_begin(const GjBackend *backend, const GjJoinInput *input,
 								   GjError *err);

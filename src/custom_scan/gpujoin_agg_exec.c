@@ -15,7 +15,7 @@
  *	  own error);
  *	- with a backend that has an agg_step (the cpu backend), a sort-merge
  *	  join whose bounds are its whole condition is reduced in the backend
- *	  without a pair being written (kernels/cpu_backend.c);
+ *	  without a pair being written (kernels/cpu/cpu_agg.c);
  *	- every other step's match buffer is reduced here, in a C loop over the
  *	  pairs and the value columns; only pairs the device flagged RECHECK, or
  *	  that have host quals, get a scan tuple for ExecQual.

@@ -5,7 +5,7 @@
  *	  CustomScan.custom_private, and builds a GpuJoin path's custom_private.
  *
  * The planner (gpujoin_plan.c, gpujoin_agg_path.c) serialises, the executor
- * (gpujoin_exec.c, gpujoin_agg_exec.c) deserialises; this file is the only
+ * (gpujoin_open.c, gpujoin_agg_exec.c) deserialises; this file is the only
  * code that knows what is inside the entries whose positions
  * gpujoin_plan_private.h names.  Each entry is written and read by a pair
  * of functions next to each other, so that the two stay in step.
