@@ -22,6 +22,11 @@ SELECT gj_compare('SELECT x.id, y.id FROM t_oid x JOIN t_oid y ON x.o <> y.o AND
 SELECT gj_compare('SELECT x.id, y.id FROM t_oid x LEFT JOIN t_oid y ON x.o < y.o AND y.id > 300');
 SELECT gj_compare('SELECT x.id FROM t_oid x WHERE NOT EXISTS (SELECT 1 FROM t_oid y WHERE y.o > x.o)');
 SELECT gj_compare('SELECT x.id, y.id FROM t_oid x JOIN t_oid y ON x.o < 2147483648::oid AND y.o > x.o WHERE x.id > 295');
+-- count() of an oid argument reduced by the aggregate node (min/max of oid stay PostgreSQL's)
+SELECT set_config('gpujoin.enable_aggregate', 'on', true);
+SELECT gj_compare('SELECT count(x.o), count(y.o), count(*) FROM t_oid x JOIN t_oid y ON x.o < y.o');
+SELECT gj_compare('SELECT min(x.o), max(y.o) FROM t_oid x JOIN t_oid y ON x.o < y.o');
+SELECT set_config('gpujoin.enable_aggregate', 'off', true);
 -- the device evaluates them
 SELECT gj_plan_lines('SELECT x.id, y.id FROM t_oid x JOIN t_oid y ON x.o < y.o', 'GpuJoin|Algorithm|Device Quals|Host Quals');
 SELECT gj_plan_lines('SELECT x.id, y.id FROM t_oid x JOIN t_oid y ON x.o = y.o', 'GpuJoin|Algorithm|Device Quals|Host Quals');
