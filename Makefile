@@ -37,7 +37,8 @@ OBJS = \
 	src/kernels/cpu/cpu_nestloop.o \
 	src/kernels/cpu/cpu_sorted.o \
 	src/kernels/cpu/cpu_agg.o \
-	src/kernels/shared/agg_runs.o
+	src/kernels/shared/agg_runs.o \
+	src/kernels/shared/agg_fold.o
 
 # the cuda backend, one object per concern (src/kernels/cuda/cuda_internal.cuh)
 CUDA_OBJS = \

@@ -88,6 +88,10 @@ extern bool gpujoin_backend_agg_step(const GjBackend *backend, void *state,
 									 const GjTile *tile, int64_t *outer_next,
 									 const struct GjAggSpec *spec, struct GjAggPartial *partial,
 									 GjMatches *matches, GjStats *stats, GjError *err);
+extern bool gpujoin_backend_agg_finish(const GjBackend *backend, void *state,
+									   const struct GjAggSpec *spec,
+									   struct GjAggPartial *partial, GjStats *stats,
+									   GjError *err);
 
 /* Which side of the join a key column or scan column comes from. */
 #define GJ_SIDE_OUTER	0

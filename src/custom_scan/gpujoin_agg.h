@@ -16,8 +16,8 @@
  * the Vars for each pair that needs a host qual, and the Aggrefs once, with
  * the results, for the node's single output row.
  *
- * With GROUP BY, every grouping column is a Var of the outer input (the
- * planner puts the grouped side outer); the node returns one row per group
+ * With GROUP BY, every grouping column or expression reads the outer
+ * input only (the planner puts the grouped side outer); the node returns one row per group
  * that has at least one joined pair, with the outer columns of the scan
  * tuple taken from the group's first outer row (the grouping columns, and
  * columns functionally dependent on them), the inner ones NULL.
@@ -49,20 +49,33 @@ typedef struct GpuJoinAggInfo
 	int			agg_kind[GJ_AGG_MAX_AGGS];	/* GpuJoinAggKind */
 	int			agg_arg[GJ_AGG_MAX_AGGS];	/* argument column, -1 for count(*) */
 
-	/* argument columns: a program over the columns of one side */
+	/*
+	 * arguments: a program over the columns of one side (computed once per
+	 * row) or of both (GJ_AGG_SIDE_PAIR: once per pair)
+	 */
 	int			nargs;
-	int			arg_side[GJ_AGG_MAX_ARGS];	/* GJ_SIDE_* */
+	int			arg_side[GJ_AGG_MAX_ARGS];	/* GJ_AGG_SIDE_* */
 	int			arg_type[GJ_AGG_MAX_ARGS];	/* GjType of its value */
 	GjProgram	arg_program[GJ_AGG_MAX_ARGS];
 
-	/* column j of a side's argument programs is scan tuple column var_scan[side][j] */
+	/*
+	 * Column j of a side in the argument and grouping programs is scan tuple
+	 * column var_scan[side][j] (LOAD_OUTER reads side 0, LOAD_INNER side 1).
+	 */
 	int			nvars[2];
 	int			var_scan[2][GJ_MAX_KEY_COLS];
 	int			var_type[2][GJ_MAX_KEY_COLS];
 
-	/* GROUP BY: scan tuple columns (outer side), equality operators */
+	/*
+	 * GROUP BY, over the outer side: a plain column (group_scan, its stored
+	 * Datums hashed) or an expression (group_scan -1: group_program computes
+	 * a value of GjType group_type per outer row); equality operators and
+	 * collations of each.
+	 */
 	int			ngroup;
 	int			group_scan[GJ_AGG_MAX_GROUP_COLS];
+	int			group_type[GJ_AGG_MAX_GROUP_COLS];
+	GjProgram	group_program[GJ_AGG_MAX_GROUP_COLS];
 	Oid			group_eqop[GJ_AGG_MAX_GROUP_COLS];
 	Oid			group_collation[GJ_AGG_MAX_GROUP_COLS];
 } GpuJoinAggInfo;

@@ -50,6 +50,7 @@
 #include "access/tupdesc.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -71,6 +72,8 @@ typedef struct GpuJoinAggState
 	GjAggSpec	spec;			/* argument value columns of this scan */
 	GjAggPartial total;			/* everything reduced so far */
 	ExprState  *arg_exprs[GJ_AGG_MAX_ARGS];
+	ExprState  *group_exprs[GJ_AGG_MAX_GROUP_COLS];
+	GjKeyColumns var_cols[2];	/* the columns the programs load, per side */
 	MemoryContext agg_cxt;		/* value columns and results; reset on rescan */
 	bool		has_error_rows; /* some argument needs the host */
 	bool		done;
@@ -81,10 +84,13 @@ typedef struct GpuJoinAggState
 	FmgrInfo   *group_hashfuncs;
 	AttrNumber *group_cols;
 	MemoryContext hash_temp_cxt;	/* hashing one row */
-	uint32	   *outer_group;	/* per outer row */
+	TupleHashTable group_table; /* group -> number, kept for deferred rows */
+	uint32	   *outer_group;	/* per outer row, or GJ_AGG_GROUP_DEFERRED */
+	int64		deferred_rows;	/* rows whose group the host decides per pair */
 	int64	   *group_pairs;	/* per group */
 	GjAggAcc   *group_acc;		/* per group and argument */
 	int64	   *group_first_row;	/* per group: its first outer row */
+	int64		group_capacity; /* groups the three arrays above hold */
 	int64		ngroups;
 	int64		next_group;		/* the next group to return */
 	int64		groups_returned;	/* EXPLAIN ANALYZE, summed over rescans */
@@ -92,6 +98,7 @@ typedef struct GpuJoinAggState
 	int64		pairs_in_backend;
 } GpuJoinAggState;
 
+static Datum value_to_datum(int64 v, int type);
 static Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
@@ -138,6 +145,7 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuJoinAggState *gas = (GpuJoinAggState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *group_exprs;
 	ListCell   *lc;
 	int			i;
 
@@ -146,6 +154,9 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 								&gas->agg);
 	foreach(lc, (List *) list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_ARGS))
 		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
+	group_exprs = list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS);
+	foreach(lc, group_exprs)
+		gas->group_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
 	gas->spec.nargs = gas->agg.nargs;
 	for (i = 0; i < gas->agg.nargs; i++)
@@ -169,15 +180,16 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 
 	if (gas->agg.ngroup > 0)
 	{
-		TupleDesc	scan_desc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
 		TupleDesc	desc = CreateTemplateTupleDesc(gas->agg.ngroup);
 
-		for (i = 0; i < gas->agg.ngroup; i++)
+		foreach(lc, group_exprs)
 		{
-			Form_pg_attribute attr = TupleDescAttr(scan_desc, gas->agg.group_scan[i]);
+			Node	   *expr = lfirst(lc);
 
-			Assert(gas->gj.scan_sides[gas->agg.group_scan[i]] == GJ_SIDE_OUTER);
-			TupleDescInitEntry(desc, i + 1, NULL, attr->atttypid, attr->atttypmod, 0);
+			i = foreach_current_index(lc);
+			Assert(gas->agg.group_scan[i] < 0 ||
+				   gas->gj.scan_sides[gas->agg.group_scan[i]] == GJ_SIDE_OUTER);
+			TupleDescInitEntry(desc, i + 1, NULL, exprType(expr), exprTypmod(expr), 0);
 			TupleDescInitEntryCollation(desc, i + 1, gas->agg.group_collation[i]);
 		}
 		gas->group_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
@@ -195,6 +207,69 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
  * for PostgreSQL's hashed GROUP BY.  Every outer row gets a group, also one
  * that no pair will use: such groups are never returned.
  */
+/* Room for one more group in the per-group arrays. */
+static void
+gpujoin_agg_group_room(GpuJoinAggState *gas)
+{
+	int64		nargs = Max(gas->spec.nargs, 1);
+	int64		old = gas->group_capacity;
+	int64		cap;
+
+	if (gas->ngroups < old)
+		return;
+	cap = Max(old * 2, 64);
+	if (old == 0)
+	{
+		gas->group_pairs = MemoryContextAllocExtended(gas->agg_cxt, sizeof(int64) * cap,
+													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		gas->group_acc = MemoryContextAllocExtended(gas->agg_cxt, sizeof(GjAggAcc) * cap * nargs,
+													MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		gas->group_first_row = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * cap);
+	}
+	else
+	{
+		gas->group_pairs = repalloc_huge(gas->group_pairs, sizeof(int64) * cap);
+		gas->group_acc = repalloc_huge(gas->group_acc, sizeof(GjAggAcc) * cap * nargs);
+		gas->group_first_row = repalloc_huge(gas->group_first_row, sizeof(int64) * cap);
+		memset(gas->group_pairs + old, 0, sizeof(int64) * (cap - old));
+		memset(gas->group_acc + old * nargs, 0, sizeof(GjAggAcc) * (cap - old) * nargs);
+	}
+	gas->group_capacity = cap;
+}
+
+/* The group of the grouping values in group_slot, a new one if need be. */
+static uint32
+gpujoin_agg_lookup_group(GpuJoinAggState *gas, int64 row)
+{
+	TupleHashEntry entry;
+	bool		isnew;
+
+	entry = LookupTupleHashEntry(gas->group_table, gas->group_slot, &isnew, NULL);
+	if (isnew)
+	{
+		if (gas->ngroups >= (int64) GJ_AGG_GROUP_DEFERRED)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("GpuJoin aggregates support at most %u groups", GJ_AGG_GROUP_DEFERRED - 1),
+					 errhint("Set gpujoin.enable_aggregate to off for this query.")));
+		gpujoin_agg_group_room(gas);
+		entry->additional = (void *) (uintptr_t) gas->ngroups;
+		gas->group_first_row[gas->ngroups++] = row;
+	}
+	MemoryContextReset(gas->hash_temp_cxt);
+	return (uint32) (uintptr_t) entry->additional;
+}
+
+/*
+ * Number the groups of the outer rows: a hash table over the grouping
+ * values, built as nodeAgg.c builds its own, so that "equal" is what it is
+ * for PostgreSQL's hashed GROUP BY.  Every outer row gets a group, also one
+ * that no pair will use: such groups are never returned.  A grouping
+ * expression the device program could not compute exactly for a row (an
+ * overflow, say) defers the row: PostgreSQL evaluates it only for the rows
+ * that reach the aggregate, so the host does it for each of the row's pairs
+ * (gpujoin_agg_host_group), raising PostgreSQL's error if there is one.
+ */
 static void
 gpujoin_agg_number_groups(GpuJoinAggState *gas)
 {
@@ -205,58 +280,78 @@ gpujoin_agg_number_groups(GpuJoinAggState *gas)
 	MemoryContext table_cxt = AllocSetContextCreate(gas->agg_cxt, "GpuJoin groups",
 													ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(table_cxt);
-	TupleHashTable table;
 	int64		nrows = buf->nrows;
 	int64		row;
 
 	gas->hash_temp_cxt = AllocSetContextCreate(gas->agg_cxt, "GpuJoin group hashing",
 											   ALLOCSET_SMALL_SIZES);
-	table = BuildTupleHashTableExt(&gjs->css.ss.ps, slot->tts_tupleDescriptor, ngroup,
-								   gas->group_cols, gas->group_eqfuncs,
-								   gas->group_hashfuncs, gas->agg.group_collation,
-								   Min(Max(nrows, 16), 65536), 0,
-								   table_cxt, table_cxt, gas->hash_temp_cxt, false);
+	gas->group_table = BuildTupleHashTableExt(&gjs->css.ss.ps, slot->tts_tupleDescriptor,
+											  ngroup, gas->group_cols, gas->group_eqfuncs,
+											  gas->group_hashfuncs, gas->agg.group_collation,
+											  Min(Max(nrows, 16), 65536), 0,
+											  table_cxt, table_cxt, gas->hash_temp_cxt, false);
+	MemoryContextSwitchTo(gas->agg_cxt);
 	gas->outer_group = MemoryContextAllocHuge(gas->agg_cxt, sizeof(uint32) * Max(nrows, 1));
-	gas->group_first_row = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * Max(nrows, 1));
 	gas->ngroups = 0;
+	gpujoin_agg_group_room(gas);
 	for (row = 0; row < nrows; row++)
 	{
-		TupleHashEntry entry;
-		bool		isnew;
+		bool		deferred = false;
 		int			k;
 
 		if ((row & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 		ExecClearTuple(slot);
-		for (k = 0; k < ngroup; k++)
+		for (k = 0; k < ngroup && !deferred; k++)
 		{
-			HostDatumColumn *col = buf->cols + gjs->scan_cols[gas->agg.group_scan[k]];
+			const GjProgram *program = &gas->agg.group_program[k];
+			GjSlot		value;
+			bool		isnull;
 
-			slot->tts_values[k] = col->values[row];
-			slot->tts_isnull[k] = col->isnull[row];
+			if (gas->agg.group_scan[k] >= 0)
+			{
+				HostDatumColumn *col = buf->cols + gjs->scan_cols[gas->agg.group_scan[k]];
+
+				slot->tts_values[k] = col->values[row];
+				slot->tts_isnull[k] = col->isnull[row];
+				continue;
+			}
+			if (gj_program_run(program->instrs, program->ninstrs, &gas->var_cols[0], row,
+							   &gas->var_cols[1], 0, &value, &isnull) == GJ_RESULT_RECHECK)
+				deferred = true;
+			slot->tts_isnull[k] = isnull;
+			slot->tts_values[k] = isnull ? (Datum) 0 :
+				value_to_datum(value.i, gas->agg.group_type[k]);
+		}
+		if (deferred)
+		{
+			gas->outer_group[row] = GJ_AGG_GROUP_DEFERRED;
+			gas->deferred_rows++;
+			continue;
 		}
 		ExecStoreVirtualTuple(slot);
-		entry = LookupTupleHashEntry(table, slot, &isnew, NULL);
-		if (isnew)
-		{
-			entry->additional = (void *) (uintptr_t) gas->ngroups;
-			gas->group_first_row[gas->ngroups++] = row;
-		}
-		gas->outer_group[row] = (uint32) (uintptr_t) entry->additional;
-		MemoryContextReset(gas->hash_temp_cxt);
+		gas->outer_group[row] = gpujoin_agg_lookup_group(gas, row);
 	}
-
-	/* the partials of each group; the table (all in table_cxt) goes */
-	gas->group_pairs = MemoryContextAllocExtended(gas->agg_cxt,
-												  sizeof(int64) * Max(gas->ngroups, 1),
-												  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	gas->group_acc = MemoryContextAllocExtended(gas->agg_cxt,
-												sizeof(GjAggAcc) * Max(gas->ngroups, 1) *
-												Max(gas->spec.nargs, 1),
-												MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	MemoryContextSwitchTo(old);
-	MemoryContextDelete(table_cxt);
 	gas->spec.outer_group = gas->outer_group;
+}
+
+/*
+ * The group of a pair whose outer row is deferred: the grouping expressions
+ * evaluated by the host on the pair's scan tuple (as PostgreSQL's Agg
+ * evaluates them on a joined row), then looked up, or added.
+ */
+static uint32
+gpujoin_agg_host_group(GpuJoinAggState *gas, ExprContext *econtext, uint32 orow)
+{
+	TupleTableSlot *slot = gas->group_slot;
+	int			k;
+
+	ExecClearTuple(slot);
+	for (k = 0; k < gas->agg.ngroup; k++)
+		slot->tts_values[k] = ExecEvalExpr(gas->group_exprs[k], econtext, &slot->tts_isnull[k]);
+	ExecStoreVirtualTuple(slot);
+	return gpujoin_agg_lookup_group(gas, orow);
 }
 
 static Datum
@@ -264,6 +359,8 @@ value_to_datum(int64 v, int type)
 {
 	switch (type)
 	{
+		case GJT_BOOL:
+			return BoolGetDatum(v != 0);
 		case GJT_INT2:
 			return Int16GetDatum((int16) v);
 		case GJT_INT4:
@@ -280,8 +377,10 @@ value_to_datum(int64 v, int type)
 }
 
 /*
- * The argument value columns: the columns the argument programs read,
- * converted from the stored Datums, then each program once per row.
+ * The columns the argument and grouping programs load, converted from the
+ * stored Datums, and the value column of each one-side argument: its
+ * program once per row of its side.  A pair argument's program runs per
+ * pair, in the backend, over the same columns (spec.pair_cols).
  */
 static void
 gpujoin_agg_arg_columns(GpuJoinAggState *gas)
@@ -289,17 +388,17 @@ gpujoin_agg_arg_columns(GpuJoinAggState *gas)
 	GpuJoinState *gjs = &gas->gj;
 	MemoryContext old = MemoryContextSwitchTo(gas->agg_cxt);
 	int			side;
+	int			a;
 
 	for (side = 0; side < 2; side++)
 	{
 		HostSideBuffer *buf = side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
 		int64		nrows = buf->nrows;
-		GjKeyColumns cols;
-		int			j,
-					a;
+		GjKeyColumns *cols = &gas->var_cols[side];
+		int			j;
 
-		memset(&cols, 0, sizeof(cols));
-		cols.ncols = gas->agg.nvars[side];
+		memset(cols, 0, sizeof(GjKeyColumns));
+		cols->ncols = gas->agg.nvars[side];
 		for (j = 0; j < gas->agg.nvars[side]; j++)
 		{
 			HostDatumColumn *col = buf->cols + gjs->scan_cols[gas->agg.var_scan[side][j]];
@@ -313,42 +412,51 @@ gpujoin_agg_arg_columns(GpuJoinAggState *gas)
 				isnull[row] = col->isnull[row];
 				values[row] = col->isnull[row] ? 0 : gj_datum_to_value(col->values[row], type);
 			}
-			cols.values[j] = values;
-			cols.isnull[j] = isnull;
+			cols->values[j] = values;
+			cols->isnull[j] = isnull;
 		}
+		gas->spec.pair_cols[side] = *cols;
+	}
 
-		for (a = 0; a < gas->agg.nargs; a++)
+	for (a = 0; a < gas->agg.nargs; a++)
+	{
+		const GjProgram *program = &gas->agg.arg_program[a];
+		int			aside = gas->agg.arg_side[a];
+		int64		nrows;
+		int64	   *values;
+		uint8	   *flags;
+		int64		row;
+
+		if (aside == GJ_AGG_SIDE_PAIR)
 		{
-			const GjProgram *program = &gas->agg.arg_program[a];
-			int64	   *values;
-			uint8	   *flags;
-			int64		row;
-
-			if (gas->agg.arg_side[a] != side)
-				continue;
-			values = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * Max(nrows, 1));
-			flags = MemoryContextAllocHuge(gas->agg_cxt, Max(nrows, 1));
-			for (row = 0; row < nrows; row++)
-			{
-				GjSlot		value;
-				bool		isnull;
-
-				if (gj_program_run(program->instrs, program->ninstrs, &cols, row, NULL, 0,
-								   &value, &isnull) == GJ_RESULT_RECHECK)
-				{
-					flags[row] = GJ_AGG_ROW_ERROR;
-					values[row] = 0;
-					gas->has_error_rows = true;
-				}
-				else
-				{
-					flags[row] = isnull ? GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
-					values[row] = isnull ? 0 : value.i;
-				}
-			}
-			gas->spec.args[a].values = values;
-			gas->spec.args[a].flags = flags;
+			gas->spec.args[a].instrs = program->instrs;
+			gas->spec.args[a].ninstrs = program->ninstrs;
+			continue;
 		}
+		nrows = aside == GJ_AGG_SIDE_OUTER ? gjs->outer_buf.nrows : gjs->inner_buf.nrows;
+		values = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * Max(nrows, 1));
+		flags = MemoryContextAllocHuge(gas->agg_cxt, Max(nrows, 1));
+		for (row = 0; row < nrows; row++)
+		{
+			GjSlot		value;
+			bool		isnull;
+
+			/* the program loads only its own side: row is that side's */
+			if (gj_program_run(program->instrs, program->ninstrs, &gas->var_cols[0], row,
+							   &gas->var_cols[1], row, &value, &isnull) == GJ_RESULT_RECHECK)
+			{
+				flags[row] = GJ_AGG_ROW_ERROR;
+				values[row] = 0;
+				gas->has_error_rows = true;
+			}
+			else
+			{
+				flags[row] = isnull ? GJ_AGG_ROW_NULL : GJ_AGG_ROW_VALUE;
+				values[row] = isnull ? 0 : value.i;
+			}
+		}
+		gas->spec.args[a].values = values;
+		gas->spec.args[a].flags = flags;
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -400,22 +508,34 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 				continue;
 			}
 		}
-		total->pairs++;
 		if (spec->outer_group != NULL)
 		{
 			uint32		g = spec->outer_group[orow];
 
+			if (g == GJ_AGG_GROUP_DEFERRED)
+			{
+				if (!formed)
+				{
+					ResetExprContext(econtext);
+					gpujoin_form_scan_tuple(gjs, orow, irow);
+					econtext->ecxt_scantuple = gjs->css.ss.ss_ScanTupleSlot;
+					formed = true;
+				}
+				g = gpujoin_agg_host_group(gas, econtext, orow);
+			}
 			gas->group_pairs[g]++;
 			accs = gas->group_acc + (int64) g * spec->nargs;
 		}
+		total->pairs++;
 		for (a = 0; a < spec->nargs; a++)
 		{
 			const GjAggArg *ga = &spec->args[a];
-			uint32		row = ga->side == GJ_SIDE_OUTER ? orow : irow;
+			int64		v;
+			int			status = gj_agg_arg_value(spec, ga, orow, irow, &v);
 
-			if (ga->flags[row] == GJ_AGG_ROW_VALUE)
-				gj_agg_add(&accs[a], ga, ga->values[row], 1);
-			else if (ga->flags[row] == GJ_AGG_ROW_ERROR)
+			if (status == GJ_AGG_ROW_VALUE)
+				gj_agg_add(&accs[a], ga, v, 1);
+			else if (status == GJ_AGG_ROW_ERROR)
 			{
 				Datum		d;
 				bool		isnull;
@@ -434,6 +554,16 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 			}
 		}
 	}
+}
+
+/* Add a step's partials without groups into the total (groups add in place). */
+static void
+gpujoin_agg_merge_partial(GpuJoinAggState *gas, const GjAggPartial *step)
+{
+	int			a;
+
+	for (a = 0; a < gas->spec.nargs; a++)
+		gj_agg_merge(&gas->total.acc[a], &step->acc[a], gas->spec.args[a].cls);
 }
 
 /* Run the whole join, reducing every step. */
@@ -465,38 +595,43 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 				 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enable_aggregate to off for this query.")));
 
 	/*
-	 * The backend's fast path never sees pairs that need the host: a key
-	 * with no exact int64 is NULL to the backends (host_buffers.h,
+	 * The backend reduces what it can and returns the pairs the host must
+	 * see (backend.h, agg_step).  It never sees the pairs of rows whose keys
+	 * have no exact int64: such a key is NULL to the backends (host_buffers.h,
 	 * device_isnull), so its row has no pair there, and all its pairs are
-	 * reduced on the host after the last step.
+	 * reduced on the host after the last step.  With host quals every pair
+	 * needs the host anyway.
 	 */
-	backend_reduces = gjs->backend->agg_step != NULL && !gas->has_error_rows &&
-		gjs->host_qual == NULL;
+	backend_reduces = gjs->backend->agg_step != NULL && gjs->host_qual == NULL;
+	gas->spec.rows_need_host = gas->has_error_rows || gas->deferred_rows > 0;
+	gas->spec.ngroups = Max(gas->ngroups, 1);
 
 	for (;;)
 	{
 		GjAggPartial step;
-		int			a;
+		bool		more;
 
 		memset(&step, 0, sizeof(step));
 		step.group_pairs = gas->group_pairs;
 		step.group_acc = gas->group_acc;
-		if (!gpujoin_run_agg_step(gjs, backend_reduces ? &gas->spec : NULL, &step))
-		{
-			/* the pairs of rows whose keys have no exact device value */
-			if (gjs->outer_inexact != NULL || gjs->inner_inexact != NULL)
-			{
-				while (gpujoin_next_host_pairs(gjs))
-					gpujoin_agg_reduce_matches(gas);
-			}
-			return;
-		}
-
+		more = gpujoin_run_agg_step(gjs, backend_reduces ? &gas->spec : NULL, &step);
+		if (!more && backend_reduces)
+			gpujoin_finish_agg_steps(gjs, &gas->spec, &step);
 		gas->total.pairs += step.pairs;
 		gas->pairs_in_backend += step.pairs;
-		for (a = 0; a < gas->spec.nargs; a++)
-			gj_agg_merge(&gas->total.acc[a], &step.acc[a], gas->spec.args[a].cls);
-		gpujoin_agg_reduce_matches(gas);
+		gpujoin_agg_merge_partial(gas, &step);
+		if (more)
+		{
+			gpujoin_agg_reduce_matches(gas);
+			continue;
+		}
+		/* the pairs of rows whose keys have no exact device value */
+		if (gjs->outer_inexact != NULL || gjs->inner_inexact != NULL)
+		{
+			while (gpujoin_next_host_pairs(gjs))
+				gpujoin_agg_reduce_matches(gas);
+		}
+		return;
 	}
 }
 
@@ -701,8 +836,13 @@ gpujoin_agg_rescan(CustomScanState *node)
 	gas->group_pairs = NULL;
 	gas->group_acc = NULL;
 	gas->group_first_row = NULL;
+	gas->group_capacity = 0;
+	gas->group_table = NULL;
+	gas->deferred_rows = 0;
 	gas->hash_temp_cxt = NULL;
 	gas->ngroups = 0;
+	memset(gas->var_cols, 0, sizeof(gas->var_cols));
+	memset(gas->spec.pair_cols, 0, sizeof(gas->spec.pair_cols));
 	gas->next_group = 0;
 }
 
@@ -730,16 +870,11 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (gas->agg.ngroup > 0)
 	{
 		List	   *keys = NIL;
-		int			i;
 
-		for (i = 0; i < gas->agg.ngroup; i++)
-		{
-			TargetEntry *tle = list_nth(cscan->custom_scan_tlist, gas->agg.group_scan[i]);
-
-			keys = lappend(keys, deparse_expression((Node *) tle->expr, context,
+		foreach(lc, (List *) list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS))
+			keys = lappend(keys, deparse_expression(lfirst(lc), context,
 													list_length(es->rtable) > 1 || es->verbose,
 													false));
-		}
 		ExplainPropertyList("Group Key", keys, es);
 	}
 	/* GROUP BY with no aggregate (SELECT r.g ... GROUP BY r.g) has none */

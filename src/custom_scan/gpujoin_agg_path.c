@@ -132,26 +132,74 @@ list_index_of_expr(List *list, Expr *expr)
 }
 
 /*
- * Analyse the aggregates for one order of the inputs.  Fills *info, the
- * distinct Aggrefs (in scan tuple order) and the argument expressions;
- * returns false when one of them cannot be computed in the join.
+ * The grouping columns and expressions, when each reads only the outer
+ * side, has a hashable equality, and is a plain Var (its stored Datums are
+ * hashed) or an expression the device computes with a type it returns
+ * exactly (compiled into cxt, whose columns the argument programs share).
  */
 static bool
-analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool grouped,
-				   GpuJoinAggInfo *info, List **aggrefs, List **arg_exprs,
-				   List *side_vars[2])
+analyse_grouping(PlannerInfo *root, Relids outer_relids, DeviceCompileContext *cxt,
+				 GpuJoinAggInfo *info, List **group_exprs)
 {
-	DeviceCompileContext cxt[2];
+	ListCell   *lc;
+
+	*group_exprs = NIL;
+	info->ngroup = 0;
+	foreach(lc, root->parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
+		int			k = info->ngroup;
+
+		if (!sgc->hashable || !OidIsValid(sgc->eqop) || k >= GJ_AGG_MAX_GROUP_COLS ||
+			!bms_is_subset(pull_varnos(root, (Node *) expr), outer_relids) ||
+			contain_volatile_functions((Node *) expr))
+			return false;
+		info->group_scan[k] = -1;
+		info->group_type[k] = -1;
+		if (IsA(expr, Var))
+		{
+			if (((Var *) expr)->varlevelsup != 0)
+				return false;
+		}
+		else
+		{
+			info->group_type[k] = gj_device_compile_scalar(cxt, expr, &info->group_program[k]);
+			if (info->group_type[k] < 0 || gj_type_host_encoded(info->group_type[k]) ||
+				gj_device_type_of(exprType((Node *) expr)) != info->group_type[k])
+				return false;
+		}
+		info->group_eqop[k] = sgc->eqop;
+		info->group_collation[k] = exprCollation((Node *) expr);
+		info->ngroup++;
+		*group_exprs = lappend(*group_exprs, expr);
+	}
+	return true;
+}
+
+/*
+ * Analyse the aggregates and the grouping for one order of the inputs.
+ * Fills *info, the distinct Aggrefs (in scan tuple order), the argument and
+ * grouping expressions, and the columns of each side that their programs
+ * load; returns false when one of them cannot be computed in the join.
+ */
+static bool
+analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggInfo *info,
+				   List **aggrefs, List **arg_exprs, List **group_exprs, List *side_vars[2])
+{
+	DeviceCompileContext cxt;
+	bool		grouped = root->parse->groupClause != NIL;
 	List	   *nodes = pull_var_clause((Node *) exprs, PVC_INCLUDE_AGGREGATES |
 										PVC_INCLUDE_PLACEHOLDERS);
+	Relids		both = bms_union(relids[GJ_SIDE_OUTER], relids[GJ_SIDE_INNER]);
 	ListCell   *lc;
-	int			side;
 
 	memset(info, 0, sizeof(GpuJoinAggInfo));
 	*aggrefs = NIL;
 	*arg_exprs = NIL;
-	for (side = 0; side < 2; side++)
-		gj_device_compile_init(&cxt[side], relids[side], NULL);
+	gj_device_compile_init(&cxt, relids[GJ_SIDE_OUTER], relids[GJ_SIDE_INNER]);
+	if (!analyse_grouping(root, relids[GJ_SIDE_OUTER], &cxt, info, group_exprs))
+		return false;
 
 	foreach(lc, nodes)
 	{
@@ -159,13 +207,12 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 		const AggFunc *af;
 		Expr	   *arg;
 		Relids		varnos;
-		ListCell   *lv;
 		int			a;
 
 		/*
-		 * Vars outside aggregates: grouping columns or columns functionally
-		 * dependent on them (the parser checked that), all of the outer
-		 * side, taken from each group's first outer row.
+		 * Vars outside aggregates: in grouping expressions or functionally
+		 * dependent on grouping columns (the parser checked that), all of the
+		 * outer side, taken from each group's first outer row.
 		 */
 		if (IsA(aggref, Var) && grouped &&
 			bms_is_member(((Var *) aggref)->varno, relids[GJ_SIDE_OUTER]))
@@ -195,33 +242,31 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 			return false;
 		arg = linitial_node(TargetEntry, aggref->args)->expr;
 
-		/* one argument column per distinct expression */
+		/* one argument per distinct expression */
 		a = list_index_of_expr(*arg_exprs, arg);
 		if (a < 0)
 		{
-			GjProgram  *program;
 			int			type;
 
 			if (info->nargs >= GJ_AGG_MAX_ARGS || contain_volatile_functions((Node *) arg))
 				return false;
+
+			/*
+			 * An argument of one side is computed once per row of that side,
+			 * one of both sides (sum(f.v * d.w)) once per pair.
+			 */
 			varnos = pull_varnos(root, (Node *) arg);
-			side = bms_is_subset(varnos, relids[GJ_SIDE_OUTER]) ? GJ_SIDE_OUTER :
-				bms_is_subset(varnos, relids[GJ_SIDE_INNER]) ? GJ_SIDE_INNER : -1;
-			if (side < 0)
-				return false;
 			a = info->nargs;
-			program = &info->arg_program[a];
-			type = gj_device_compile_scalar(&cxt[side], arg, program);
+			info->arg_side[a] =
+				bms_is_subset(varnos, relids[GJ_SIDE_OUTER]) ? GJ_AGG_SIDE_OUTER :
+				bms_is_subset(varnos, relids[GJ_SIDE_INNER]) ? GJ_AGG_SIDE_INNER :
+				bms_is_subset(varnos, both) ? GJ_AGG_SIDE_PAIR : -1;
+			if (info->arg_side[a] < 0)
+				return false;
+			type = gj_device_compile_scalar(&cxt, arg, &info->arg_program[a]);
 			if (type < 0 || (type == GJT_BOOL && af->kind != GJ_AGGK_COUNT) ||
 				gj_type_host_encoded(type))
 				return false;
-			/* arguments read stored Datums: no column of an encoded type */
-			foreach(lv, cxt[side].outer_vars)
-			{
-				if (gj_type_host_encoded(gj_device_type_of(((Var *) lfirst(lv))->vartype)))
-					return false;
-			}
-			info->arg_side[a] = side;
 			info->arg_type[a] = type;
 			info->nargs++;
 			*arg_exprs = lappend(*arg_exprs, arg);
@@ -231,8 +276,16 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool groupe
 		info->agg_arg[info->naggs++] = a;
 		*aggrefs = lappend(*aggrefs, aggref);
 	}
-	for (side = 0; side < 2; side++)
-		side_vars[side] = cxt[side].outer_vars;
+
+	/* the programs read stored Datums: no column of an encoded type */
+	foreach(lc, list_concat_copy(cxt.outer_vars, cxt.inner_vars))
+	{
+		if (!IsA(lfirst(lc), Var) ||
+			gj_type_host_encoded(gj_device_type_of(((Var *) lfirst(lc))->vartype)))
+			return false;
+	}
+	side_vars[GJ_SIDE_OUTER] = cxt.outer_vars;
+	side_vars[GJ_SIDE_INNER] = cxt.inner_vars;
 	return true;
 }
 
@@ -335,36 +388,6 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 		cpath->path.rows * (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple);
 }
 
-/*
- * The grouping columns, when every one is a plain Var of the given side
- * with a hashable equality: their Vars, equality operators and collations.
- */
-static bool
-analyse_grouping(PlannerInfo *root, Relids outer_relids, GpuJoinAggInfo *info,
-				 List **group_vars)
-{
-	ListCell   *lc;
-
-	*group_vars = NIL;
-	info->ngroup = 0;
-	foreach(lc, root->parse->groupClause)
-	{
-		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Node	   *expr = get_sortgroupclause_expr(sgc, root->processed_tlist);
-		Var		   *var = (Var *) expr;
-
-		if (!IsA(expr, Var) || var->varlevelsup != 0 ||
-			!bms_is_member(var->varno, outer_relids) || !sgc->hashable ||
-			!OidIsValid(sgc->eqop) || info->ngroup >= GJ_AGG_MAX_GROUP_COLS)
-			return false;
-		info->group_eqop[info->ngroup] = sgc->eqop;
-		info->group_collation[info->ngroup] = var->varcollid;
-		info->ngroup++;
-		*group_vars = lappend(*group_vars, var);
-	}
-	return true;
-}
-
 void
 gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel)
 {
@@ -422,10 +445,9 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		List	   *aggrefs;
 		List	   *arg_exprs;
 		List	   *side_vars[2];
-		List	   *group_vars;
+		List	   *group_exprs;
 		Relids		relids[2];
 		CustomPath *cpath;
-		GpuJoinAggInfo group_info;
 
 		if (outer_path == NULL || inner_path == NULL ||
 			outer_path->param_info != NULL || inner_path->param_info != NULL)
@@ -443,10 +465,8 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		relids[GJ_SIDE_INNER] = innerrel->relids;
 
 		/* GROUP BY on the other side's columns: try the other order */
-		if (!analyse_grouping(root, outerrel->relids, &group_info, &group_vars))
-			continue;
-		if (!analyse_aggregates(root, agg_exprs, relids, parse->groupClause != NIL,
-								&agg_info, &aggrefs, &arg_exprs, side_vars))
+		if (!analyse_aggregates(root, agg_exprs, relids, &agg_info, &aggrefs, &arg_exprs,
+								&group_exprs, side_vars))
 			continue;
 
 		cpath = makeNode(CustomPath);
@@ -465,7 +485,7 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 														  restrictlist, NIL, JOIN_INNER);
 		cpath->methods = &gpujoin_agg_path_methods;
 		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
-						 host_rinfos, join_info.algorithm, agg_info.nargs, group_info.ngroup);
+						 host_rinfos, join_info.algorithm, agg_info.nargs, agg_info.ngroup);
 		add_path(grouped_rel, &cpath->path);
 	}
 }
@@ -485,7 +505,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *aggrefs;
 	List	   *arg_exprs;
 	List	   *side_vars[2];
-	List	   *group_vars;
+	List	   *group_exprs;
 	Relids		relids[2];
 	List	   *scan_tlist = NIL;
 	List	   *vars;
@@ -496,17 +516,15 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 	relids[GJ_SIDE_OUTER] = join.outer_path->parent->relids;
 	relids[GJ_SIDE_INNER] = join.inner_path->parent->relids;
-	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids,
-							root->parse->groupClause != NIL, &agg_info,
-							&aggrefs, &arg_exprs, side_vars))
+	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids, &agg_info,
+							&aggrefs, &arg_exprs, &group_exprs, side_vars))
 		elog(ERROR, "GpuJoin aggregates no longer compile");
-	if (!analyse_grouping(root, relids[GJ_SIDE_OUTER], &agg_info, &group_vars))
-		elog(ERROR, "GpuJoin grouping columns are not of the outer input");
 
 	/* the scan tuple: the Vars of the quals and the arguments, ... */
 	vars = pull_var_clause((Node *) join.host_clauses, 0);
 	vars = list_concat(vars, pull_var_clause((Node *) join.device_clauses, 0));
 	vars = list_concat(vars, pull_var_clause((Node *) arg_exprs, 0));
+	vars = list_concat(vars, pull_var_clause((Node *) group_exprs, 0));
 	/* the outer columns the target list and HAVING use outside aggregates */
 	vars = list_concat(vars, pull_var_clause((Node *) list_concat_copy(tlist, having),
 											 PVC_INCLUDE_AGGREGATES));
@@ -516,10 +534,13 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			(void) gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
 											  join.outer_plan, join.inner_plan);
 	}
-	foreach(lc, group_vars)
-		agg_info.group_scan[foreach_current_index(lc)] =
-			gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
-									   join.outer_plan, join.inner_plan);
+	foreach(lc, group_exprs)
+	{
+		if (IsA(lfirst(lc), Var))
+			agg_info.group_scan[foreach_current_index(lc)] =
+				gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
+										   join.outer_plan, join.inner_plan);
+	}
 	for (side = 0; side < 2; side++)
 	{
 		agg_info.nvars[side] = list_length(side_vars[side]);
@@ -547,6 +568,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->methods = &gpujoin_agg_scan_methods;
 	Assert(list_length(cscan->custom_exprs) == GJ_EXPRS_AGG_ARGS);
 	cscan->custom_exprs = lappend(cscan->custom_exprs, arg_exprs);
+	cscan->custom_exprs = lappend(cscan->custom_exprs, group_exprs);
 	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_AGG_INFO);
 	cscan->custom_private = lappend(cscan->custom_private,
 									gpujoin_agg_info_serialize(&agg_info));

@@ -258,6 +258,8 @@ extern bool gpujoin_open_tile(GpuJoinState *gjs);
 extern bool gpujoin_run_step(GpuJoinState *gjs);
 extern bool gpujoin_run_agg_step(GpuJoinState *gjs, const struct GjAggSpec *spec,
 								 struct GjAggPartial *partial);
+extern void gpujoin_finish_agg_steps(GpuJoinState *gjs, const struct GjAggSpec *spec,
+									 struct GjAggPartial *partial);
 extern bool gpujoin_next_host_pairs(GpuJoinState *gjs);
 extern void gpujoin_form_scan_tuple(GpuJoinState *gjs, int64 outer_row, int64 inner_row);
 extern void gpujoin_fill_null_extended(GpuJoinState *gjs, int side, int64 row);

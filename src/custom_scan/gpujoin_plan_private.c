@@ -308,8 +308,12 @@ gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
 		vars = lappend(vars, cols);
 	}
 	for (i = 0; i < info->ngroup; i++)
-		groups = lappend(groups, list_make3_int(info->group_scan[i], (int) info->group_eqop[i],
-												(int) info->group_collation[i]));
+		groups = lappend(groups,
+						 list_make2(list_make4_int(info->group_scan[i], info->group_type[i],
+												   (int) info->group_eqop[i],
+												   (int) info->group_collation[i]),
+									program_to_list(info->group_program[i].instrs,
+													info->group_program[i].ninstrs)));
 	/* in GpuJoinAggPrivateIndex order */
 	return list_make4(aggs, args, vars, groups);
 }
@@ -350,9 +354,15 @@ gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
 	}
 	foreach(lc, (List *) list_nth(private, GJ_AGG_PRIVATE_GROUPS))
 	{
-		info->group_scan[info->ngroup] = linitial_int(lfirst(lc));
-		info->group_eqop[info->ngroup] = (Oid) lsecond_int(lfirst(lc));
-		info->group_collation[info->ngroup++] = (Oid) lthird_int(lfirst(lc));
+		List	   *head = linitial(lfirst(lc));
+		GjProgram  *program = &info->group_program[info->ngroup];
+
+		info->group_scan[info->ngroup] = linitial_int(head);
+		info->group_type[info->ngroup] = lsecond_int(head);
+		info->group_eqop[info->ngroup] = (Oid) lthird_int(head);
+		info->group_collation[info->ngroup] = (Oid) lfourth_int(head);
+		program->ninstrs = list_to_program(lsecond(lfirst(lc)), program->instrs);
+		info->ngroup++;
 	}
 }
 

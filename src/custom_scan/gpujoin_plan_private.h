@@ -65,7 +65,10 @@ typedef enum GpuJoinAggPrivateIndex
 	GJ_AGG_PRIVATE_ARGS,
 	/* per side, one (scan column, type) per column its programs load */
 	GJ_AGG_PRIVATE_VARS,
-	/* one (scan column, equality operator, collation) per grouping column */
+	/*
+	 * one ((scan column or -1, type, equality operator, collation), program)
+	 * per grouping column or expression
+	 */
 	GJ_AGG_PRIVATE_GROUPS,
 	GJ_AGG_PRIVATE_LENGTH
 } GpuJoinAggPrivateIndex;
@@ -90,7 +93,9 @@ typedef enum GpuJoinExprsIndex
 	 */
 	GJ_EXPRS_FILTER_QUALS,
 	/* GpuJoinAgg only: its argument expressions, by argument column */
-	GJ_EXPRS_AGG_ARGS
+	GJ_EXPRS_AGG_ARGS,
+	/* GpuJoinAgg only: its grouping expressions (plain columns too), in order */
+	GJ_EXPRS_AGG_GROUPS
 } GpuJoinExprsIndex;
 
 /* the length of a plain GpuJoin's custom_exprs */

@@ -152,6 +152,27 @@ gpujoin_run_agg_step(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *par
 }
 
 /*
+ * After the aggregate node's last step with a spec: what the backend still
+ * holds of the join's partials, into *partial.
+ */
+void
+gpujoin_finish_agg_steps(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *partial)
+{
+	instr_time	start,
+				end;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	INSTR_TIME_SET_CURRENT(start);
+	if (!gpujoin_backend_agg_finish(gjs->backend, gjs->backend_state, spec, partial,
+									&gjs->counters.stats, &err))
+		gpujoin_backend_error(gjs, &err);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
+}
+
+/*
  * After the last step: every pair with a row whose key has no exact device
  * value, as pairs flagged for a recheck, so that the node evaluates all the
  * join's quals on them in PostgreSQL's order (and sets match flags, skips

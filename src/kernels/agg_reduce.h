@@ -5,12 +5,9 @@
  *	  host reduction (custom_scan/gpujoin_agg_exec.c) and the cpu backend's
  *	  aggregate fast path.
  *
- * An aggregate pushed into GpuJoin reads one argument column: a value per
- * row of one join side (computed once per row, not once per pair), with a
- * flag saying whether it is a value, NULL, or could not be computed exactly
- * (the host then evaluates the argument for each pair that uses the row,
- * and so raises PostgreSQL's own error).  The partial state of an argument
- * column serves every aggregate over it: count, sum (int128 for integers,
+ * What a backend is asked to reduce (the arguments, the groups) is
+ * agg_spec.h, which the cuda backend compiles too.  The partial state of an
+ * argument serves every aggregate over it: count, sum (int128 for integers,
  * so that no sum of int8 values over any number of pairs can overflow it),
  * min and max (as order keys, floats in PostgreSQL's order: NaN largest).
  *
@@ -26,9 +23,7 @@
 #include <stdbool.h>
 #include <math.h>
 
-#include "device_program.h"
-
-#define GJ_AGG_MAX_ARGS		16
+#include "agg_spec.h"
 
 /*
  * A 128-bit integer aligned like an int64 (as PostgreSQL's own int128), so
@@ -36,34 +31,6 @@
  * MAXALIGNed: gcc would otherwise use 16-byte aligned stores on it.
  */
 typedef __int128 gj_int128 __attribute__((aligned(8)));
-
-/* Per-row flag of an argument column. */
-#define GJ_AGG_ROW_VALUE	0
-#define GJ_AGG_ROW_NULL		1
-#define GJ_AGG_ROW_ERROR	2		/* the host must evaluate it */
-
-/* One argument column: a value per row of one side of the join. */
-typedef struct GjAggArg
-{
-	int32_t		side;			/* 0: outer, 1: inner */
-	int32_t		cls;			/* GjClass of the values */
-	int32_t		need_sum;
-	int32_t		need_minmax;
-	const int64_t *values;		/* per input row; floats as double bits */
-	const uint8_t *flags;		/* per input row: GJ_AGG_ROW_* */
-} GjAggArg;
-
-/*
- * With GROUP BY (on columns of the outer side), outer_group gives the group
- * of each outer row (a dense number, computed on the host with the types'
- * own hashing and equality); NULL without GROUP BY.
- */
-typedef struct GjAggSpec
-{
-	int32_t		nargs;
-	GjAggArg	args[GJ_AGG_MAX_ARGS];
-	const uint32_t *outer_group;	/* per outer row, or NULL */
-} GjAggSpec;
 
 /* Running aggregate of one argument column. */
 typedef struct GjAggAcc

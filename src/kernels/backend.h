@@ -181,14 +181,27 @@ typedef struct GjBackend
 	bool		(*tile_can_match) (void *state, const GjTile *tile);
 
 	/*
-	 * Aggregates over the join (kernels/agg_reduce.h): like run_step, but the
-	 * backend may reduce pairs into *partial instead of returning them; the
-	 * pairs it returns in *matches the host reduces.  NULL: the executor
-	 * reduces every pair that run_step returns.
+	 * Aggregates over the join (kernels/agg_spec.h, agg_reduce.h): like
+	 * run_step, but the backend reduces the matches it can into *partial (or
+	 * into its own accumulators, see agg_finish) instead of returning them.
+	 * It returns in *matches the pairs the host must reduce: flagged for a
+	 * recheck, of an outer row whose group is deferred, or with an argument
+	 * the spec cannot give exactly (a row flagged GJ_AGG_ROW_ERROR, a pair
+	 * program asking for a recheck).  Each match is either reduced or
+	 * returned, never both.  NULL: the executor reduces every pair that
+	 * run_step returns.
 	 */
 	bool		(*agg_step) (void *state, const GjTile *tile, int64_t *outer_next,
 							 const struct GjAggSpec *spec, struct GjAggPartial *partial,
 							 GjMatches *matches, GjStats *stats, GjError *err);
+
+	/*
+	 * After the last agg_step of a join: add what the backend reduced but
+	 * still holds (the cuda backend's accumulators in device memory) into
+	 * *partial.  NULL: every agg_step left its partials in *partial.
+	 */
+	bool		(*agg_finish) (void *state, const struct GjAggSpec *spec,
+							   struct GjAggPartial *partial, GjStats *stats, GjError *err);
 
 	/*
 	 * Step overlap (gpujoin.overlap_steps): from this call on, run_step

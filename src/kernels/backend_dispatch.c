@@ -116,3 +116,13 @@ gpujoin_backend_agg_step(const GjBackend *backend, void *state, const GjTile *ti
 		return false;
 	return backend->agg_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }
+
+/* What a backend still holds of a join's aggregates (agg_finish), if anything. */
+bool
+gpujoin_backend_agg_finish(const GjBackend *backend, void *state, const struct GjAggSpec *spec,
+						   struct GjAggPartial *partial, GjStats *stats, GjError *err)
+{
+	if (backend->agg_finish == NULL)
+		return true;
+	return backend->agg_finish(state, spec, partial, stats, err);
+}

@@ -1,40 +1,74 @@
 /*-------------------------------------------------------------------------
  *
  * cpu_agg.c
- *	  The cpu backend's aggregate fast path (agg_step of backend.h).
+ *	  The cpu backend's aggregate step (agg_step of backend.h).
  *
- * A sort-merge join whose bounds are its whole condition matches each outer
- * row with one run of inner positions: the step finds the run by binary
- * search, as the sorted step does (cpu_sorted.c), and reduces it with the
- * prefix arrays of ../shared/agg_runs.h instead of writing its pairs.
+ * Every join and every device program is reduced in the backend; only the
+ * pairs the host must decide come back.  Three ways, fastest first:
+ *
+ *	- range runs: a sort-merge join whose bounds are its whole condition
+ *	  matches each outer row with one run of inner positions, which the
+ *	  prefix arrays of ../shared/agg_runs.h reduce without forming a pair;
+ *	- row counts: a nested loop whose program is a conjunction of simple
+ *	  compares, with every argument on the outer side, needs only each outer
+ *	  row's number of matches (cpu_rowcount.c, or the dominance counter of
+ *	  cpu_dominance.c where the planner chose it), folded with the row's
+ *	  values as weights;
+ *	- pairs: any other step runs as run_step does, into the match buffer,
+ *	  and its pairs are folded there (../shared/agg_fold.c), the buffer then
+ *	  holding only those the host must see.
  *
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cpu_internal.h"
+#include "kernels/shared/agg_fold.h"
+
+/* Can the range-run path reduce the spec: values per row, no host rows? */
+static bool
+spec_reads_rows(const GjAggSpec *spec)
+{
+	int			a;
+
+	if (spec->rows_need_host)
+		return false;
+	for (a = 0; a < spec->nargs; a++)
+	{
+		if (spec->args[a].side == GJ_AGG_SIDE_PAIR)
+			return false;
+	}
+	return true;
+}
+
+/* Any step as run_step runs it, its pairs folded where the spec allows. */
+static bool
+cpu_agg_pairs_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next,
+				   const GjAggSpec *spec, GjAggPartial *partial,
+				   GjMatches *matches, GjStats *stats, GjError *err)
+{
+	if (!gj_cpu_run_step(state, tile, outer_next, matches, stats, err))
+		return false;
+	/* the agg node never double-buffers: the matches are in our buffer */
+	matches->count = gj_agg_fold_pairs(spec, partial, (uint32_t *) matches->outer_rows,
+									   (uint32_t *) matches->inner_rows, matches->count);
+	return true;
+}
 
 /*
- * The aggregate fast path (agg_runs.h): a sort-merge join whose bounds are
- * its whole condition matches each outer row with one run of inner
- * positions, which the step reduces instead of writing its pairs.  Outer
- * rows whose bounds the host must see (GJ_OUTER_ALL) return their pairs as
- * run_step does.  The caller guarantees that no argument row is flagged
- * GJ_AGG_ROW_ERROR.  Any other join is run_step.
+ * The range-run path: each outer row's run found by binary search, as the
+ * sorted step finds it (cpu_sorted.c), reduced with the prefix arrays.
  */
-bool
-gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
-				const GjAggSpec *spec, GjAggPartial *partial,
-				GjMatches *matches, GjStats *stats, GjError *err)
+static bool
+cpu_agg_runs_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next,
+				  const GjAggSpec *spec, GjAggPartial *partial,
+				  GjMatches *matches, GjStats *stats, GjError *err)
 {
-	CpuJoinState *state = arg;
 	int64_t		valid_end = tile->inner_end < state->inner_valid ? tile->inner_end : state->inner_valid;
 	int64_t		work = 0;
 	int64_t		p;
 
-	if (state->input.algorithm != GJ_ALGO_SORTMERGE || state->input.filter_needed ||
-		tile->inner_end <= tile->inner_begin)
-		return gj_cpu_run_step(arg, tile, outer_next, matches, stats, err);
 	if (*outer_next < state->outer_nall)
 	{
 		/* the GJ_OUTER_ALL rows of the tile, alone, as pairs */
@@ -42,7 +76,8 @@ gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 
 		if (all_rows.outer_end > state->outer_nall)
 			all_rows.outer_end = state->outer_nall;
-		return gj_cpu_run_step(arg, &all_rows, outer_next, matches, stats, err);
+		return cpu_agg_pairs_step(state, &all_rows, outer_next, spec, partial, matches,
+								  stats, err);
 	}
 	if (state->agg_runs == NULL)
 	{
@@ -82,4 +117,17 @@ gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	}
 	*outer_next = p;
 	return true;
+}
+
+bool
+gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
+				const GjAggSpec *spec, GjAggPartial *partial,
+				GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CpuJoinState *state = arg;
+
+	if (state->input.algorithm == GJ_ALGO_SORTMERGE && !state->input.filter_needed &&
+		tile->inner_end > tile->inner_begin && spec_reads_rows(spec))
+		return cpu_agg_runs_step(state, tile, outer_next, spec, partial, matches, stats, err);
+	return cpu_agg_pairs_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }

@@ -1,12 +1,35 @@
 /*-------------------------------------------------------------------------
  *
  * cuda_agg.cu
- *	  The cuda backend's aggregate fast path (agg_step of backend.h).
+ *	  The cuda backend's aggregate step (agg_step and agg_finish of
+ *	  backend.h): every join and every device program reduced on the device.
  *
- * A sort-merge join whose bounds are its whole condition matches each outer
- * row with one run of inner positions: the device finds the runs with the
- * sorted step's bounds kernel (cuda_sorted.cu), and the host reduces them
- * with the prefix arrays of ../shared/agg_runs.h, as the cpu backend does.
+ * Three ways, as on the cpu backend (cpu_agg.c):
+ *
+ *	- range runs: a sort-merge join whose bounds are its whole condition
+ *	  matches each outer row with one run of inner positions; the device
+ *	  finds the runs with the sorted step's bounds kernel (cuda_sorted.cu)
+ *	  and only the runs come back, 12 bytes an outer row, reduced on the
+ *	  host with the prefix arrays of ../shared/agg_runs.h;
+ *	- row counts: a nested loop whose program is a conjunction of simple
+ *	  compares, every argument on the outer side: the count kernel of
+ *	  cuda_rowcount.cu gives each outer row's matches, folded on the host
+ *	  with the row's values as weights;
+ *	- folding: any other step (a nested loop, a sort-merge or hash join with
+ *	  further quals, arguments over both sides) runs fold_kernel, a warp per
+ *	  outer row whose lanes evaluate the row's candidates with the device
+ *	  program and the argument programs and reduce the matches in registers;
+ *	  lane 0 adds the warp's partials to the row's group in device memory
+ *	  with atomics (128-bit integer sums as two halves with a carry).  Only
+ *	  those accumulators come back, once, at agg_finish.  Where a step has a
+ *	  pair the host must see (a recheck, a deferred group, an argument the
+ *	  device cannot compute exactly), a counting pass of the same kernel
+ *	  finds it first, and the step runs as run_step instead, its pairs folded
+ *	  on the host (../shared/agg_fold.c), so nothing is reduced twice.
+ *
+ * Float sums are added in whatever order the atomics land, so they may
+ * differ from the cpu backend's (and PostgreSQL's) in their last bits, as
+ * PostgreSQL's own parallel aggregates do.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,37 +90,25 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 }
 
 /*
- * The aggregate fast path of a sort-merge join whose bounds are its whole
+ * The range-run path of a sort-merge join whose bounds are its whole
  * condition (agg_runs.h): the bounds kernel finds each outer row's run of
  * inner positions on the device, and only the runs come back, 12 bytes an
- * outer row and never a pair, to be reduced with the prefix arrays.  Outer
- * rows whose bounds the host must see (GJ_OUTER_ALL) return their pairs as
- * run_step does; any other join is run_step.  Over the same tiles these are
+ * outer row and never a pair, to be reduced with the prefix arrays.  The
+ * caller sends GJ_OUTER_ALL rows elsewhere.  Over the same tiles these are
  * the cpu backend's steps (2^20 rows, AGG_HOST_WORK_PER_STEP positions
  * walked), so both give the same partials, unless the work bound cuts steps
  * (then float sums may differ in their last bits: another summation order).
  */
-bool
-gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpec *spec,
-				 GjAggPartial *partial, GjMatches *matches, GjStats *stats, GjError *err)
+static bool
+cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+				   const GjAggSpec *spec, GjAggPartial *partial, GjMatches *matches,
+				   GjStats *stats, GjError *err)
 {
-	CudaJoinState *state = (CudaJoinState *) arg;
 	int64_t		o_begin = *outer_next;
 	int64_t		rows,
 				j,
 				work = 0;
 
-	if (state->input.algorithm != GJ_ALGO_SORTMERGE || state->input.filter_needed ||
-		tile->inner_end <= tile->inner_begin || o_begin >= tile->outer_end)
-		return gj_cuda_run_step(arg, tile, outer_next, matches, stats, err);
-	if (o_begin < state->outer_all)
-	{
-		/* the GJ_OUTER_ALL rows of the tile, alone, as pairs */
-		GjTile		all_rows = *tile;
-
-		all_rows.outer_end = gj_min64(tile->outer_end, state->outer_all);
-		return gj_cuda_run_step(arg, &all_rows, outer_next, matches, stats, err);
-	}
 	matches->count = 0;
 	if (state->h_outer_status[o_begin] == GJ_OUTER_EMPTY)
 	{
@@ -160,4 +171,621 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 		state->agg_rows_hint = 0;
 	*outer_next = o_begin + j;
 	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Folding pairs on the device
+ * ---------------------------------------------------------------------
+ */
+
+/* Arguments of fold_kernel (well under the 4 KB parameter limit). */
+typedef struct FoldArgs
+{
+	GjAggSpec	spec;			/* device pointers; arrays by input row */
+	GjProgram	program;
+	GjKeyColumns outer;			/* join columns; row r at [r - outer_base] */
+	GjKeyColumns inner;
+	int64_t		outer_base;
+	int64_t		inner_base;
+	int32_t		filter;			/* evaluate the program (else every candidate matches) */
+	int64_t		nrows;			/* step rows */
+	int64_t		o_begin;		/* nested loop: first outer row; sorted: first position */
+	int64_t		i_begin;		/* nested loop: the tile's inner rows */
+	int64_t		i_end;
+	const uint32_t *outer_perm; /* sorted: position -> row */
+	const uint32_t *inner_perm;
+	const uint32_t *first;		/* sorted, per step row: first candidate position */
+	const uint64_t *cand_off;	/* sorted, per step row: scanned candidates */
+	unsigned long long *group_pairs;
+	GjAggDeviceAcc *accs;
+	unsigned long long *host_pairs; /* pairs the host must see */
+} FoldArgs;
+
+/* A lane's partial aggregate of one argument. */
+typedef struct LaneAcc
+{
+	unsigned long long count;
+	unsigned long long lo;
+	unsigned long long hi;
+	double		fsum;
+	long long	min_key;
+	long long	max_key;
+	unsigned int nonfinite;
+} LaneAcc;
+
+__device__ __forceinline__ void
+lane_acc_init(LaneAcc *acc)
+{
+	acc->count = 0;
+	acc->lo = 0;
+	acc->hi = 0;
+	acc->fsum = -0.0;			/* the identity of IEEE addition */
+	acc->min_key = INT64_MAX;
+	acc->max_key = INT64_MIN;
+	acc->nonfinite = 0;
+}
+
+/* 128-bit two's complement addition of (lo, hi) into acc. */
+__device__ __forceinline__ void
+add128(unsigned long long *lo, unsigned long long *hi, unsigned long long vlo,
+	   unsigned long long vhi)
+{
+	unsigned long long sum = *lo + vlo;
+
+	*hi += vhi + (sum < *lo ? 1 : 0);
+	*lo = sum;
+}
+
+__device__ __forceinline__ void
+lane_acc_add(LaneAcc *acc, const GjAggArg *arg, int64_t v)
+{
+	long long	key;
+
+	acc->count++;
+	if (arg->cls == GJ_CLASS_FLOAT)
+	{
+		double		d = gj_bits_to_double(v);
+
+		if (arg->need_sum)
+		{
+			acc->fsum += d;
+			if (!isfinite(d))
+				acc->nonfinite = 1;
+		}
+		key = gj_float_total_key(d);
+	}
+	else
+	{
+		if (arg->need_sum)
+			add128(&acc->lo, &acc->hi, (unsigned long long) v,
+				   v < 0 ? ~0ULL : 0ULL);
+		key = v;
+	}
+	if (arg->need_minmax)
+	{
+		acc->min_key = key < acc->min_key ? key : acc->min_key;
+		acc->max_key = key > acc->max_key ? key : acc->max_key;
+	}
+}
+
+/* Sum a lane partial over the warp into lane 0. */
+__device__ __forceinline__ void
+lane_acc_reduce(LaneAcc *acc)
+{
+	for (int off = 16; off > 0; off /= 2)
+	{
+		unsigned long long lo = __shfl_down_sync(0xffffffffu, acc->lo, off);
+		unsigned long long hi = __shfl_down_sync(0xffffffffu, acc->hi, off);
+		long long	mn = __shfl_down_sync(0xffffffffu, acc->min_key, off);
+		long long	mx = __shfl_down_sync(0xffffffffu, acc->max_key, off);
+
+		acc->count += __shfl_down_sync(0xffffffffu, acc->count, off);
+		add128(&acc->lo, &acc->hi, lo, hi);
+		acc->fsum += __shfl_down_sync(0xffffffffu, acc->fsum, off);
+		acc->min_key = mn < acc->min_key ? mn : acc->min_key;
+		acc->max_key = mx > acc->max_key ? mx : acc->max_key;
+		acc->nonfinite |= __shfl_down_sync(0xffffffffu, acc->nonfinite, off);
+	}
+}
+
+/* Add lane 0's partial of one argument into its group's accumulator. */
+__device__ __forceinline__ void
+lane_acc_flush(const LaneAcc *acc, const GjAggArg *arg, GjAggDeviceAcc *into)
+{
+	if (acc->count == 0)
+		return;
+	atomicAdd(&into->count, acc->count);
+	if (arg->need_sum)
+	{
+		if (arg->cls == GJ_CLASS_FLOAT)
+		{
+			atomicAdd(&into->fsum, acc->fsum);
+			if (acc->nonfinite)
+				atomicOr(&into->saw_nonfinite, 1u);
+		}
+		else
+		{
+			unsigned long long old = atomicAdd(&into->isum_lo, acc->lo);
+
+			atomicAdd(&into->isum_hi, acc->hi + (old + acc->lo < old ? 1 : 0));
+		}
+	}
+	if (arg->need_minmax)
+	{
+		atomicMin(&into->min_key, acc->min_key);
+		atomicMax(&into->max_key, acc->max_key);
+	}
+}
+
+/* The warp's partials of one row into its group: lane 0 adds them. */
+__device__ __forceinline__ void
+fold_row_flush(const FoldArgs *a, LaneAcc *acc, uint32_t g, unsigned long long pairs, int lane)
+{
+	const GjAggSpec *spec = &a->spec;
+
+	for (int off = 16; off > 0; off /= 2)
+		pairs += __shfl_down_sync(0xffffffffu, pairs, off);
+	/* every lane knows whether the row matched anything */
+	pairs = __shfl_sync(0xffffffffu, pairs, 0);
+	if (pairs == 0)
+		return;
+	for (int k = 0; k < spec->nargs; k++)
+		lane_acc_reduce(&acc[k]);
+	if (lane == 0)
+	{
+		atomicAdd(&a->group_pairs[g], pairs);
+		for (int k = 0; k < spec->nargs; k++)
+			lane_acc_flush(&acc[k], &spec->args[k], &a->accs[(int64_t) g * spec->nargs + k]);
+	}
+}
+
+/*
+ * A warp per step row (grid-stride), its lanes over the row's candidates:
+ * each match whose values the spec gives exactly is reduced in the lane's
+ * registers (COUNT_HOST: only counted when it needs the host), then the warp
+ * reduces and lane 0 adds into the row's group.  The caller guarantees that
+ * a folding pass meets no pair that needs the host (its counting pass found
+ * none); such a pair would be skipped, never folded.
+ */
+template <bool SORTED, bool COUNT_HOST>
+__global__ void __launch_bounds__(FOLD_BLOCK)
+fold_kernel(const __grid_constant__ FoldArgs a)
+{
+	int			lane = threadIdx.x & 31;
+	int64_t		warp = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	int64_t		nwarps = ((int64_t) gridDim.x * blockDim.x) >> 5;
+	const GjAggSpec *spec = &a.spec;
+
+	for (int64_t j = warp; j < a.nrows; j += nwarps)
+	{
+		uint32_t	orow;
+		int64_t		first,
+					ncand;
+		uint32_t	g = 0;
+		unsigned long long pairs = 0,
+					host = 0;
+		LaneAcc		acc[GJ_AGG_MAX_ARGS];
+
+		if (SORTED)
+		{
+			orow = a.outer_perm[a.o_begin + j];
+			first = a.first[j];
+			ncand = (int64_t) (a.cand_off[j + 1] - a.cand_off[j]);
+		}
+		else
+		{
+			orow = (uint32_t) (a.o_begin + j);
+			first = a.i_begin;
+			ncand = a.i_end - a.i_begin;
+		}
+		if (spec->outer_group != NULL)
+			g = spec->outer_group[orow];
+		for (int k = 0; k < spec->nargs; k++)
+			lane_acc_init(&acc[k]);
+
+		for (int64_t c = lane; c < ncand; c += 32)
+		{
+			uint32_t	irow = SORTED ? a.inner_perm[first + c] : (uint32_t) (first + c);
+			int			r = GJ_RESULT_TRUE;
+			int64_t		values[GJ_AGG_MAX_ARGS];
+			int			status[GJ_AGG_MAX_ARGS];
+			bool		exact = true;
+
+			if (a.filter)
+				r = gj_program_eval(a.program.instrs, a.program.ninstrs,
+									&a.outer, orow - a.outer_base,
+									&a.inner, irow - a.inner_base);
+			if (r == GJ_RESULT_FALSE)
+				continue;
+			if (r == GJ_RESULT_RECHECK || g == GJ_AGG_GROUP_DEFERRED)
+				exact = false;
+			for (int k = 0; exact && k < spec->nargs; k++)
+			{
+				status[k] = gj_agg_arg_value(spec, &spec->args[k], orow, irow, &values[k]);
+				exact = status[k] != GJ_AGG_ROW_ERROR;
+			}
+			if (!exact)
+			{
+				host++;
+				continue;
+			}
+			if (!COUNT_HOST)
+			{
+				pairs++;
+				for (int k = 0; k < spec->nargs; k++)
+				{
+					if (status[k] == GJ_AGG_ROW_VALUE)
+						lane_acc_add(&acc[k], &spec->args[k], values[k]);
+				}
+			}
+		}
+
+		if (COUNT_HOST)
+		{
+			for (int off = 16; off > 0; off /= 2)
+				host += __shfl_down_sync(0xffffffffu, host, off);
+			if (lane == 0 && host > 0)
+				atomicAdd(a.host_pairs, host);
+		}
+		else
+			fold_row_flush(&a, acc, g, pairs, lane);
+	}
+}
+
+/* Accumulators start empty: counts 0, float sums -0.0, min/max keys open. */
+__global__ void
+acc_init_kernel(GjAggDeviceAcc *accs, int64_t n)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+	{
+		accs[i].count = 0;
+		accs[i].isum_lo = 0;
+		accs[i].isum_hi = 0;
+		accs[i].fsum = -0.0;
+		accs[i].min_key = INT64_MAX;
+		accs[i].max_key = INT64_MIN;
+		accs[i].saw_nonfinite = 0;
+		accs[i].pad = 0;
+	}
+}
+
+/* A device copy of n bytes of host memory, listed in agg_mem; NULL for none. */
+static bool
+agg_upload(CudaJoinState *state, const void *host, size_t n, void **dev, GjError *err)
+{
+	*dev = NULL;
+	if (host == NULL)
+		return true;
+	if (state->agg_nmem >= AGG_MAX_ALLOCATIONS)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message), "too many aggregate arrays");
+		return false;
+	}
+	CUDA_TRY(cudaMalloc(dev, n > 0 ? n : 1), "could not allocate device memory for aggregates");
+	state->agg_mem[state->agg_nmem++] = *dev;
+	if (n > 0)
+		CUDA_TRY(cudaMemcpy(*dev, host, n, cudaMemcpyHostToDevice),
+				 "could not copy aggregate arrays to the device");
+	return true;
+}
+
+/*
+ * Once per join: the spec's arrays (argument values and flags, the pair
+ * programs and their columns, the outer rows' groups) in device memory, and
+ * the accumulators of every group.
+ */
+static bool
+cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
+{
+	GjAggSpec  *d = &state->agg_dspec;
+	int64_t		nrows[2] = {state->input.outer_nrows, state->input.inner_nrows};
+	int64_t		ngroups = spec->outer_group != NULL ? spec->ngroups : 1;
+	int64_t		naccs = ngroups * gj_max64(spec->nargs, 1);
+	void	   *p;
+
+	*d = *spec;
+	for (int a = 0; a < spec->nargs; a++)
+	{
+		const GjAggArg *arg = &spec->args[a];
+
+		if (arg->side == GJ_AGG_SIDE_PAIR)
+		{
+			if (!agg_upload(state, arg->instrs, sizeof(GjInstr) * arg->ninstrs, &p, err))
+				return false;
+			d->args[a].instrs = (const GjInstr *) p;
+			continue;
+		}
+		if (!agg_upload(state, arg->values, sizeof(int64_t) * nrows[arg->side], &p, err))
+			return false;
+		d->args[a].values = (const int64_t *) p;
+		if (!agg_upload(state, arg->flags, nrows[arg->side], &p, err))
+			return false;
+		d->args[a].flags = (const uint8_t *) p;
+	}
+	for (int side = 0; side < 2; side++)
+	{
+		for (int c = 0; c < spec->pair_cols[side].ncols; c++)
+		{
+			if (!agg_upload(state, spec->pair_cols[side].values[c],
+							sizeof(int64_t) * nrows[side], &p, err))
+				return false;
+			d->pair_cols[side].values[c] = (const int64_t *) p;
+			if (!agg_upload(state, spec->pair_cols[side].isnull[c], nrows[side], &p, err))
+				return false;
+			d->pair_cols[side].isnull[c] = (const uint8_t *) p;
+		}
+	}
+	if (!agg_upload(state, spec->outer_group, sizeof(uint32_t) * nrows[0], &p, err))
+		return false;
+	d->outer_group = (const uint32_t *) p;
+
+	CUDA_TRY(cudaMalloc((void **) &state->d_group_pairs, sizeof(unsigned long long) * ngroups),
+			 "could not allocate device memory for aggregates");
+	CUDA_TRY(cudaMalloc((void **) &state->d_group_accs, sizeof(GjAggDeviceAcc) * naccs),
+			 "could not allocate device memory for aggregates");
+	CUDA_TRY(cudaMalloc((void **) &state->d_host_pairs, sizeof(unsigned long long)),
+			 "could not allocate device memory for aggregates");
+	CUDA_TRY(cudaMallocHost((void **) &state->h_host_pairs, sizeof(unsigned long long)),
+			 "could not allocate pinned host memory");
+	CUDA_TRY(cudaMemset(state->d_group_pairs, 0, sizeof(unsigned long long) * ngroups),
+			 "could not clear device memory");
+	acc_init_kernel<<<gj_cuda_grid_for(naccs, 256), 256, 0, state->stream>>>(state->d_group_accs,
+																			   naccs);
+	CUDA_LAUNCHED("the accumulator init kernel");
+	state->agg_ready = true;
+	return true;
+}
+
+/* Is a counting pass needed: may a pair of the step need the host? */
+static bool
+fold_may_need_host(const CudaJoinState *state, const GjAggSpec *spec, bool filter)
+{
+	if (spec->rows_need_host)
+		return true;
+	if (filter && gj_program_may_recheck(state->program.instrs, state->program.ninstrs))
+		return true;
+	for (int a = 0; a < spec->nargs; a++)
+	{
+		if (spec->args[a].side == GJ_AGG_SIDE_PAIR &&
+			gj_program_may_recheck(spec->args[a].instrs, spec->args[a].ninstrs))
+			return true;
+	}
+	return false;
+}
+
+/* Launch fold_kernel over the step described by a. */
+static bool
+launch_fold(CudaJoinState *state, const FoldArgs *a, bool sorted, bool count_host, GjError *err)
+{
+	unsigned	blocks = (unsigned) gj_min64(gj_ceil_div(a->nrows * 32, FOLD_BLOCK),
+											 (int64_t) state->sm_count * FOLD_BLOCKS_PER_SM);
+
+	blocks = blocks > 0 ? blocks : 1;
+	if (sorted)
+	{
+		if (count_host)
+			fold_kernel<true, true><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+		else
+			fold_kernel<true, false><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+	}
+	else
+	{
+		if (count_host)
+			fold_kernel<false, true><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+		else
+			fold_kernel<false, false><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+	}
+	CUDA_LAUNCHED("the aggregate fold kernel");
+	return true;
+}
+
+/* A step as run_step runs it, its pairs folded on the host. */
+static bool
+cuda_agg_pairs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+					const GjAggSpec *spec, GjAggPartial *partial, GjMatches *matches,
+					GjStats *stats, GjError *err)
+{
+	if (!gj_cuda_run_step(state, tile, outer_next, matches, stats, err))
+		return false;
+	/* the agg node never double-buffers: the matches are in our buffer */
+	matches->count = gj_agg_fold_pairs(spec, partial, (uint32_t *) matches->outer_rows,
+									   (uint32_t *) matches->inner_rows, matches->count);
+	return true;
+}
+
+/*
+ * The folding path (see the file's header): a nested-loop step of about
+ * GEN_PAIRS_PER_STEP pairs, or a sorted step cut at the same work, folded
+ * into the device accumulators.
+ */
+static bool
+cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+				   const GjAggSpec *spec, GjAggPartial *partial, GjMatches *matches,
+				   GjStats *stats, GjError *err)
+{
+	bool		sorted = state->input.algorithm != GJ_ALGO_NESTLOOP;
+	int64_t		o_begin = *outer_next;
+	int64_t		rows,
+				pairs;
+	FoldArgs	a;
+
+	matches->count = 0;
+	if (!state->agg_ready && !cuda_agg_fold_prepare(state, spec, err))
+		return false;
+
+	memset(&a, 0, sizeof(a));
+	a.spec = state->agg_dspec;
+	a.program = state->program;
+	a.group_pairs = state->d_group_pairs;
+	a.accs = state->d_group_accs;
+	a.host_pairs = state->d_host_pairs;
+	CUDA_TRY(cudaEventRecord(state->events[EV_START], state->stream),
+			 "could not record a CUDA event");
+	if (sorted)
+	{
+		if (state->h_outer_status[o_begin] == GJ_OUTER_EMPTY)
+		{
+			/* empty rows come last and have no candidates: the tile is done */
+			*outer_next = tile->outer_end;
+			return true;
+		}
+		rows = gj_min64(state->step_cap, tile->outer_end - o_begin);
+		if (o_begin < state->outer_all)
+			rows = gj_min64(rows, state->outer_all - o_begin);
+		CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
+				 "could not record a CUDA event");
+		if (!gj_cuda_sorted_candidates(state, tile, o_begin, rows, &rows, &pairs, err))
+			return false;
+		a.filter = state->input.filter_needed || o_begin < state->outer_all;
+		gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.outer);
+		gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.inner);
+		a.outer_perm = state->d_outer_perm;
+		a.inner_perm = state->d_inner_perm;
+		a.first = state->d_first;
+		a.cand_off = state->d_cand;
+	}
+	else
+	{
+		int64_t		ninner = tile->inner_end - tile->inner_begin;
+
+		if (!gj_cuda_upload_side(state, &state->outer, &state->input.outer,
+								 tile->outer_begin, tile->outer_end, stats, err) ||
+			!gj_cuda_upload_side(state, &state->inner, &state->input.inner,
+								 tile->inner_begin, tile->inner_end, stats, err))
+			return false;
+		CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
+				 "could not record a CUDA event");
+		rows = gj_min64(gj_max64(GEN_PAIRS_PER_STEP / gj_max64(ninner, 1), 1),
+						tile->outer_end - o_begin);
+		pairs = rows * ninner;
+		a.filter = 1;
+		gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.outer);
+		gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.inner);
+		a.outer_base = state->outer.begin;
+		a.inner_base = state->inner.begin;
+		a.i_begin = tile->inner_begin;
+		a.i_end = tile->inner_end;
+	}
+	a.o_begin = o_begin;
+	a.nrows = rows;
+
+	if (fold_may_need_host(state, spec, a.filter != 0))
+	{
+		CUDA_TRY(cudaMemsetAsync(state->d_host_pairs, 0, sizeof(unsigned long long),
+								 state->stream),
+				 "could not clear device memory");
+		if (!launch_fold(state, &a, sorted, true, err))
+			return false;
+		CUDA_TRY(cudaMemcpyAsync(state->h_host_pairs, state->d_host_pairs,
+								 sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+								 state->stream),
+				 "could not copy a count from the device");
+		CUDA_TRY(cudaStreamSynchronize(state->stream), "the aggregate fold kernel failed");
+		if (*state->h_host_pairs > 0)
+			return cuda_agg_pairs_step(state, tile, outer_next, spec, partial, matches,
+									   stats, err);
+	}
+	if (!launch_fold(state, &a, sorted, false, err))
+		return false;
+	CUDA_TRY(cudaEventRecord(state->events[EV_COUNTED], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "the aggregate fold kernel failed");
+	stats->transfer_ms += gj_cuda_event_ms(state, EV_START, EV_UPLOADED);
+	stats->kernel_ms += gj_cuda_event_ms(state, EV_UPLOADED, EV_COUNTED);
+	stats->pairs_evaluated += pairs;
+	*outer_next = o_begin + rows;
+	return true;
+}
+
+/* Does the range-run path take the spec: values per row, no host rows? */
+static bool
+spec_reads_rows(const GjAggSpec *spec)
+{
+	if (spec->rows_need_host)
+		return false;
+	for (int a = 0; a < spec->nargs; a++)
+	{
+		if (spec->args[a].side == GJ_AGG_SIDE_PAIR)
+			return false;
+	}
+	return true;
+}
+
+bool
+gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpec *spec,
+				 GjAggPartial *partial, GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+
+	matches->count = 0;
+	if (tile->inner_end <= tile->inner_begin || *outer_next >= tile->outer_end)
+	{
+		*outer_next = tile->outer_end;
+		return true;
+	}
+	if (state->input.algorithm == GJ_ALGO_SORTMERGE && !state->input.filter_needed &&
+		*outer_next >= state->outer_all && spec_reads_rows(spec))
+		return cuda_agg_runs_step(state, tile, outer_next, spec, partial, matches, stats, err);
+	return cuda_agg_fold_step(state, tile, outer_next, spec, partial, matches, stats, err);
+}
+
+bool
+gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial, GjStats *stats,
+				   GjError *err)
+{
+	CudaJoinState *state = (CudaJoinState *) arg;
+	int64_t		ngroups = spec->outer_group != NULL ? spec->ngroups : 1;
+	int64_t		naccs = ngroups * gj_max64(spec->nargs, 1);
+	unsigned long long *pairs;
+	GjAggDeviceAcc *accs;
+	cudaError_t rc;
+
+	if (!state->agg_ready)
+		return true;
+	pairs = (unsigned long long *) malloc(sizeof(unsigned long long) * ngroups);
+	accs = (GjAggDeviceAcc *) malloc(sizeof(GjAggDeviceAcc) * naccs);
+	if (pairs == NULL || accs == NULL)
+	{
+		free(pairs);
+		free(accs);
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for the partials of %lld groups",
+				 (long long) ngroups);
+		return false;
+	}
+	rc = cudaStreamSynchronize(state->stream);
+	if (rc == cudaSuccess)
+		rc = cudaMemcpy(pairs, state->d_group_pairs, sizeof(unsigned long long) * ngroups,
+						cudaMemcpyDeviceToHost);
+	if (rc == cudaSuccess)
+		rc = cudaMemcpy(accs, state->d_group_accs, sizeof(GjAggDeviceAcc) * naccs,
+						cudaMemcpyDeviceToHost);
+	if (rc == cudaSuccess)
+	{
+		gj_agg_merge_device(spec, partial, pairs, accs);
+		stats->bytes_from_device += (sizeof(unsigned long long) + sizeof(GjAggDeviceAcc) *
+									 gj_max64(spec->nargs, 1)) * ngroups;
+	}
+	free(pairs);
+	free(accs);
+	if (rc != cudaSuccess)
+		return gj_cuda_fail(err, 0, "could not copy the partial aggregates from the device", rc);
+	return true;
+}
+
+void
+gj_cuda_agg_free(CudaJoinState *state)
+{
+	for (int i = 0; i < state->agg_nmem; i++)
+		cudaFree(state->agg_mem[i]);
+	state->agg_nmem = 0;
+	cudaFree(state->d_group_pairs);
+	cudaFree(state->d_group_accs);
+	cudaFree(state->d_host_pairs);
+	cudaFreeHost(state->h_host_pairs);
+	cudaFreeHost(state->h_row_counts);
 }

@@ -61,6 +61,7 @@ cuda_end_join(void *arg)
 	cudaFreeHost(state->h_cut);
 	cudaFree(state->d_pair_args);
 	gj_agg_runs_free(state->agg_runs);
+	gj_cuda_agg_free(state);
 	free(state->h_outer_perm);
 	cudaFreeHost(state->h_run_first);
 	cudaFreeHost(state->h_run_width);
@@ -345,5 +346,6 @@ extern "C" const GjBackend gj_cuda_backend = {
 	(1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH),
 	cuda_tile_can_match,
 	gj_cuda_agg_step,
+	gj_cuda_agg_finish,
 	cuda_double_buffer
 };

@@ -32,6 +32,8 @@
 #include <cuda_runtime.h>
 
 #include "kernels/backend.h"
+#include "kernels/agg_spec.h"
+#include "kernels/shared/agg_fold.h"
 #include "kernels/shared/agg_runs.h"
 #include "kernels/shared/gj_keys.h"
 
@@ -112,6 +114,15 @@
  * cpu backend's CPU_PAIRS_PER_STEP, so cancel is honoured between steps.
  */
 #define AGG_HOST_WORK_PER_STEP	((int64_t) 1 << 24)
+
+/*
+ * Aggregate steps that fold pairs (cuda_agg.cu): a warp per outer row, its
+ * lanes over the row's candidates; the spec's arrays on the device take at
+ * most AGG_MAX_ALLOCATIONS allocations.
+ */
+#define FOLD_BLOCK			256
+#define FOLD_BLOCKS_PER_SM	16
+#define AGG_MAX_ALLOCATIONS	(2 * GJ_AGG_MAX_ARGS + 4 * GJ_MAX_KEY_COLS + 4)
 
 /* Entries of a sorted step's cut (see sorted_cut_kernel). */
 #define CUT_ENTRIES			6
@@ -207,6 +218,23 @@ typedef struct CudaJoinState
 								 * host's work bound stopped it; else 0 */
 	uint64_t   *d_packed;		/* a filtered step's matches, packed (d_capacity) */
 	bool		packed_needed;	/* sorted join with filtered steps */
+
+	/*
+	 * Aggregate steps that fold pairs on the device (cuda_agg.cu): the spec
+	 * with its arrays copied to device memory (agg_mem lists them, to free),
+	 * the accumulators of every group, and a counter of the pairs a step
+	 * must leave to the host.
+	 */
+	bool		agg_ready;
+	GjAggSpec	agg_dspec;
+	void	   *agg_mem[AGG_MAX_ALLOCATIONS];
+	int			agg_nmem;
+	unsigned long long *d_group_pairs;
+	GjAggDeviceAcc *d_group_accs;
+	unsigned long long *d_host_pairs;
+	unsigned long long *h_host_pairs;	/* pinned */
+	uint64_t   *h_row_counts;	/* pinned, per step row: matches (row counts) */
+	int64_t		h_row_counts_cap;
 } CudaJoinState;
 
 /* ---------------------------------------------------------------------
@@ -302,8 +330,13 @@ extern bool gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_
 								GjMatches *matches, GjStats *stats, GjError *err);
 extern bool gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 								  int64_t rows, GjError *err);
+extern bool gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
+									  int64_t rows, int64_t *k, int64_t *pairs, GjError *err);
 extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 							 const GjAggSpec *spec, GjAggPartial *partial,
 							 GjMatches *matches, GjStats *stats, GjError *err);
+extern void gj_cuda_agg_free(CudaJoinState *state);
+extern bool gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial,
+							   GjStats *stats, GjError *err);
 
 #endif							/* GPUJOIN_CUDA_INTERNAL_CUH */

@@ -727,6 +727,34 @@ gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 }
 
 /*
+ * The candidates of an aggregate step (cuda_agg.cu): bounds and their scan
+ * for up to rows step rows from o_begin, cut at the work limit of a filtered
+ * step.  *k receives the rows the step takes and *pairs their candidates;
+ * d_first and d_cand (scanned: row j's candidates are [d_cand[j],
+ * d_cand[j + 1])) describe them.  Synchronises the stream.
+ */
+bool
+gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
+						  int64_t rows, int64_t *k, int64_t *pairs, GjError *err)
+{
+	if (!gj_cuda_launch_bounds(state, tile, o_begin, rows, err))
+		return false;
+	if (!scan_counts(state, state->d_cand, rows + 1, err))
+		return false;
+	work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, rows,
+												 (uint64_t) SORTED_PAIRS_PER_STEP,
+												 state->d_cut);
+	CUDA_LAUNCHED("the work cut kernel");
+	CUDA_TRY(cudaMemcpyAsync(state->h_cut, state->d_cut, 2 * sizeof(uint64_t),
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy the step's cut from the device");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "the bounds kernel failed");
+	*k = (int64_t) state->h_cut[0];
+	*pairs = (int64_t) state->h_cut[1];
+	return true;
+}
+
+/*
  * The write pass of a filtered step (a.npairs candidates, total of them
  * matching): the matches in candidate order into the device match buffer,
  * and the number CUB selected into h_cut[5], which the caller checks
