@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "kt_common.h"
 
 int			test_number = 0;
@@ -299,6 +301,24 @@ run_schedule_agg(const GjBackend *backend, const GjJoinInput *input, const Sched
 			}
 		}
 	}
+	/* what the backend still holds of the partials */
+	if (spec != NULL && backend->agg_finish != NULL)
+	{
+		GjAggPartial rest;
+		int			a;
+
+		memset(&rest, 0, sizeof(rest));
+		rest.group_pairs = partial->group_pairs;
+		rest.group_acc = partial->group_acc;
+		if (!backend->agg_finish(state, spec, &rest, &set->stats, err))
+		{
+			backend->end_join(state);
+			return false;
+		}
+		partial->pairs += rest.pairs;
+		for (a = 0; a < spec->nargs; a++)
+			gj_agg_merge(&partial->acc[a], &rest.acc[a], spec->args[a].cls);
+	}
 	backend->end_join(state);
 	qsort(set->pairs, set->n, sizeof(uint64_t), cmp_u64);
 	return true;
@@ -350,12 +370,37 @@ spec_input(GjJoinInput *input, const Side *outer, const Side *inner, const JoinS
 
 /*
  * The aggregates of the agg_step tests: count(*), an outer integer argument,
- * and inner integer, float and large integer arguments, sums and min/max;
- * with grouped, 7 groups of the outer rows.  flags and groups are filled
- * (the caller frees flags[a] and groups).
+ * inner integer, float and large integer arguments, and an argument over
+ * both sides (outer column 0 + inner column 0), sums and min/max; with
+ * grouped, 7 groups of the outer rows.  The pair argument adds as int8
+ * without groups (always exact) and as int4 with them, where the keys'
+ * INT32_MIN and INT32_MAX overflow, so that those pairs go to the host.
+ * flags and groups are filled (the caller frees flags[a] and groups).
  */
-const int agg_arg_side[AGG_NARGS] = {0, 1, 1, 1};
-const int agg_arg_col[AGG_NARGS] = {0, 0, 1, 2};
+const int	agg_arg_side[AGG_NARGS] = {0, 1, 1, 1, GJ_AGG_SIDE_PAIR};
+const int	agg_arg_col[AGG_NARGS] = {0, 0, 1, 2, 0};
+
+static const GjInstr pair_add8[3] = {
+	{GJOP_LOAD_OUTER, GJ_CLASS_INT, 0, 0},
+	{GJOP_LOAD_INNER, GJ_CLASS_INT, 0, 0},
+	{GJOP_ADD, GJT_INT8, 0, 0}
+};
+static const GjInstr pair_add4[3] = {
+	{GJOP_LOAD_OUTER, GJ_CLASS_INT, 0, 0},
+	{GJOP_LOAD_INNER, GJ_CLASS_INT, 0, 0},
+	{GJOP_ADD, GJT_INT4, 0, 0}
+};
+
+/* Float sums agree up to summation order (or both saw NaN/infinity). */
+bool
+agg_close_fsum(const GjAggAcc *x, const GjAggAcc *y)
+{
+	if (x->fsum_started != y->fsum_started || x->saw_nonfinite != y->saw_nonfinite)
+		return false;
+	if (!x->fsum_started || x->saw_nonfinite)
+		return true;			/* NaN or an infinity: the host decides */
+	return fabs(x->fsum - y->fsum) <= 1e-9 * (fabs(x->fsum) + fabs(y->fsum)) + 1e-300;
+}
 
 void
 agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
@@ -371,6 +416,17 @@ agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
 		const Side *side = agg_arg_side[a] == 0 ? outer : inner;
 		int			col = agg_arg_col[a];
 
+		if (agg_arg_side[a] == GJ_AGG_SIDE_PAIR)
+		{
+			flags[a] = xmalloc(1);
+			spec->args[a].side = GJ_AGG_SIDE_PAIR;
+			spec->args[a].cls = GJ_CLASS_INT;
+			spec->args[a].need_sum = 1;
+			spec->args[a].need_minmax = 1;
+			spec->args[a].instrs = grouped ? pair_add4 : pair_add8;
+			spec->args[a].ninstrs = 3;
+			continue;
+		}
 		flags[a] = xmalloc(side->nrows);
 		for (r = 0; r < side->nrows; r++)
 			flags[a][r] = side->isnull[col] != NULL && side->isnull[col][r] ?
@@ -385,6 +441,9 @@ agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
 	for (r = 0; r < outer->nrows; r++)
 		groups[r] = (uint32_t) (r % AGG_GROUPS);
 	spec->outer_group = grouped ? groups : NULL;
+	spec->ngroups = grouped ? AGG_GROUPS : 1;
+	spec->pair_cols[0] = outer->cols;
+	spec->pair_cols[1] = inner->cols;
 }
 
 bool

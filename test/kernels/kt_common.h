@@ -67,7 +67,7 @@ typedef struct PairSet
 	char		problem[256];	/* a broken step contract, or "" */
 } PairSet;
 
-#define AGG_NARGS	4
+#define AGG_NARGS	5
 #define AGG_GROUPS	7
 
 /* The partials of one backend's agg_steps over a schedule. */
@@ -109,6 +109,7 @@ extern void agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
 extern bool run_agg_schedule(const GjBackend *backend, const GjJoinInput *input,
 							 const Schedule *s, const GjAggSpec *spec, AggRun *run,
 							 GjError *err);
+extern bool agg_close_fsum(const GjAggAcc *x, const GjAggAcc *y);
 
 /* kt_specs.c: programs and join specs */
 extern void emit(Program *p, int op, int type, int arg, int64_t imm);

@@ -312,20 +312,19 @@ test_sorted_errors(const Side *outer, const Side *inner, const JoinSpec *spec)
 static bool
 same_acc(const GjAggAcc *x, const GjAggAcc *y)
 {
-	return x->count == y->count && x->isum == y->isum &&
-		x->fsum_started == y->fsum_started &&
-		(!x->fsum_started || memcmp(&x->fsum, &y->fsum, sizeof(double)) == 0) &&
-		x->saw_nonfinite == y->saw_nonfinite && x->has_minmax == y->has_minmax &&
+	return x->count == y->count && x->isum == y->isum && agg_close_fsum(x, y) &&
+		x->has_minmax == y->has_minmax &&
 		(!x->has_minmax || (x->min_key == y->min_key && x->max_key == y->max_key));
 }
 
 /*
- * A range join's aggregates on both backends: count(*), an outer integer
- * argument, and inner integer, float and large integer arguments (sums and
- * min/max), with and without groups.  Both reduce the same runs in the same
- * order and cut the same steps (no step here walks 2^24 positions), so even
- * the float sums, merged per step as the executor does, are identical; the
- * pairs of OUTER_ALL rows come back as pairs on both.
+ * A join's aggregates on both backends: count(*), an outer integer
+ * argument, inner integer, float and large integer arguments and one over
+ * both sides (sums and min/max), with and without groups.  Both must reduce
+ * the same pairs and return the same pairs to the host (those the pair
+ * argument overflows on, with groups); counts, integer sums and min/max
+ * are exact, float sums equal up to summation order (the cuda backend adds
+ * them with atomics).
  */
 static void
 test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
@@ -395,13 +394,6 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 				ok = false;
 			}
 		}
-		if (ok && cpu->pairs.stats.pairs_evaluated != gpu->pairs.stats.pairs_evaluated)
-		{
-			printf("# cpu evaluated %lld pairs, cuda %lld\n",
-				   (long long) cpu->pairs.stats.pairs_evaluated,
-				   (long long) gpu->pairs.stats.pairs_evaluated);
-			ok = false;
-		}
 	}
 	for (a = 0; a < AGG_NARGS; a++)
 		free(flags[a]);
@@ -436,7 +428,6 @@ run_race_tests(void)
 	int			nprogs = build_programs(progs);
 	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
 	int			njoins = build_joins(joins);
-	int			nagg = 0;
 	GjDeviceInfo info;
 	GjError		err;
 	Side		outer,
@@ -451,9 +442,8 @@ run_race_tests(void)
 		free(joins);
 		return 0;
 	}
-	for (i = 0; i < njoins; i++)
-		nagg += joins[i].algorithm == GJ_ALGO_SORTMERGE && !joins[i].filter_needed;
-	printf("1..%d\n", nprogs + njoins + 2 * nagg);
+	/* every join: its programs, its pairs, its aggregates with and without groups */
+	printf("1..%d\n", nprogs + njoins + 2 * njoins);
 	make_side(&outer, RACE_OUTER, outer_nulls);
 	make_side(&inner, RACE_INNER, inner_nulls);
 	/* one step a tile: every launch is a kernel's whole work */
@@ -463,8 +453,6 @@ run_race_tests(void)
 		test_join(&outer, &inner, &joins[i], &few);
 	for (i = 0; i < njoins; i++)
 	{
-		if (joins[i].algorithm != GJ_ALGO_SORTMERGE || joins[i].filter_needed)
-			continue;
 		test_agg(&outer, &inner, &joins[i], &one, false);
 		test_agg(&outer, &inner, &joins[i], &one, true);
 	}
@@ -511,7 +499,7 @@ run_tests(bool quick)
 	for (i = 0; i < njoins; i++)
 	{
 		nhash += joins[i].algorithm == GJ_ALGO_HASH;
-		nagg += joins[i].algorithm == GJ_ALGO_SORTMERGE && !joins[i].filter_needed;
+		nagg++;
 	}
 	memset(&info, 0, sizeof(info));
 	memset(&err, 0, sizeof(err));
@@ -564,8 +552,6 @@ run_tests(bool quick)
 	test_sorted_errors(&outer, &inner, &joins[njoins - 1]);
 	for (i = 0; i < njoins; i++)
 	{
-		if (joins[i].algorithm != GJ_ALGO_SORTMERGE || joins[i].filter_needed)
-			continue;
 		test_agg(&outer, &inner, &joins[i], &schedules[1], false);
 		test_agg(&outer, &inner, &joins[i], &schedules[1], true);
 		test_agg(&outer, &inner, &joins[i], &schedules[3], false);
