@@ -114,6 +114,7 @@ extern bool agg_close_fsum(const GjAggAcc *x, const GjAggAcc *y);
 /* kt_specs.c: programs and join specs */
 extern void emit(Program *p, int op, int type, int arg, int64_t imm);
 extern int	build_programs(Program *progs);
+extern void nestloop_join(JoinSpec *join, const Program *prog);
 extern int	build_joins(JoinSpec *specs);
 
 /* kt_compare.c: the cuda backend against the cpu backend */

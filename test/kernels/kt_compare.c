@@ -443,7 +443,7 @@ run_race_tests(void)
 		return 0;
 	}
 	/* every join: its programs, its pairs, its aggregates with and without groups */
-	printf("1..%d\n", nprogs + njoins + 2 * njoins);
+	printf("1..%d\n", nprogs + njoins + 2 * njoins + 2 * nprogs);
 	make_side(&outer, RACE_OUTER, outer_nulls);
 	make_side(&inner, RACE_INNER, inner_nulls);
 	/* one step a tile: every launch is a kernel's whole work */
@@ -455,6 +455,14 @@ run_race_tests(void)
 	{
 		test_agg(&outer, &inner, &joins[i], &one, false);
 		test_agg(&outer, &inner, &joins[i], &one, true);
+	}
+	for (i = 0; i < nprogs; i++)
+	{
+		JoinSpec	nl;
+
+		nestloop_join(&nl, &progs[i]);
+		test_agg(&outer, &inner, &nl, &one, false);
+		test_agg(&outer, &inner, &nl, &one, true);
 	}
 	free_side(&outer);
 	free_side(&inner);
@@ -488,7 +496,7 @@ run_tests(bool quick)
 	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
 	int			njoins = build_joins(joins);
 	int			nhash = 0;
-	int			nagg = 0;
+	int			nagg = njoins;
 	GjDeviceInfo info;
 	GjError		err;
 	Side		outer,
@@ -497,10 +505,7 @@ run_tests(bool quick)
 				j;
 
 	for (i = 0; i < njoins; i++)
-	{
 		nhash += joins[i].algorithm == GJ_ALGO_HASH;
-		nagg++;
-	}
 	memset(&info, 0, sizeof(info));
 	memset(&err, 0, sizeof(err));
 	if (!gj_cuda_probe(&info, &err))
@@ -524,7 +529,7 @@ run_tests(bool quick)
 	}
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
-			   2 + 6 + nhash * 2 + 2 + nagg * 4);
+			   2 + 6 + nhash * 2 + 2 + nagg * 4 + nprogs * 2);
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
@@ -556,6 +561,14 @@ run_tests(bool quick)
 		test_agg(&outer, &inner, &joins[i], &schedules[1], true);
 		test_agg(&outer, &inner, &joins[i], &schedules[3], false);
 		test_agg(&outer, &inner, &joins[i], &schedules[3], true);
+	}
+	for (i = 0; i < nprogs; i++)
+	{
+		JoinSpec	nl;
+
+		nestloop_join(&nl, &progs[i]);
+		test_agg(&outer, &inner, &nl, &schedules[1], false);
+		test_agg(&outer, &inner, &nl, &schedules[1], true);
 	}
 	if (quick)
 	{

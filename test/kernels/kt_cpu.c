@@ -407,7 +407,6 @@ run_cpu_tests(void)
 	int			nprogs = build_programs(progs);
 	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
 	int			njoins = build_joins(joins);
-	int			nagg = 0;
 	Side		outer,
 				inner,
 				small_outer,
@@ -415,9 +414,9 @@ run_cpu_tests(void)
 	int			i,
 				j;
 
-	for (i = 0; i < njoins; i++)
-		nagg++;
-	printf("1..%d\n", nprogs * (nsched - 1) + njoins * nsched + njoins + nagg * 4 + 2 + 1);
+	/* programs, joins, join types, aggregates of every join and program, errors */
+	printf("1..%d\n", nprogs * (nsched - 1) + njoins * nsched + njoins + njoins * 4 +
+		   nprogs * 2 + 2 + 1);
 	printf("# cpu backend against a brute-force reference, %d x %d rows\n", CPU_OUTER, CPU_INNER);
 	make_side(&outer, CPU_OUTER, outer_nulls);
 	make_side(&inner, CPU_INNER, inner_nulls);
@@ -466,6 +465,17 @@ run_cpu_tests(void)
 		cpu_test_agg(&outer, &inner, &joins[i], &schedules[3], &ref, true);
 		free(ref.pairs);
 		free(small_ref.pairs);
+	}
+	for (i = 0; i < nprogs; i++)
+	{
+		JoinSpec	nl;
+		PairSet		ref;
+
+		nestloop_join(&nl, &progs[i]);
+		reference_pairs(&outer, &inner, &nl, &ref);
+		cpu_test_agg(&outer, &inner, &nl, &schedules[1], &ref, false);
+		cpu_test_agg(&outer, &inner, &nl, &schedules[1], &ref, true);
+		free(ref.pairs);
 	}
 	cpu_test_errors(&outer, &inner, &joins[0]);
 	cpu_test_errors(&outer, &inner, &joins[njoins - 1]);

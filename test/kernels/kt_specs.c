@@ -422,3 +422,14 @@ build_joins(JoinSpec *specs)
 	add_hash_joins(specs, &n);
 	return n;
 }
+
+/* A nested-loop join of one program (the aggregate tests run these too). */
+void
+nestloop_join(JoinSpec *join, const Program *prog)
+{
+	memset(join, 0, sizeof(JoinSpec));
+	join->name = prog->name;
+	join->algorithm = GJ_ALGO_NESTLOOP;
+	join->filter_needed = 1;
+	join->program = *prog;
+}
