@@ -37,6 +37,8 @@ OBJS = \
 	src/kernels/cpu/cpu_nestloop.o \
 	src/kernels/cpu/cpu_sorted.o \
 	src/kernels/cpu/cpu_agg.o \
+	src/kernels/cpu/cpu_rowcount.o \
+	src/kernels/cpu/cpu_dominance.o \
 	src/kernels/shared/agg_runs.o \
 	src/kernels/shared/agg_fold.o
 
@@ -47,7 +49,8 @@ CUDA_OBJS = \
 	src/kernels/cuda/cuda_backend.o \
 	src/kernels/cuda/cuda_nestloop.o \
 	src/kernels/cuda/cuda_sorted.o \
-	src/kernels/cuda/cuda_agg.o
+	src/kernels/cuda/cuda_agg.o \
+	src/kernels/cuda/cuda_rowcount.o
 # whichever of the two a build used, clean removes both
 EXTRA_CLEAN = $(CUDA_OBJS) src/kernels/cuda/cuda_stub.o
 
@@ -74,7 +77,7 @@ else
 OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device
 REGRESS_OPTS = --load-extension=gpujoin
 
 # gpujoin_overlap.c runs a join's next step on a helper thread

@@ -34,6 +34,7 @@ int			gpujoin_device_memory_kb = 0;
 int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
+bool		gpujoin_enable_dominance = true;
 bool		gpujoin_overlap_steps = true;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
@@ -141,6 +142,12 @@ define_gucs(void)
 							 "Lets GpuJoin compute aggregates over a join itself, without returning the joined rows.",
 							 NULL,
 							 &gpujoin_enable_aggregate, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.enable_dominance",
+							 "Lets GpuJoin count an aggregate over two inequalities by dominance, without evaluating pairs.",
+							 "For count(*) and aggregates of the outer side over a join such as r.a < s.a AND r.b > s.b: "
+							 "a sweep over one key with a Fenwick tree over the other, in O((n + m) log m).",
+							 &gpujoin_enable_dominance, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.overlap_steps",

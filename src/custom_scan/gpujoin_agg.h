@@ -78,6 +78,13 @@ typedef struct GpuJoinAggInfo
 	GjProgram	group_program[GJ_AGG_MAX_GROUP_COLS];
 	Oid			group_eqop[GJ_AGG_MAX_GROUP_COLS];
 	Oid			group_collation[GJ_AGG_MAX_GROUP_COLS];
+
+	/*
+	 * Count by dominance (the join is planned as a nested loop whose program
+	 * is two inequalities, every argument of the outer side): see
+	 * gpujoin.enable_dominance.
+	 */
+	bool		dominance;
 } GpuJoinAggInfo;
 
 /*

@@ -158,6 +158,7 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 	foreach(lc, group_exprs)
 		gas->group_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
+	gas->gj.agg_dominance = gas->agg.dominance;
 	gas->spec.nargs = gas->agg.nargs;
 	for (i = 0; i < gas->agg.nargs; i++)
 	{
@@ -596,14 +597,17 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 
 	/*
 	 * The backend reduces what it can and returns the pairs the host must
-	 * see (backend.h, agg_step).  It never sees the pairs of rows whose keys
-	 * have no exact int64: such a key is NULL to the backends (host_buffers.h,
-	 * device_isnull), so its row has no pair there, and all its pairs are
-	 * reduced on the host after the last step.  With host quals every pair
-	 * needs the host anyway.
+	 * see (backend.h, agg_step).  The rows whose keys have no exact int64
+	 * have NULL keys there (host_buffers.h, device_isnull), and all their
+	 * pairs are reduced on the host after the last step; the device may
+	 * still decide one of their pairs (NULL OR true), so the spec tells the
+	 * backend to drop those.  With host quals every pair needs the host
+	 * anyway.
 	 */
 	backend_reduces = gjs->backend->agg_step != NULL && gjs->host_qual == NULL;
 	gas->spec.rows_need_host = gas->has_error_rows || gas->deferred_rows > 0;
+	gas->spec.host_later[0] = gjs->outer_inexact;
+	gas->spec.host_later[1] = gjs->inner_inexact;
 	gas->spec.ngroups = Max(gas->ngroups, 1);
 
 	for (;;)
@@ -832,6 +836,7 @@ gpujoin_agg_rescan(CustomScanState *node)
 	gas->done = false;
 	/* the group numbers and partials were in agg_cxt */
 	gas->spec.outer_group = NULL;
+	gas->spec.host_later[0] = gas->spec.host_later[1] = NULL;
 	gas->outer_group = NULL;
 	gas->group_pairs = NULL;
 	gas->group_acc = NULL;

@@ -289,6 +289,43 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggI
 	return true;
 }
 
+/*
+ * How an aggregate path reduces the join (GJ_AGG_METHOD_*): as its algorithm
+ * does (range runs, or folding each match), by counting each outer row's
+ * matches over a nested loop (the program a conjunction of simple compares,
+ * every argument of the outer side, so a row's match count is all the
+ * aggregates need of the inner side), or by dominance (such a conjunction of
+ * two inequalities, see gpujoin.enable_dominance).
+ */
+#define GJ_AGG_METHOD_JOIN		0
+#define GJ_AGG_METHOD_COUNT		1
+#define GJ_AGG_METHOD_DOMINANCE	2
+
+static int
+agg_count_method(const GpuJoinPlanInfo *join_info, List *host_rinfos, const GpuJoinAggInfo *agg)
+{
+	GjCompareConjunction conj;
+	int			a;
+
+	if (host_rinfos != NIL ||
+		(gpujoin_algorithm != GJ_ALGO_AUTO && gpujoin_algorithm != GJ_ALGO_NESTLOOP))
+		return GJ_AGG_METHOD_JOIN;
+	/* an unfiltered range join reduces runs, which beats counting */
+	if (join_info->algorithm == GJ_ALGO_SORTMERGE && !join_info->filter_needed)
+		return GJ_AGG_METHOD_JOIN;
+	if (!gj_program_compare_conjunction(join_info->program.instrs, join_info->program.ninstrs,
+										&conj))
+		return GJ_AGG_METHOD_JOIN;
+	for (a = 0; a < agg->nargs; a++)
+	{
+		if (agg->arg_side[a] != GJ_AGG_SIDE_OUTER)
+			return GJ_AGG_METHOD_JOIN;
+	}
+	if (gpujoin_enable_dominance && gj_conjunction_is_dominance(&conj))
+		return GJ_AGG_METHOD_DOMINANCE;
+	return GJ_AGG_METHOD_COUNT;
+}
+
 /* Are all Vars of the expressions produced by the two inputs? */
 static bool
 agg_vars_available(List *exprs, Path *outer_path, Path *inner_path)
@@ -346,6 +383,11 @@ join_restrictlist(RelOptInfo *joinrel)
 	return NIL;
 }
 
+/* see cost_gpujoin_agg */
+#define COUNT_LOOP_SPEEDUP	4.0
+#define FILTER_CANDIDATES	3.0
+#define FILTER_INTERPRETER	10.0
+
 /*
  * Cost of the aggregate path: the GpuJoin cost (gpujoin_path.c) without the
  * cost of forming and returning each joined row, which is what it saves over
@@ -355,7 +397,7 @@ join_restrictlist(RelOptInfo *joinrel)
 static void
 cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
 				 RelOptInfo *joinrel, List *device_rinfos, List *host_rinfos,
-				 int algorithm, int nargs, int ngroup)
+				 const GpuJoinPlanInfo *join_info, int nargs, int ngroup, int method)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -374,10 +416,44 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 
 	startup = outer_path->total_cost + inner_path->total_cost +
 		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
-	run = gpujoin_device_work_cost(costs, algorithm, outer_rows, inner_rows, candidates,
-								   device_columns, device_cost.per_tuple / cpu_operator_cost) +
-		candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
-		candidates * nargs * costs->pair_cost;
+	if (method != GJ_AGG_METHOD_JOIN)
+	{
+		/*
+		 * Counting: the nested loop's compares (the count loops run a few
+		 * times faster than a nested loop that writes its matches), or for
+		 * dominance sorting both sides and a Fenwick tree operation per row
+		 * of each, a sort-merge join's work without candidates, twice (the
+		 * cuda backend counts with its kernel where that is cheaper).  The
+		 * arguments are added once per outer row, weighted by its count.
+		 */
+		Cost		count = gpujoin_device_work_cost(costs, GJ_ALGO_NESTLOOP, outer_rows,
+													 inner_rows, 0, device_columns,
+													 device_cost.per_tuple / cpu_operator_cost) /
+			COUNT_LOOP_SPEEDUP;
+
+		if (method == GJ_AGG_METHOD_DOMINANCE)
+			count = Min(count, 2 * gpujoin_device_work_cost(costs, GJ_ALGO_SORTMERGE, outer_rows,
+															inner_rows, 0, device_columns, 1.0));
+		run = count + outer_rows * nargs * costs->pair_cost;
+	}
+	else
+	{
+		run = gpujoin_device_work_cost(costs, join_info->algorithm, outer_rows, inner_rows,
+									   candidates, device_columns,
+									   device_cost.per_tuple / cpu_operator_cost) +
+			candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
+			candidates * nargs * costs->pair_cost;
+
+		/*
+		 * A filtered sort-merge or hash join evaluates its candidates with
+		 * the interpreter: about FILTER_CANDIDATES times the pairs that pass
+		 * (the bounds are one qual of several), each FILTER_INTERPRETER times
+		 * a specialised compare.
+		 */
+		if (join_info->algorithm != GJ_ALGO_NESTLOOP && join_info->filter_needed)
+			run += candidates * FILTER_CANDIDATES * FILTER_INTERPRETER *
+				Max(device_cost.per_tuple / cpu_operator_cost, 1.0) * costs->pair_cost;
+	}
 
 	/* GROUP BY: hash each outer row's grouping columns once */
 	startup += outer_rows * ngroup * cpu_operator_cost * 2;
@@ -448,6 +524,8 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		List	   *group_exprs;
 		Relids		relids[2];
 		CustomPath *cpath;
+		int			pass,
+					method;
 
 		if (outer_path == NULL || inner_path == NULL ||
 			outer_path->param_info != NULL || inner_path->param_info != NULL)
@@ -469,24 +547,35 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 								&group_exprs, side_vars))
 			continue;
 
-		cpath = makeNode(CustomPath);
-		cpath->path.pathtype = T_CustomScan;
-		cpath->path.parent = grouped_rel;
-		cpath->path.pathtarget = grouped_rel->reltarget;
-		cpath->path.param_info = NULL;
-		cpath->path.parallel_aware = false;
-		cpath->path.parallel_safe = false;
-		cpath->path.parallel_workers = 0;
-		cpath->path.rows = num_groups;
-		cpath->path.pathkeys = NIL;
-		cpath->flags = 0;
-		cpath->custom_paths = list_make2(outer_path, inner_path);
-		cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos,
-														  restrictlist, NIL, JOIN_INNER);
-		cpath->methods = &gpujoin_agg_path_methods;
-		cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
-						 host_rinfos, join_info.algorithm, agg_info.nargs, agg_info.ngroup);
-		add_path(grouped_rel, &cpath->path);
+		/* the join's own algorithm, and counting matches where it applies */
+		for (pass = 0; pass < 2; pass++)
+		{
+			method = pass == 0 ? GJ_AGG_METHOD_JOIN :
+				agg_count_method(&join_info, host_rinfos, &agg_info);
+			if (pass > 0 && method == GJ_AGG_METHOD_JOIN)
+				break;
+			cpath = makeNode(CustomPath);
+			cpath->path.pathtype = T_CustomScan;
+			cpath->path.parent = grouped_rel;
+			cpath->path.pathtarget = grouped_rel->reltarget;
+			cpath->path.param_info = NULL;
+			cpath->path.parallel_aware = false;
+			cpath->path.parallel_safe = false;
+			cpath->path.parallel_workers = 0;
+			cpath->path.rows = num_groups;
+			cpath->path.pathkeys = NIL;
+			cpath->flags = 0;
+			cpath->custom_paths = list_make2(outer_path, inner_path);
+			/* a GpuJoin path's private list, and the aggregate method */
+			cpath->custom_private = lappend(gpujoin_path_private_make(device_rinfos, host_rinfos,
+																	  restrictlist, NIL,
+																	  JOIN_INNER),
+											list_make1_int(method));
+			cpath->methods = &gpujoin_agg_path_methods;
+			cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
+							 host_rinfos, &join_info, agg_info.nargs, agg_info.ngroup, method);
+			add_path(grouped_rel, &cpath->path);
+		}
 	}
 }
 
@@ -508,6 +597,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *group_exprs;
 	Relids		relids[2];
 	List	   *scan_tlist = NIL;
+	int			method;
 	List	   *vars;
 	ListCell   *lc;
 	int			side;
@@ -519,6 +609,22 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids, &agg_info,
 							&aggrefs, &arg_exprs, &group_exprs, side_vars))
 		elog(ERROR, "GpuJoin aggregates no longer compile");
+
+	/*
+	 * Counting matches (by dominance or not): the tiles of a nested loop,
+	 * whose every pair the program decides; the aggregate steps count each
+	 * outer row's matches without forming them.
+	 */
+	method = linitial_int(list_nth(best_path->custom_private, GJ_PATH_PRIVATE_LENGTH));
+	agg_info.dominance = method == GJ_AGG_METHOD_DOMINANCE;
+	if (method != GJ_AGG_METHOD_JOIN)
+	{
+		join.info.algorithm = GJ_ALGO_NESTLOOP;
+		join.info.filter_needed = true;
+		memset(&join.info.range, 0, sizeof(join.info.range));
+		memset(&join.info.equi, 0, sizeof(join.info.equi));
+		memset(&join.info.band_guard, 0, sizeof(join.info.band_guard));
+	}
 
 	/* the scan tuple: the Vars of the quals and the arguments, ... */
 	vars = pull_var_clause((Node *) join.host_clauses, 0);

@@ -191,6 +191,7 @@ typedef struct GpuJoinState
 	const GjBackend *fallback_from; /* the join left this backend ... */
 	const char *fallback_reason;	/* ... for this reason */
 	bool		wants_agg_step; /* the aggregate node can reduce in a backend */
+	bool		agg_dominance;	/* the aggregate node counts by dominance */
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */

@@ -70,6 +70,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	else if (es->analyze && gjs->band_guard_failed)
 		ExplainPropertyText("Algorithm",
 							"nestloop (the abs() band's subtraction could overflow)", es);
+	else if (gjs->agg_dominance)
+		ExplainPropertyText("Algorithm", "nestloop (dominance counting)", es);
 	else
 		ExplainPropertyText("Algorithm", gpujoin_algorithm_name(gjs->info.algorithm), es);
 	explain_quals("Device Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_DEVICE_QUALS), node, ancestors, es);

@@ -295,6 +295,8 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 			host = lappend(host, rinfo);
 	}
 	memset(info, 0, sizeof(GpuJoinPlanInfo));
+	/* the program of the device quals (the aggregate paths read its shape) */
+	info->program = cxt.program;
 	gj_device_choose_algorithm(&cxt, extract_actual_clauses(device, false),
 							gpujoin_algorithm, info);
 

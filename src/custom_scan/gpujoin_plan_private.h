@@ -56,7 +56,7 @@ typedef enum GpuJoinPrivateIndex
 /* the length of a plain GpuJoin's custom_private */
 #define GJ_PRIVATE_JOIN_LENGTH	GJ_PRIVATE_AGG_INFO
 
-/* The entry at GJ_PRIVATE_AGG_INFO: a list of these four lists. */
+/* The entry at GJ_PRIVATE_AGG_INFO: a list of these lists. */
 typedef enum GpuJoinAggPrivateIndex
 {
 	/* one (kind, argument column) per aggregate */
@@ -70,6 +70,8 @@ typedef enum GpuJoinAggPrivateIndex
 	 * per grouping column or expression
 	 */
 	GJ_AGG_PRIVATE_GROUPS,
+	/* (dominance) */
+	GJ_AGG_PRIVATE_METHOD,
 	GJ_AGG_PRIVATE_LENGTH
 } GpuJoinAggPrivateIndex;
 

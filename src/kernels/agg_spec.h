@@ -79,7 +79,23 @@ typedef struct GjAggSpec
 	 * the host must not run.
 	 */
 	int32_t		rows_need_host;
+
+	/*
+	 * Per outer / inner row, or NULL: the row's key has no exact device value
+	 * (host_buffers.h), so the host evaluates all its pairs after the last
+	 * step.  A match of such a row (the device decided it anyway, as under
+	 * OR: NULL OR true) is neither reduced nor returned.
+	 */
+	const uint8_t *host_later[2];
 } GjAggSpec;
+
+/* Is the pair one whose rows the host joins after the last step? */
+GJ_HD bool
+gj_agg_pair_later(const GjAggSpec *spec, int64_t orow, int64_t irow)
+{
+	return (spec->host_later[0] != NULL && spec->host_later[0][orow]) ||
+		(spec->host_later[1] != NULL && spec->host_later[1][irow]);
+}
 
 /*
  * The value of argument arg for the pair (orow, irow): GJ_AGG_ROW_VALUE with

@@ -103,6 +103,13 @@ typedef struct GjJoinInput
 	GjRangeSpec range;			/* GJ_ALGO_SORTMERGE */
 	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
 	int32_t		filter_needed;	/* candidates must pass the device program */
+
+	/*
+	 * Aggregate steps of a nested loop whose program is a dominance
+	 * conjunction (gj_conjunction_is_dominance) may count each outer row's
+	 * matches by dominance instead of evaluating pairs: the planner chose it.
+	 */
+	int32_t		agg_dominance;
 } GjJoinInput;
 
 /*

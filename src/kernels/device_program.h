@@ -676,4 +676,70 @@ gj_program_simple_compare(const GjInstr *instrs, int ninstrs, GjSimpleCompare *s
 	return true;
 }
 
+/*
+ * An AND of simple compares, "outer.a < inner.a AND outer.b > inner.b": per
+ * outer row, the number of inner rows it matches can then be counted
+ * without the interpreter (the aggregate steps need only that).
+ */
+#define GJ_MAX_CONJUNCTS	4
+
+typedef struct GjCompareConjunction
+{
+	int32_t		n;
+	GjSimpleCompare cmp[GJ_MAX_CONJUNCTS];
+} GjCompareConjunction;
+
+/*
+ * Is the program an AND (any nesting of GJOP_AND) of 1..GJ_MAX_CONJUNCTS
+ * simple compares "outer col OP inner col" (either operand order,
+ * normalised outer-left as gj_program_simple_compare does)?  A pair then
+ * matches iff every compare holds on non-NULL values: AND is false as soon
+ * as one compare is, and NULL (no match) when one operand is NULL.
+ *
+ * The compiler emits a qual's compare as LOAD, LOAD, CMP and ANDs each
+ * qual after the first (gpujoin_expr_compile.c), so the program is read as
+ * postfix: every LOAD starts a three-instruction compare, every AND takes
+ * two booleans from the stack, and exactly one must be left.
+ */
+GJ_HD bool
+gj_program_compare_conjunction(const GjInstr *instrs, int ninstrs, GjCompareConjunction *conj)
+{
+	int			depth = 0;
+	int			pc = 0;
+
+	conj->n = 0;
+	while (pc < ninstrs)
+	{
+		if (instrs[pc].op == GJOP_AND)
+		{
+			if (depth < 2)
+				return false;
+			depth--;
+			pc++;
+			continue;
+		}
+		if (conj->n == GJ_MAX_CONJUNCTS || ninstrs - pc < 3 ||
+			!gj_program_simple_compare(&instrs[pc], 3, &conj->cmp[conj->n]) ||
+			(conj->cmp[conj->n].cls != GJ_CLASS_INT &&
+			 conj->cmp[conj->n].cls != GJ_CLASS_FLOAT))
+			return false;
+		conj->n++;
+		depth++;
+		pc += 3;
+	}
+	return depth == 1;
+}
+
+/*
+ * A conjunction of exactly two compares, each of < <= > >=: the 2-D
+ * dominance shape that gj_cpu_dominance_* count without evaluating pairs.
+ */
+GJ_HD bool
+gj_conjunction_is_dominance(const GjCompareConjunction *conj)
+{
+	return conj->n == 2 &&
+		conj->cmp[0].op >= GJOP_LT && conj->cmp[0].op <= GJOP_GE &&
+		conj->cmp[1].op >= GJOP_LT && conj->cmp[1].op <= GJOP_GE;
+}
+
 #endif							/* GPUJOIN_DEVICE_PROGRAM_H */

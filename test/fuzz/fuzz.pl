@@ -8,7 +8,9 @@
 # type, intervals and numerics no int64 holds; 0 to FUZZ_MAX_ROWS rows) and
 # runs FUZZ_QUERIES_PER_ROUND random queries on them: joins of every type
 # (INNER, LEFT, RIGHT, FULL, EXISTS, NOT EXISTS, three-way, in a rescanned
-# subquery, with LIMIT, with aggregates) whose conditions mix what the device
+# subquery, with LIMIT, with aggregates: of either side, of arguments over
+# both sides (r.x * s.y, s.d - r.d), grouped by a column or by an expression
+# of one side (r.i4 % 7, s.d + 1)) whose conditions mix what the device
 # evaluates (=, <, BETWEEN, bands, abs(), arithmetic that can overflow,
 # AND/OR/NOT, IS NULL) with what it does not (text, numeric arithmetic,
 # functions, subqueries).  Each query runs once natively (gpujoin.enabled = off) and
@@ -366,6 +368,49 @@ sub conjuncts
 	return [ map { condition($a, $b, 0) } 1 .. wpick([ 6, 1 ], [ 3, 2 ], [ 1, 3 ]) ];
 }
 
+# ---------------------------------------------------------------- aggregates
+
+# An aggregate whose argument reads a column of each side (r.x op s.y),
+# computed once per joined pair; an overflow there is an error only on a
+# pair that joins.  Float sums and averages are left out: GpuJoin sums in
+# another order (README), so their last bits may differ.  Float minima and
+# maxima print as x + 0: which of -0 and 0 a tie returns may differ.
+sub pair_agg
+{
+	my $kind = wpick([ 6, 'INT' ], [ 2, 'FLT' ], [ 1, 'INTFLT' ], [ 2, 'DATE' ]);
+	my ($a, $b) = chance(0.5) ? ('r', 's') : ('s', 'r');
+	if ($kind eq 'INT')
+	{
+		my ($x, $y) = (pick(@{ $FAMILY_COLS{INT} }), pick(@{ $FAMILY_COLS{INT} }));
+		my $arg = pick("$a.$x + $b.$y", "$a.$x - $b.$y", "$a.$x * $b.$y", "$a.$x * 2 + $b.$y",
+			"$a.$x + $b.$y * " . pick(3, 1000, 65536), "$a.$x % $b.$y", "-$a.$x + $b.$y");
+		return pick('sum', 'sum', 'avg', 'min', 'max', 'count') . "($arg)";
+	}
+	if ($kind eq 'FLT' || $kind eq 'INTFLT')
+	{
+		my $x = pick(@{ $FAMILY_COLS{FLT} });
+		my $y = pick(@{ $FAMILY_COLS{ $kind eq 'FLT' ? 'FLT' : 'INT' } });
+		my $arg = "$a.$x " . pick('+', '-', '*') . " $b.$y";
+		my $agg = pick('min', 'max', 'count');
+		return $agg eq 'count' ? "count($arg)" : "$agg($arg) + 0";
+	}
+	# date - date is an integer (an error on an infinite date), date +
+	# integer a date (out of range past the ends)
+	return pick('sum', 'avg', 'min', 'max', 'count') . "($a.d - $b.d)" if chance(0.5);
+	return pick('min', 'max', 'count') . "($a.d " . pick('+', '-') . " $b." . pick('i2', 'i4', 'j4') . ")";
+}
+
+# A grouping expression of one side and the expression to select it by:
+# [group, shown].  Float groups are shown as x + 0 (-0 and 0 are one group).
+sub group_expr
+{
+	my ($side) = @_;
+	my $g = pick("$side.i4 % " . pick(2, 3, 7, 1000), "$side.i2 + 1", "$side.i8 * 2",
+		"$side.j4 / " . pick(3, 100), "$side.i4 + $side.j4", "abs($side.i2)", "-$side.i8",
+		"$side.d + 1", "$side.d - " . pick(1, 30), "$side.f8 * 2", "-$side.f4", "$side.f8 + $side.f4");
+	return [ $g, $g =~ /\bf[48]\b/ ? "($g) + 0" : $g ];
+}
+
 # ---------------------------------------------------------------- queries
 
 # A query is a template with ON marking the place of the condition, and the
@@ -385,7 +430,8 @@ sub new_query
 	my ($nr, $ns) = @_;
 	my $small3 = $nr * $nr * $ns <= 40 * $max_pairs;
 	my $shape = wpick([ 30, 'inner' ], [ 4, 'comma' ], [ 8, 'left' ], [ 5, 'right' ], [ 6, 'full' ],
-		[ 6, 'semi' ], [ 6, 'anti' ], [ 10, 'agg' ], [ 6, 'group' ], [ 5, 'limit' ],
+		[ 6, 'semi' ], [ 6, 'anti' ], [ 10, 'agg' ], [ 6, 'group' ], [ 10, 'pair_agg' ],
+		[ 6, 'group_expr' ], [ 5, 'limit' ],
 		[ $small3 ? 5 : 0, 'three' ], [ $small3 ? 3 : 0, 'rescan' ]);
 	my $cols = pick('r.id, s.id', 'r.id, s.id', 'r.*, s.*', 'r.id, s.id, r.f8, s.d, r.t, s.i8');
 	my $where = chance(0.2) ? " WHERE " . pick('r.i4 > 0', 's.f8 IS NOT NULL', 'r.id % 2 = 0', 'r.d > s.d') : '';
@@ -432,6 +478,28 @@ sub new_query
 		my $shown = $g eq 'r.f4' ? 'r.f4 + 0' : $g;
 		$q{tmpl} = "SELECT $shown, count(*), max(s.ts), sum(s.j4) FROM r JOIN s ON ON_COND GROUP BY $g";
 	}
+	elsif ($shape eq 'pair_agg')
+	{
+		# arguments over both sides, with one-side ones and count(*)
+		my @aggs = map { pair_agg() } 1 .. wpick([ 3, 1 ], [ 2, 2 ], [ 1, 3 ]);
+		push @aggs, pick('count(*)', 'sum(r.i4)', 'min(s.d)', 'max(r.i8)') if chance(0.5);
+		my $jt = wpick([ 9, 'JOIN' ], [ 1, 'LEFT JOIN' ]);
+		my $having = chance(0.15) ? ' HAVING count(*) > ' . pick(0, 1, 10) : '';
+		$q{tmpl} = "SELECT " . join(', ', @aggs) . " FROM r $jt s ON ON_COND$where$having";
+	}
+	elsif ($shape eq 'group_expr')
+	{
+		# GROUP BY expressions of one side (with a column of it, sometimes),
+		# aggregates of either side and of both
+		my $side = pick('r', 's');
+		my @groups = (group_expr($side));
+		push @groups, chance(0.5) ? group_expr($side) : [ "$side.i2", "$side.i2" ] if chance(0.3);
+		my @aggs = ('count(*)', map { chance(0.6) ? pair_agg() : pick('sum(s.j4)', 'max(s.ts)', 'min(r.d)', 'avg(r.i2)') }
+			  1 .. wpick([ 2, 1 ], [ 2, 2 ]));
+		my $having = chance(0.2) ? ' HAVING count(*) > ' . pick(1, 5) : '';
+		$q{tmpl} = "SELECT " . join(', ', (map { $_->[1] } @groups), @aggs) . " FROM r JOIN s ON ON_COND$where"
+		  . " GROUP BY " . join(', ', map { $_->[0] } @groups) . $having;
+	}
 	elsif ($shape eq 'limit')
 	{
 		$q{tmpl} = "SELECT r.id, s.id FROM r JOIN s ON ON_COND ORDER BY r.id, s.id LIMIT " . pick(1, 5, 50);
@@ -460,6 +528,7 @@ my %stat = (cases => 0, passed => 0, failed => 0, tolerated => 0, plan_dependent
 my %alg_count;
 my %shape_used;
 my %shape_count;
+my %shape_gpu_agg;
 
 sub psql_run
 {
@@ -755,6 +824,7 @@ while ($case < $n_cases)
 		print "# invalid query $case: $sql\n#   $native\n" if $verbose && $native =~ /^error 42/;
 		$stat{native_error}++ if $native =~ /^error /;
 		my $used = 0;
+		my $gpu_agg = 0;
 		my $verdict = 'pass';
 		my ($bad_v, $bad_res, $more);
 		for my $i (1 .. $#$v)
@@ -763,6 +833,7 @@ while ($case < $n_cases)
 			if ($plan ne '-')
 			{
 				$used = 1;
+				$gpu_agg = 1 if $plan =~ /:agg/;
 				$alg_count{$_}++ for split /,/, $plan;
 			}
 			my $j = judge($native, $g, $plan, []);
@@ -786,6 +857,7 @@ while ($case < $n_cases)
 		}
 		$stat{used}++ if $used;
 		$shape_used{ $q->{shape} }++ if $used;
+		$shape_gpu_agg{ $q->{shape} }++ if $gpu_agg;
 		if ($verdict eq 'fail')
 		{
 			my @details = ("native: $native", "GpuJoin (@$bad_v; plan $bad_res->[0]): $bad_res->[1]");
@@ -818,6 +890,8 @@ print "# fuzz coverage: $stat{cases} queries in ${secs}s, $stat{used} ran GpuJoi
 print "# GpuJoin nodes by algorithm: ", join(', ', map { "$_ $alg_count{$_}" } sort keys %alg_count), "\n";
 print "# queries by shape (with GpuJoin): ",
   join(', ', map { "$_ $shape_count{$_} (" . ($shape_used{$_} // 0) . ")" } sort keys %shape_count), "\n";
+print "# queries whose aggregates ran inside GpuJoin (algorithm:agg above), by shape: ",
+  join(', ', map { "$_ $shape_gpu_agg{$_}" } sort keys %shape_gpu_agg), "\n";
 print "# native errors $stat{native_error} (invalid queries $stat{invalid}), plan-dependent errors "
   . "$stat{plan_dependent}, tolerated $stat{tolerated}, timeouts $stat{timeout}, crashes $stat{crashes}\n";
 print "fuzz: $stat{passed} passed, $stat{failed} failed\n";

@@ -35,18 +35,24 @@ BEGIN
     PERFORM set_config('gpujoin.device_memory', coalesce(device_memory, '0'), true);
 END $$;
 
--- The GpuJoin algorithms of a plan, in plan order ('-' for none).
+-- The GpuJoin algorithms of a plan, in plan order ('-' for none), each
+-- followed by ':agg' where the node computes the aggregates itself.
 CREATE OR REPLACE FUNCTION fuzz_plan(query text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     line text;
     algs text[] := '{}';
     n_gpujoin int := 0;
+    gpu_aggs boolean := false;
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
         IF line LIKE '%Custom Scan (GpuJoin)%' THEN
             n_gpujoin := n_gpujoin + 1;
+            gpu_aggs := false;
+        ELSIF line ~ '^\s*GPU Aggregates: ' THEN
+            gpu_aggs := true;
         ELSIF line ~ '^\s*Algorithm: ' THEN
-            algs := algs || regexp_replace(line, '^\s*Algorithm: ', '');
+            algs := algs || (regexp_replace(line, '^\s*Algorithm: ', '')
+                             || CASE WHEN gpu_aggs THEN ':agg' ELSE '' END);
         END IF;
     END LOOP;
     IF n_gpujoin = 0 THEN

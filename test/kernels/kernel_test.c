@@ -14,15 +14,20 @@
  *	  keys, programs stricter than the hash keys), each over tile schedules
  *	  from one tile to hundreds of tiles with match buffers so small that
  *	  tiles are split into many steps.  Both backends prune tiles with their
- *	  own tile_can_match, and must prune the same tiles.
+ *	  own tile_can_match, and must prune the same tiles.  The row counts of
+ *	  compare conjunctions (gj_cuda_rowcount) are checked against a
+ *	  brute-force reference.
  *
  *	  kernel_test			the correctness tests (the cpu tests without a GPU)
  *	  kernel_test cpu		the cpu backend alone against a brute-force
  *							reference (every pair through the interpreter):
  *							the programs, sort-merge and hash joins over the
  *							tile schedules, the join types' matched rows,
- *							agg_step partials, the error path and tile
- *							pruning; ends "kernel_test: N passed, N failed"
+ *							agg_step partials, the error path, tile
+ *							pruning, and the row counts of compare
+ *							conjunctions (the conjunction loop, the
+ *							dominance counter); ends "kernel_test: N
+ *							passed, N failed"
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
  *	  kernel_test race		every kernel on sides of a few hundred rows (for
@@ -33,9 +38,15 @@
  *	  kernel_test bench [N]	time the simple-compare kernel "o.a < i.a" on
  *							N x N int4-valued rows (default 1M), counting
  *							matches only, a selective equi-join through
- *							run_step end to end, and a band join and a hash
+ *							run_step end to end, a band join and a hash
  *							join through begin_join and run_step on both
- *							backends, N x N and 4N x 4N rows
+ *							backends, N x N and 4N x 4N rows, and the row
+ *							counts of "o.a < i.a AND o.b > i.b" (below)
+ *	  kernel_test bench-rowcount [N]
+ *							the row counts alone, N x N int4 rows: the cpu
+ *							conjunction loop (int4 and int8 keys, one core),
+ *							the dominance counter, and gj_cuda_rowcount
+ *							(total only, and per-row counts) on a GPU
  *
  *	  This file is main and the mode dispatch.  The rest:
  *	  kt_common.h/.c	types, inputs, the schedule runner, reporting
@@ -43,6 +54,8 @@
  *	  kt_compare.c		cuda against cpu (default, quick, race)
  *	  kt_cpu.c			cpu against a brute-force reference (cpu)
  *	  kt_bench.c		timings (bench, startup)
+ *	  kt_rowcount.c		row counts of compare conjunctions: tests (cpu, and
+ *						cuda in the default mode) and bench-rowcount
  *
  *-------------------------------------------------------------------------
  */
@@ -61,8 +74,11 @@ main(int argc, char **argv)
 
 		rc |= bench_sorted(n);
 		rc |= bench_sorted(4 * n);
+		rc |= bench_rowcount(n);
 		return rc;
 	}
+	if (argc >= 2 && strcmp(argv[1], "bench-rowcount") == 0)
+		return bench_rowcount(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)

@@ -129,4 +129,9 @@ extern int	run_bench(int64_t n);
 extern int	bench_sorted(int64_t n);
 extern int	bench_startup(void);
 
+/* kt_rowcount.c: per-row match counts of compare conjunctions */
+extern int	rowcount_test_count(bool cuda);
+extern void run_rowcount_tests(bool cuda);
+extern int	bench_rowcount(int64_t n);
+
 #endif							/* KT_COMMON_H */

@@ -529,7 +529,7 @@ run_tests(bool quick)
 	}
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
-			   2 + 6 + nhash * 2 + 2 + nagg * 4 + nprogs * 2);
+			   2 + 6 + nhash * 2 + 2 + nagg * 4 + nprogs * 2 + rowcount_test_count(true));
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
@@ -604,6 +604,7 @@ run_tests(bool quick)
 			strncmp(joins[i].name, "range band i.a", 14) == 0)
 			test_big(&joins[i]);
 	}
+	run_rowcount_tests(true);
 
 	free(progs);
 	free(joins);

@@ -388,7 +388,8 @@ cpu_test_pruning(const Side *outer, const Side *inner, const JoinSpec *spec,
  * The cpu mode: the nested-loop programs over the three nested-loop
  * schedules, every sort-merge and hash join over all four, the join types
  * on the schedule of many steps, the aggregate fast path, the error path
- * and tile pruning.  The reference of each program or join is computed once.
+ * and tile pruning, and the per-row counts of compare conjunctions
+ * (kt_rowcount.c).  The reference of each program or join is computed once.
  */
 int
 run_cpu_tests(void)
@@ -416,7 +417,7 @@ run_cpu_tests(void)
 
 	/* programs, joins, join types, aggregates of every join and program, errors */
 	printf("1..%d\n", nprogs * (nsched - 1) + njoins * nsched + njoins + njoins * 4 +
-		   nprogs * 2 + 2 + 1);
+		   nprogs * 2 + 2 + 1 + rowcount_test_count(false));
 	printf("# cpu backend against a brute-force reference, %d x %d rows\n", CPU_OUTER, CPU_INNER);
 	make_side(&outer, CPU_OUTER, outer_nulls);
 	make_side(&inner, CPU_INNER, inner_nulls);
@@ -488,6 +489,7 @@ run_cpu_tests(void)
 	free_side(&inner);
 	free(progs);
 	free(joins);
+	run_rowcount_tests(false);
 	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
 	return failures > 0 ? 1 : 0;
 }

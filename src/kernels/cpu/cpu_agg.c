@@ -119,15 +119,93 @@ cpu_agg_runs_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next,
 	return true;
 }
 
+/* Out of host memory in an aggregate step. */
+static bool
+cpu_agg_oom(GjError *err, const char *what, int64_t n)
+{
+	err->code = GJ_ERR_OUT_OF_MEMORY;
+	snprintf(err->message, sizeof(err->message), "could not allocate host memory for %s of %lld rows",
+			 what, (long long) n);
+	return false;
+}
+
+/*
+ * The row-count path: each outer row's matches against the inner tile,
+ * counted by the blocked compare loop (cpu_rowcount.c) or, where the
+ * planner chose it, by dominance (cpu_dominance.c, the inner tile indexed
+ * once per tile), then folded with the rows' values as weights.  A step is
+ * about CPU_COUNT_PAIRS_PER_STEP pairs of the loop, or
+ * CPU_OUTER_ROWS_PER_STEP rows of the dominance count.
+ */
+static bool
+cpu_agg_count_step(CpuJoinState *state, const GjCompareConjunction *conj, const GjTile *tile,
+				   int64_t *outer_next, const GjAggSpec *spec, GjAggPartial *partial,
+				   GjMatches *matches, GjStats *stats, GjError *err)
+{
+	int64_t		ninner = tile->inner_end - tile->inner_begin;
+	int64_t		o_begin = *outer_next;
+	bool		dominance = state->input.agg_dominance && gj_conjunction_is_dominance(conj);
+	int64_t		rows = dominance ? CPU_OUTER_ROWS_PER_STEP :
+		CPU_COUNT_PAIRS_PER_STEP / (ninner > 0 ? ninner : 1);
+	int64_t		j;
+
+	if (rows < 1)
+		rows = 1;
+	if (rows > tile->outer_end - o_begin)
+		rows = tile->outer_end - o_begin;
+	if (rows > state->row_counts_cap)
+	{
+		free(state->row_counts);
+		state->row_counts = malloc(sizeof(uint64_t) * rows);
+		state->row_counts_cap = state->row_counts != NULL ? rows : 0;
+		if (state->row_counts == NULL)
+			return cpu_agg_oom(err, "the match counts", rows);
+	}
+	if (dominance)
+	{
+		if (state->dominance == NULL || state->dominance_inner_begin != tile->inner_begin ||
+			state->dominance_inner_end != tile->inner_end)
+		{
+			gj_dominance_free(state->dominance);
+			state->dominance = gj_dominance_build(&state->input, conj, tile->inner_begin,
+												  tile->inner_end);
+			if (state->dominance == NULL)
+				return cpu_agg_oom(err, "the dominance index", ninner);
+			state->dominance_inner_begin = tile->inner_begin;
+			state->dominance_inner_end = tile->inner_end;
+		}
+		if (!gj_dominance_count(state->dominance, &state->input, o_begin, o_begin + rows,
+								state->row_counts))
+			return cpu_agg_oom(err, "the dominance count", rows);
+	}
+	else
+	{
+		gj_cpu_rowcount_conjunction(&state->input, conj, tile, o_begin, o_begin + rows,
+									state->row_counts);
+		stats->pairs_evaluated += rows * ninner;
+	}
+	for (j = 0; j < rows; j++)
+		stats->device_matches += (int64_t) state->row_counts[j];
+	gj_agg_fold_row_counts(spec, partial, NULL, o_begin, state->row_counts, rows);
+	matches->count = 0;
+	*outer_next = o_begin + rows;
+	return true;
+}
+
 bool
 gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 				const GjAggSpec *spec, GjAggPartial *partial,
 				GjMatches *matches, GjStats *stats, GjError *err)
 {
 	CpuJoinState *state = arg;
+	GjCompareConjunction conj;
 
 	if (state->input.algorithm == GJ_ALGO_SORTMERGE && !state->input.filter_needed &&
 		tile->inner_end > tile->inner_begin && spec_reads_rows(spec))
 		return cpu_agg_runs_step(state, tile, outer_next, spec, partial, matches, stats, err);
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec) &&
+		gj_program_compare_conjunction(state->input.instrs, state->input.ninstrs, &conj))
+		return cpu_agg_count_step(state, &conj, tile, outer_next, spec, partial, matches,
+								  stats, err);
 	return cpu_agg_pairs_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }

@@ -92,6 +92,8 @@ cpu_end_join(void *arg)
 	free(state->inner_keys);
 	free(state->inner_bucket_start);
 	gj_agg_runs_free(state->agg_runs);
+	free(state->row_counts);
+	gj_dominance_free(state->dominance);
 	free(state);
 }
 

@@ -21,6 +21,7 @@
 #include "kernels/agg_reduce.h"
 #include "kernels/shared/agg_runs.h"
 #include "kernels/shared/gj_keys.h"
+#include "cpu_dominance.h"
 
 /*
  * Inner rows per cache block: 2048 rows of one 8-byte key plus null flags
@@ -34,6 +35,15 @@
  * statement_timeout are honoured promptly between steps.
  */
 #define CPU_PAIRS_PER_STEP		((int64_t) 1 << 24)
+
+/*
+ * Pairs a step of the aggregate row counts compares (cpu_rowcount.c): the
+ * blocked count loop runs a few times faster than the nested loop that
+ * writes matches (3.5e10 int4 pairs/s on one core of the development
+ * machine), and each call first converts the whole inner tile, so a step
+ * takes many outer rows (about 8 ms).
+ */
+#define CPU_COUNT_PAIRS_PER_STEP	((int64_t) 1 << 28)
 
 /*
  * Matches a step of the sorted algorithms returns (unless one outer row has
@@ -125,6 +135,16 @@ typedef struct CpuJoinState
 
 	/* aggregate fast path: prefix arrays built at the first agg_step */
 	GjAggRuns  *agg_runs;
+
+	/*
+	 * Aggregate steps that count each outer row's matches (cpu_agg.c): the
+	 * counts of a step, and the dominance index of the current inner tile.
+	 */
+	uint64_t   *row_counts;
+	int64_t		row_counts_cap;
+	struct GjDominance *dominance;
+	int64_t		dominance_inner_begin;
+	int64_t		dominance_inner_end;
 } CpuJoinState;
 
 /* cpu_nestloop.c */
@@ -148,5 +168,18 @@ extern bool gj_cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 extern bool gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 							const GjAggSpec *spec, GjAggPartial *partial,
 							GjMatches *matches, GjStats *stats, GjError *err);
+
+/*
+ * cpu_rowcount.c: per outer row, the inner rows of a nested-loop tile that
+ * a conjunction of simple compares admits (for the aggregate steps).
+ * counts[o - o_begin] = inner rows i in [tile->inner_begin,
+ * tile->inner_end) for which every compare holds (rows are input row
+ * numbers, as in a nested-loop tile).
+ */
+extern void gj_cpu_rowcount_conjunction(const GjJoinInput *input,
+										const GjCompareConjunction *conj,
+										const GjTile *tile, int64_t o_begin, int64_t o_end,
+										uint64_t *counts);
+
 
 #endif							/* GPUJOIN_CPU_INTERNAL_H */

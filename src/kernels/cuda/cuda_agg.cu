@@ -33,6 +33,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
+
 #include "cuda_internal.cuh"
 
 /*
@@ -395,7 +397,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 				r = gj_program_eval(a.program.instrs, a.program.ninstrs,
 									&a.outer, orow - a.outer_base,
 									&a.inner, irow - a.inner_base);
-			if (r == GJ_RESULT_FALSE)
+			if (r == GJ_RESULT_FALSE || gj_agg_pair_later(spec, orow, irow))
 				continue;
 			if (r == GJ_RESULT_RECHECK || g == GJ_AGG_GROUP_DEFERRED)
 				exact = false;
@@ -521,6 +523,12 @@ cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 	if (!agg_upload(state, spec->outer_group, sizeof(uint32_t) * nrows[0], &p, err))
 		return false;
 	d->outer_group = (const uint32_t *) p;
+	for (int side = 0; side < 2; side++)
+	{
+		if (!agg_upload(state, spec->host_later[side], nrows[side], &p, err))
+			return false;
+		d->host_later[side] = (const uint8_t *) p;
+	}
 
 	CUDA_TRY(cudaMalloc((void **) &state->d_group_pairs, sizeof(unsigned long long) * ngroups),
 			 "could not allocate device memory for aggregates");
@@ -579,6 +587,21 @@ launch_fold(CudaJoinState *state, const FoldArgs *a, bool sorted, bool count_hos
 			fold_kernel<false, false><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
 	}
 	CUDA_LAUNCHED("the aggregate fold kernel");
+	return true;
+}
+
+/* Pinned host memory for the match counts of rows outer rows. */
+static bool
+cuda_agg_host_counts(CudaJoinState *state, int64_t rows, GjError *err)
+{
+	if (rows <= state->h_row_counts_cap)
+		return true;
+	cudaFreeHost(state->h_row_counts);
+	state->h_row_counts = NULL;
+	state->h_row_counts_cap = 0;
+	CUDA_TRY(cudaMallocHost((void **) &state->h_row_counts, sizeof(uint64_t) * rows),
+			 "could not allocate pinned host memory for match counts");
+	state->h_row_counts_cap = rows;
 	return true;
 }
 
@@ -700,6 +723,85 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	return true;
 }
 
+/*
+ * The row-count path: each outer row's matches against the inner tile from
+ * the count kernel (cuda_rowcount.cu), folded with the rows' values as
+ * weights; without arguments or groups only the total comes back.  Where
+ * the planner chose dominance counting and the tile is large enough that
+ * the host's O((n + m) log m) count beats the kernel's n x m pairs (at the
+ * rates DOMINANCE_NS_PER_ROW_LOG and KERNEL_PAIRS_PER_NS), the host counts.
+ */
+#define KERNEL_PAIRS_PER_NS		5000.0
+#define DOMINANCE_NS_PER_ROW_LOG	10.0
+
+static bool
+cuda_agg_count_step(CudaJoinState *state, const GjCompareConjunction *conj, const GjTile *tile,
+					int64_t *outer_next, const GjAggSpec *spec, GjAggPartial *partial,
+					GjMatches *matches, GjStats *stats, GjError *err)
+{
+	int64_t		ninner = tile->inner_end - tile->inner_begin;
+	int64_t		nouter = tile->outer_end - tile->outer_begin;
+	int64_t		o_begin = *outer_next;
+	bool		totals_only = spec->nargs == 0 && spec->outer_group == NULL;
+	int64_t		rows;
+	uint64_t	total = 0;
+
+	matches->count = 0;
+	if (state->input.agg_dominance && gj_conjunction_is_dominance(conj) &&
+		(double) nouter * ninner / KERNEL_PAIRS_PER_NS >
+		(double) (nouter + ninner) * log2((double) ninner + 2) * DOMINANCE_NS_PER_ROW_LOG)
+	{
+		rows = tile->outer_end - o_begin;
+		if (!cuda_agg_host_counts(state, rows, err))
+			return false;
+		if (state->dominance == NULL || state->dominance_inner_begin != tile->inner_begin ||
+			state->dominance_inner_end != tile->inner_end)
+		{
+			gj_dominance_free(state->dominance);
+			state->dominance = gj_dominance_build(&state->input, conj, tile->inner_begin,
+												  tile->inner_end);
+			state->dominance_inner_begin = tile->inner_begin;
+			state->dominance_inner_end = tile->inner_end;
+		}
+		if (state->dominance == NULL ||
+			!gj_dominance_count(state->dominance, &state->input, o_begin, o_begin + rows,
+								state->h_row_counts))
+		{
+			err->code = GJ_ERR_OUT_OF_MEMORY;
+			snprintf(err->message, sizeof(err->message),
+					 "could not allocate host memory for the dominance count of %lld rows",
+					 (long long) (nouter + ninner));
+			return false;
+		}
+		for (int64_t j = 0; j < rows; j++)
+			total += state->h_row_counts[j];
+	}
+	else
+	{
+		rows = gj_min64(gj_max64(CMP_PAIRS_PER_STEP / gj_max64(ninner, 1), 1),
+						gj_min64(tile->outer_end - o_begin, MAX_STEP_ROWS));
+		if (!totals_only && !cuda_agg_host_counts(state, rows, err))
+			return false;
+		if (!gj_cuda_rowcount(state, conj, tile, o_begin, rows,
+							  totals_only ? NULL : state->h_row_counts, &total, stats, err))
+			return false;
+	}
+	if (totals_only)
+	{
+		/* no argument, no group: the total is count(*)'s */
+		gj_agg_fold_row_counts(spec, partial, NULL, o_begin, &total, 1);
+		stats->device_matches += (int64_t) total;
+	}
+	else
+	{
+		for (int64_t j = 0; j < rows; j++)
+			stats->device_matches += (int64_t) state->h_row_counts[j];
+		gj_agg_fold_row_counts(spec, partial, NULL, o_begin, state->h_row_counts, rows);
+	}
+	*outer_next = o_begin + rows;
+	return true;
+}
+
 /* Does the range-run path take the spec: values per row, no host rows? */
 static bool
 spec_reads_rows(const GjAggSpec *spec)
@@ -719,6 +821,7 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 				 GjAggPartial *partial, GjMatches *matches, GjStats *stats, GjError *err)
 {
 	CudaJoinState *state = (CudaJoinState *) arg;
+	GjCompareConjunction conj;
 
 	matches->count = 0;
 	if (tile->inner_end <= tile->inner_begin || *outer_next >= tile->outer_end)
@@ -729,6 +832,10 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 	if (state->input.algorithm == GJ_ALGO_SORTMERGE && !state->input.filter_needed &&
 		*outer_next >= state->outer_all && spec_reads_rows(spec))
 		return cuda_agg_runs_step(state, tile, outer_next, spec, partial, matches, stats, err);
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec) &&
+		gj_program_compare_conjunction(state->program.instrs, state->program.ninstrs, &conj))
+		return cuda_agg_count_step(state, &conj, tile, outer_next, spec, partial, matches,
+								   stats, err);
 	return cuda_agg_fold_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }
 
@@ -788,4 +895,5 @@ gj_cuda_agg_free(CudaJoinState *state)
 	cudaFree(state->d_host_pairs);
 	cudaFreeHost(state->h_host_pairs);
 	cudaFreeHost(state->h_row_counts);
+	gj_dominance_free(state->dominance);
 }

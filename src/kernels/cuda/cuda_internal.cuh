@@ -35,6 +35,7 @@
 #include "kernels/agg_spec.h"
 #include "kernels/shared/agg_fold.h"
 #include "kernels/shared/agg_runs.h"
+#include "kernels/cpu/cpu_dominance.h"
 #include "kernels/shared/gj_keys.h"
 
 /*
@@ -235,6 +236,9 @@ typedef struct CudaJoinState
 	unsigned long long *h_host_pairs;	/* pinned */
 	uint64_t   *h_row_counts;	/* pinned, per step row: matches (row counts) */
 	int64_t		h_row_counts_cap;
+	struct GjDominance *dominance;	/* the host's dominance index of an inner tile */
+	int64_t		dominance_inner_begin;
+	int64_t		dominance_inner_end;
 } CudaJoinState;
 
 /* ---------------------------------------------------------------------
@@ -338,5 +342,17 @@ extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 extern void gj_cuda_agg_free(CudaJoinState *state);
 extern bool gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial,
 							   GjStats *stats, GjError *err);
+
+/*
+ * Row counts of a compare conjunction (cuda_rowcount.cu): per outer row,
+ * rows outer rows from o_begin against the whole inner tile of a
+ * nested-loop tile.  h_counts (host memory, rows entries) receives each
+ * row's count, or is NULL; *total receives the sum.  Uploads the needed
+ * columns as the nested-loop step does.
+ */
+extern bool gj_cuda_rowcount(CudaJoinState *state, const GjCompareConjunction *conj,
+							 const GjTile *tile, int64_t o_begin, int64_t rows,
+							 uint64_t *h_counts, uint64_t *total, GjStats *stats,
+							 GjError *err);
 
 #endif							/* GPUJOIN_CUDA_INTERNAL_CUH */

@@ -42,6 +42,9 @@ gj_agg_fold_pairs(const GjAggSpec *spec, GjAggPartial *partial,
 		int64_t    *group_pairs;
 		int			a;
 
+		/* the host joins these rows' pairs itself, after the last step */
+		if (gj_agg_pair_later(spec, orow & GJ_PAIR_ROW_MASK, irow))
+			continue;
 		if (orow & GJ_PAIR_RECHECK)
 			goto keep;
 		if (spec->outer_group != NULL && spec->outer_group[orow] == GJ_AGG_GROUP_DEFERRED)
@@ -83,7 +86,8 @@ gj_agg_spec_outer_only(const GjAggSpec *spec)
 		if (spec->args[a].side != GJ_AGG_SIDE_OUTER)
 			return false;
 	}
-	return true;
+	/* counting would not see which matches are such rows' */
+	return spec->host_later[0] == NULL && spec->host_later[1] == NULL;
 }
 
 void
