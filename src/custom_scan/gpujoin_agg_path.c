@@ -386,7 +386,7 @@ join_restrictlist(RelOptInfo *joinrel)
 /* see cost_gpujoin_agg */
 #define COUNT_LOOP_SPEEDUP	4.0
 #define FILTER_CANDIDATES	3.0
-#define FILTER_INTERPRETER	10.0
+#define FILTER_INTERPRETER	2.0
 
 /*
  * Cost of the aggregate path: the GpuJoin cost (gpujoin_path.c) without the
