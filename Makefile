@@ -29,6 +29,7 @@ OBJS = \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/custom_scan/gpujoin_row_identity.o \
+	src/host_chunking/heap_reader.o \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/key_encoding.o \
 	src/host_chunking/tile_planner.o \
@@ -77,8 +78,10 @@ else
 OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input
 REGRESS_OPTS = --load-extension=gpujoin
+ISOLATION = columnar_mvcc columnar_serializable
+ISOLATION_OPTS = --load-extension=gpujoin
 
 # gpujoin_overlap.c runs a join's next step on a helper thread
 SHLIB_LINK += -lpthread

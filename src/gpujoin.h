@@ -37,6 +37,7 @@ extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
 extern bool gpujoin_overlap_steps;
+extern bool gpujoin_columnar_input;
 
 /*
  * The planner's cost constants of one backend (gpujoin_costs.c), in the

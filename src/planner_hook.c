@@ -36,6 +36,7 @@ int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
 bool		gpujoin_overlap_steps = true;
+bool		gpujoin_columnar_input = true;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
@@ -155,6 +156,12 @@ define_gucs(void)
 							 "The next step runs on a helper thread of the backend into a second match buffer; "
 							 "off runs every step only when its rows are needed.",
 							 &gpujoin_overlap_steps, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.columnar_input",
+							 "Lets GpuJoin read a Seq Scan input of a heap table itself, a page at a time, into its column buffers.",
+							 "Off pulls every input row through the child plan.",
+							 &gpujoin_columnar_input, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	gpujoin_define_cost_gucs();

@@ -3,7 +3,9 @@
 #
 # Builds and installs the extension (into the PostgreSQL that PG_CONFIG names),
 # starts a throwaway cluster with gpujoin preloaded, runs the pg_regress suite
-# (sql/, expected/) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
+# (sql/, expected/), the isolation specs (specs/, expected/: with GpuJoin
+# forced, then again with PostgreSQL's own plans against the same expected
+# output) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
 # with one line: "N passed, N failed".  Exit status 0 only if nothing failed.
 #
 # Then the symbol check (test/check_symbols.sh), kernel_test's cpu mode
@@ -68,8 +70,26 @@ if [ "$regress_status" != 0 ] && [ "$n_bad" = 0 ]; then
 	n_bad=1
 fi
 [ -f regression.diffs ] && [ "$n_bad" != 0 ] && head -200 regression.diffs
+[ -f output_iso/regression.diffs ] && [ "$n_bad" != 0 ] && head -200 output_iso/regression.diffs
 passed=$((passed + n_ok))
 failed=$((failed + n_bad))
+
+# the isolation specs (ISOLATION, after REGRESS above) once more with
+# PostgreSQL's own plans: the same expected output, so both plans agree
+echo "== isolation, native plans =="
+PGOPTIONS="-c gpujoin.enabled=off" make -s PG_CONFIG="$PG_CONFIG" installcheck REGRESS= >isolation_native.log 2>&1
+iso_status=$?
+cat isolation_native.log
+i_ok=$(grep -cE '^(ok|test) .* \.\.\. ok|^ok [0-9]+ ' isolation_native.log)
+i_bad=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' isolation_native.log)
+if [ "$iso_status" != 0 ] && [ "$i_bad" = 0 ]; then
+	i_bad=1
+fi
+[ -f output_iso/regression.diffs ] && [ "$i_bad" != 0 ] && head -100 output_iso/regression.diffs
+n_ok=$((n_ok + i_ok))
+n_bad=$((n_bad + i_bad))
+passed=$((passed + i_ok))
+failed=$((failed + i_bad))
 
 # pgTAP: each file in test/pgtap is a transaction that rolls back
 echo "== pg_prove =="

@@ -31,6 +31,7 @@
 #include "storage/shm_toc.h"
 
 #include "gpujoin.h"
+#include "host_chunking/heap_reader.h"
 #include "host_chunking/host_buffers.h"
 #include "host_chunking/tile_planner.h"
 
@@ -121,6 +122,10 @@ typedef struct GpuJoinCounters
 	int64		null_extended_inner;
 	int64		pairs_skipped;	/* SEMI/ANTI pairs of already matched rows */
 	double		drain_ms;
+	/* per side, outer then inner: */
+	int64		input_pages[2]; /* heap pages the columnar reader read */
+	int64		child_plan_drains[2];	/* drains through the child plan */
+	double		input_ms[2];	/* time the drains took */
 	double		backend_ms;
 	int64		steps_overlapped;	/* steps run while rows were emitted */
 	double		overlap_wait_ms;	/* emission waited for them this long */
@@ -184,6 +189,9 @@ typedef struct GpuJoinState
 	MemoryContextCallback cleanup;
 	HostSideBuffer outer_buf;
 	HostSideBuffer inner_buf;
+	/* the columnar heap readers of the sides, or NULL: the child plan */
+	GjHeapReader *outer_reader;
+	GjHeapReader *inner_reader;
 	TileSchedule sched;
 	int64		budget_bytes;
 

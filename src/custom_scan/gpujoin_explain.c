@@ -10,7 +10,8 @@
  * ANALYZE adds what the join did: the backend that ran it, rows drained from
  * each side, tiles and steps run, pairs the device evaluated, matches it
  * returned, pairs the host rechecked or rejected, unmatched rows emitted
- * null-extended, and where the time went.  With step overlap, Backend Time
+ * null-extended, and where the time went; and how each input was read
+ * (the columnar heap reader and its pages, or the child plan).  With step overlap, Backend Time
  * counts the steps that ran while rows were emitted too, and Overlap Wait
  * Time the part of it the emission had to wait for.
  *
@@ -56,6 +57,26 @@ device_setting_name(void)
 	}
 }
 
+/*
+ * Where one side's rows came from: "heap (columnar), N pages" when the
+ * columnar heap reader read every drain of it, else "child plan"; with
+ * timing, the time its drains took.
+ */
+static void
+explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounters *c,
+			  int side, ExplainState *es)
+{
+	char	   *text;
+
+	if (reader != NULL && c->child_plan_drains[side] == 0)
+		text = psprintf("heap (columnar), %lld pages", (long long) c->input_pages[side]);
+	else
+		text = pstrdup("child plan");
+	if (es->timing)
+		text = psprintf("%s, %.3f ms", text, c->input_ms[side]);
+	ExplainPropertyText(label, text, es);
+}
+
 void
 gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -93,6 +114,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (gjs->oom_retries > 0)
 		ExplainPropertyInteger("Out-of-Memory Retries", NULL, gjs->oom_retries, es);
 	gpujoin_counters_with_workers(gjs, &counters);
+	explain_input("Outer Input", gjs->outer_reader, &counters, 0, es);
+	explain_input("Inner Input", gjs->inner_reader, &counters, 1, es);
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);

@@ -10,7 +10,9 @@
  * call, run gpujoin_prepare:
  *
  *	- drain the inner input, then the outer one, into host buffers (the
- *	  outer side is not read when no inner row can match);
+ *	  outer side is not read when no inner row can match): a Seq Scan of a
+ *	  heap table is read by the columnar heap reader
+ *	  (host_chunking/heap_reader.c), any other child plan row by row;
  *	- clear the match flags of the outer join types;
  *	- choose the backend that runs the join (the cpu backend for a partial
  *	  plan, or one that has the planned algorithm);
@@ -140,6 +142,8 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 							   gjs->info.outer_key_collations);
 	gj_host_buffer_set_key_hashes(&gjs->inner_buf, gjs->info.inner_key_hashfuncs,
 							   gjs->info.inner_key_collations);
+	gjs->outer_reader = gj_heap_reader_create(gjs->outer_ps, &gjs->outer_buf, gjs->join_cxt);
+	gjs->inner_reader = gj_heap_reader_create(gjs->inner_ps, &gjs->inner_buf, gjs->join_cxt);
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
 	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
@@ -183,30 +187,55 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
 	bms_free(pair_attrs);
 }
 
+/*
+ * Drain one side into its buffer: through its columnar heap reader if it has
+ * one, else row by row from the child plan.
+ */
 static void
-gpujoin_drain(PlanState *child, HostSideBuffer *buf, int64 other_side_bytes)
+gpujoin_drain_side(GpuJoinState *gjs, int side)
 {
-	int64		host_limit = (int64) gpujoin_max_host_memory_kb * 1024;
+	bool		outer = side == GJ_SIDE_OUTER;
+	PlanState  *child = outer ? gjs->outer_ps : gjs->inner_ps;
+	GjHeapReader *reader = outer ? gjs->outer_reader : gjs->inner_reader;
+	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
+	int64		other_side_bytes = outer ? gjs->inner_buf.bytes_stored : gjs->outer_buf.bytes_stored;
+	GjHeapReaderCounters before,
+				after;
+	instr_time	start,
+				end;
 
-	for (;;)
+	INSTR_TIME_SET_CURRENT(start);
+	if (reader != NULL)
+		gj_heap_reader_counters(reader, &before);
+	if (reader != NULL && gj_heap_reader_drain(reader, buf, other_side_bytes))
 	{
-		TupleTableSlot *slot;
+		gj_heap_reader_counters(reader, &after);
+		gjs->counters.input_pages[outer ? 0 : 1] += after.pages - before.pages;
+	}
+	else
+	{
+		for (;;)
+		{
+			TupleTableSlot *slot;
 
-		CHECK_FOR_INTERRUPTS();
-		slot = ExecProcNode(child);
-		if (TupIsNull(slot))
-			break;
-		gj_host_buffer_append(buf, slot);
-		if (unlikely(buf->bytes_stored + other_side_bytes > host_limit))
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("GpuJoin inputs need more than gpujoin.max_host_memory (%d kB) of host memory",
-							gpujoin_max_host_memory_kb),
-					 errdetail("GpuJoin holds both inputs in memory; %lld rows of one input took %lld kB.",
-							   (long long) buf->nrows, (long long) (buf->bytes_stored / 1024)),
-					 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enabled to off for this query.")));
+			CHECK_FOR_INTERRUPTS();
+			slot = ExecProcNode(child);
+			if (TupIsNull(slot))
+				break;
+			gj_host_buffer_append(buf, slot);
+			gj_host_buffer_check_limit(buf, other_side_bytes);
+		}
+		gjs->counters.child_plan_drains[outer ? 0 : 1]++;
 	}
 	buf->complete = true;
+	if (outer)
+		gjs->counters.outer_drained += buf->nrows;
+	else
+		gjs->counters.inner_drained += buf->nrows;
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->counters.input_ms[outer ? 0 : 1] += INSTR_TIME_GET_MILLISEC(end);
+	gjs->counters.drain_ms += INSTR_TIME_GET_MILLISEC(end);
 }
 
 /*
@@ -218,25 +247,12 @@ gpujoin_drain(PlanState *child, HostSideBuffer *buf, int64 other_side_bytes)
 static bool
 gpujoin_drain_inputs(GpuJoinState *gjs)
 {
-	instr_time	start,
-				end;
-
-	INSTR_TIME_SET_CURRENT(start);
 	if (!gjs->inner_buf.complete)
-	{
-		gpujoin_drain(gjs->inner_ps, &gjs->inner_buf, gjs->outer_buf.bytes_stored);
-		gjs->counters.inner_drained += gjs->inner_buf.nrows;
-	}
+		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
 	if (gjs->inner_buf.nrows == 0 && !gjs->fill_outer)
 		return false;
 	if (!gjs->outer_buf.complete)
-	{
-		gpujoin_drain(gjs->outer_ps, &gjs->outer_buf, gjs->inner_buf.bytes_stored);
-		gjs->counters.outer_drained += gjs->outer_buf.nrows;
-	}
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	gjs->counters.drain_ms += INSTR_TIME_GET_MILLISEC(end);
+		gpujoin_drain_side(gjs, GJ_SIDE_OUTER);
 	return true;
 }
 
@@ -532,12 +548,14 @@ gpujoin_end(CustomScanState *node)
  * again (its child rescans itself on the next ExecProcNode).
  */
 static void
-gpujoin_reset_side(PlanState *child, HostSideBuffer *buf)
+gpujoin_reset_side(PlanState *child, GjHeapReader *reader, HostSideBuffer *buf)
 {
 	if (child->chgParam == NULL && buf->complete)
 		return;
 	if (child->chgParam == NULL)
 		ExecReScan(child);
+	if (reader != NULL)
+		gj_heap_reader_rescan(reader);
 	gj_host_buffer_reset(buf);
 }
 
@@ -552,8 +570,8 @@ gpujoin_rescan(CustomScanState *node)
 		UpdateChangedParamSet(gjs->inner_ps, node->ss.ps.chgParam);
 	}
 	gpujoin_release_backend(gjs);
-	gpujoin_reset_side(gjs->inner_ps, &gjs->inner_buf);
-	gpujoin_reset_side(gjs->outer_ps, &gjs->outer_buf);
+	gpujoin_reset_side(gjs->inner_ps, gjs->inner_reader, &gjs->inner_buf);
+	gpujoin_reset_side(gjs->outer_ps, gjs->outer_reader, &gjs->outer_buf);
 	gjs->tile_open = false;
 	gjs->matches.count = 0;
 	gjs->match_pos = 0;

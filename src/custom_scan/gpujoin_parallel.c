@@ -83,6 +83,12 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->null_extended_inner += c->null_extended_inner;
 	total->pairs_skipped += c->pairs_skipped;
 	total->drain_ms += c->drain_ms;
+	for (int side = 0; side < 2; side++)
+	{
+		total->input_pages[side] += c->input_pages[side];
+		total->child_plan_drains[side] += c->child_plan_drains[side];
+		total->input_ms[side] += c->input_ms[side];
+	}
 	total->backend_ms += c->backend_ms;
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;

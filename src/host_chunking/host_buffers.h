@@ -103,7 +103,11 @@ extern void gj_host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
 extern void gj_host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs,
 									   List *collations);
 extern void gj_host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
+extern void gj_host_buffer_append_columns(HostSideBuffer *buf, int n, Datum *const *values,
+										  bool *const *isnull);
+extern void gj_host_buffer_reserve(HostSideBuffer *buf, int64 nrows);
 extern void gj_host_buffer_reset(HostSideBuffer *buf);
+extern void gj_host_buffer_check_limit(const HostSideBuffer *buf, int64 other_side_bytes);
 extern void gj_host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
 extern int	gj_host_buffer_key_row_bytes(const HostSideBuffer *buf);
 

@@ -1,0 +1,188 @@
+--
+-- columnar_input: the columnar heap reader (gpujoin.columnar_input) reads a
+-- Seq Scan input itself.  Every query gives the native plan's answer with
+-- the reader on and off, on tables whose tuples take every path of the
+-- reader: dropped and added (missing-value) columns, TOASTed and compressed
+-- values, NULLs before and after the keys, variable-width columns before
+-- the keys, pages that are not all-visible (dead, updated and aborted
+-- tuples), temp and unlogged tables, partitions, empty tables, scans with
+-- their own quals; EXPLAIN ANALYZE names each input's path, the child scan
+-- counts the rows, and pg_stat_user_tables counts the scan as a seq scan.
+--
+SET client_min_messages = warning;
+
+-- both settings of the reader against the native plan
+CREATE FUNCTION ci_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    on_result text;
+    off_result text;
+BEGIN
+    PERFORM set_config('gpujoin.columnar_input', 'on', true);
+    on_result := gj_compare(query);
+    PERFORM set_config('gpujoin.columnar_input', 'off', true);
+    off_result := gj_compare(query);
+    PERFORM set_config('gpujoin.columnar_input', 'on', true);
+    IF on_result = off_result THEN
+        RETURN on_result;
+    END IF;
+    RETURN format('on: %s, off: %s', on_result, off_result);
+END $$;
+
+-- the input lines of EXPLAIN ANALYZE, pages masked
+CREATE FUNCTION ci_inputs(query text) RETURNS text LANGUAGE sql AS $$
+    SELECT regexp_replace(gj_plan_lines(query, '(Outer|Inner) Input|Seq Scan|Rows Removed by Filter',
+                                        ' | ', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
+                          '[0-9]+ pages', 'N pages', 'g')
+$$;
+
+-- A table with a varlena before the keys, a dropped column, NULLs, and
+-- columns added later with and without a default (rows written before
+-- have no such attribute: they take its missing value, or NULL).
+CREATE TABLE ci_wide (id int, label text, gone int8, k int4, v float8, n numeric);
+INSERT INTO ci_wide
+SELECT g, CASE WHEN g % 7 = 0 THEN NULL ELSE repeat('x', g % 40) END, g,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE g % 50 END,
+       CASE WHEN g % 13 = 0 THEN NULL WHEN g % 17 = 0 THEN 'NaN' ELSE g * 0.25 END,
+       g * 1.5
+FROM generate_series(1, 3000) g;
+ALTER TABLE ci_wide DROP COLUMN gone;
+ALTER TABLE ci_wide ADD COLUMN added_default int4 DEFAULT 7;
+ALTER TABLE ci_wide ADD COLUMN added_null int4;
+INSERT INTO ci_wide (id, label, k, v, n, added_default, added_null)
+SELECT g, 'new', g % 50, g, g, g % 5, g % 3 FROM generate_series(3001, 3500) g;
+-- the fixed-width table: every tuple on the fast path
+CREATE TABLE ci_fixed (a int4, b float8, c int8);
+INSERT INTO ci_fixed SELECT g % 60, g * 0.5, g FROM generate_series(1, 5000) g;
+VACUUM ANALYZE ci_wide;
+VACUUM ANALYZE ci_fixed;
+
+SELECT ci_compare('SELECT w.id, f.c FROM ci_wide w JOIN ci_fixed f ON w.k < f.a AND f.c < 40') AS wide_theta;
+SELECT ci_compare('SELECT w.id, w.label, w.v, f.b FROM ci_wide w JOIN ci_fixed f ON w.k = f.a') AS wide_equi;
+SELECT ci_compare('SELECT w.added_default, w.added_null, f.c FROM ci_wide w JOIN ci_fixed f
+                   ON w.added_default < f.a AND f.c <= 20') AS added_columns;
+SELECT ci_compare('SELECT w.id, f.c FROM ci_wide w JOIN ci_fixed f
+                   ON w.added_null = f.a % 3 AND f.c <= 30') AS added_null_key;
+SELECT ci_compare('SELECT w.n, w2.id FROM ci_wide w JOIN ci_wide w2 ON w.n < w2.n AND w2.id <= 3') AS numeric_key;
+SELECT ci_compare('SELECT count(*), sum(f.b), min(w.v), max(w.label) FROM ci_wide w JOIN ci_fixed f
+                   ON w.k <= f.a AND w.v > f.b') AS aggregate;
+SELECT ci_inputs('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a') AS inputs;
+
+-- TOASTed values, compressed and stored out of line, as returned columns
+CREATE TABLE ci_toast (id int, k int4, body text);
+ALTER TABLE ci_toast ALTER COLUMN body SET STORAGE EXTERNAL;
+INSERT INTO ci_toast SELECT g, g % 10, repeat(md5(g::text), 200 + g) FROM generate_series(1, 40) g;
+CREATE TABLE ci_toast_c (id int, k int4, body text);
+INSERT INTO ci_toast_c SELECT g, g % 10, repeat('ab', 5000 + g) FROM generate_series(1, 40) g;
+SELECT ci_compare('SELECT t.id, length(t.body), md5(t.body), c.id FROM ci_toast t JOIN ci_toast_c c
+                   ON t.k < c.k') AS toast_external;
+SELECT ci_compare('SELECT c.id, length(c.body), md5(c.body), t.id FROM ci_toast_c c JOIN ci_toast t
+                   ON c.k = t.k') AS toast_compressed;
+
+-- pages that are not all-visible: dead tuples, HOT updates, aborted inserts
+CREATE TABLE ci_churn (a int4, b int4, pad text) WITH (fillfactor = 50);
+INSERT INTO ci_churn SELECT g % 40, g, 'p' FROM generate_series(1, 4000) g;
+DELETE FROM ci_churn WHERE b % 5 = 0;
+UPDATE ci_churn SET b = b + 100000 WHERE b % 7 = 0;
+UPDATE ci_churn SET b = b + 100000 WHERE b % 7 = 0;
+BEGIN;
+INSERT INTO ci_churn SELECT 1, -g, 'aborted' FROM generate_series(1, 500) g;
+ROLLBACK;
+SELECT relallvisible = 0 AS no_page_all_visible FROM pg_class WHERE relname = 'ci_churn';
+SELECT ci_compare('SELECT c.b, f.c FROM ci_churn c JOIN ci_fixed f ON c.a > f.a AND f.c <= 15') AS churn;
+SELECT ci_compare('SELECT count(*), sum(c.b) FROM ci_churn c JOIN ci_fixed f ON c.a = f.a') AS churn_agg;
+
+-- temp and unlogged tables, an empty table
+CREATE TEMP TABLE ci_temp AS SELECT g % 30 AS a, g AS b FROM generate_series(1, 900) g;
+CREATE UNLOGGED TABLE ci_unlogged AS SELECT g % 30 AS a, g AS b FROM generate_series(1, 900) g;
+CREATE TABLE ci_empty (a int4, b int4);
+ANALYZE ci_temp;
+ANALYZE ci_unlogged;
+SELECT ci_compare('SELECT t.b, u.b FROM ci_temp t JOIN ci_unlogged u ON t.a < u.a AND u.b < 50') AS temp_unlogged;
+SELECT ci_compare('SELECT t.b, e.b FROM ci_temp t LEFT JOIN ci_empty e ON t.a < e.a') AS empty_inner;
+SELECT ci_compare('SELECT t.b, e.b FROM ci_empty e RIGHT JOIN ci_temp t ON t.a < e.a') AS empty_outer;
+SELECT ci_inputs('SELECT count(*) FROM ci_temp t JOIN ci_unlogged u ON t.a < u.a') AS inputs;
+
+-- partitions: an Append is not a Seq Scan, the child plan reads it
+CREATE TABLE ci_part (a int4, b int4) PARTITION BY RANGE (a);
+CREATE TABLE ci_part_lo PARTITION OF ci_part FOR VALUES FROM (0) TO (15);
+CREATE TABLE ci_part_hi PARTITION OF ci_part FOR VALUES FROM (15) TO (30);
+INSERT INTO ci_part SELECT g % 30, g FROM generate_series(1, 600) g;
+ANALYZE ci_part;
+SELECT ci_compare('SELECT p.b, t.b FROM ci_part p JOIN ci_temp t ON p.a < t.a AND t.b < 40') AS partitions;
+SELECT ci_compare('SELECT p.b, t.b FROM ci_part_lo p JOIN ci_temp t ON p.a < t.a AND t.b < 40') AS one_partition;
+SELECT ci_inputs('SELECT count(*) FROM ci_part p JOIN ci_temp t ON p.a < t.a') AS inputs;
+
+-- the scan's own quals: evaluated by the reader, counted on the child
+SELECT ci_compare('SELECT w.id, f.c FROM ci_wide w JOIN ci_fixed f ON w.k < f.a
+                   WHERE f.c % 97 = 0 AND w.label LIKE ''xx%''') AS scan_quals;
+SELECT ci_inputs('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a
+                  WHERE f.c % 97 = 0 AND w.label LIKE ''xx%''') AS inputs;
+-- a qual that raises an error raises it with the reader too
+SELECT gj_compare_error('SELECT w.id FROM ci_wide w JOIN ci_fixed f ON w.k < f.a
+                         WHERE 1 / (f.c - 2500) > 0') AS scan_qual_error;
+
+-- the setting off: the child plans read both sides
+BEGIN;
+SET LOCAL gpujoin.columnar_input = off;
+SELECT ci_inputs('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a') AS inputs_off;
+COMMIT;
+
+-- a column computed in a flattened subquery is computed above the scan,
+-- which the reader still reads; a subquery that is not flattened (LIMIT)
+-- is read through its plan
+SELECT ci_inputs('SELECT count(*) FROM (SELECT k + 1 AS k FROM ci_wide) w
+                  JOIN ci_fixed f ON w.k < f.a') AS computed_column;
+SELECT ci_compare('SELECT w.k, f.c FROM (SELECT k + 1 AS k FROM ci_wide) w
+                   JOIN ci_fixed f ON w.k < f.a AND f.c < 20') AS computed_column;
+SELECT ci_inputs('SELECT count(*) FROM (SELECT k FROM ci_wide ORDER BY id LIMIT 100) w
+                  JOIN ci_fixed f ON w.k < f.a') AS limit_subquery;
+
+-- parallel: the leader and the workers take blocks from the allocator
+BEGIN;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL gpujoin.device = cpu;
+SELECT ci_compare('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k AND w.id < 30') AS parallel;
+SELECT ci_compare('SELECT count(*), sum(f.c) FROM ci_fixed f JOIN ci_wide w ON f.a = w.k') AS parallel_agg;
+SELECT gj_plan_lines('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k AND w.id < 30',
+                     '(Outer|Inner) Input|Parallel Seq Scan|Gather', ' | ', 'COSTS OFF') AS parallel_plan;
+SELECT regexp_replace(gj_plan_lines('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k AND w.id < 30',
+                                    '(Outer|Inner) Input', ' | ',
+                                    'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
+                      '[0-9]+ pages', 'N pages', 'g') AS parallel_inputs;
+COMMIT;
+
+-- a rescanned side (a parameter reaches its scan) is read again
+SELECT ci_compare('
+    SELECT o.a, (SELECT count(*) FROM (SELECT * FROM ci_fixed WHERE a > o.a) x
+                 JOIN ci_temp y ON x.a < y.a) AS n
+    FROM ci_temp o WHERE o.b <= 20') AS rescan;
+
+-- pg_stat_user_tables: one seq scan of each table and its live tuples
+CREATE TABLE ci_stats (a int4, b int4);
+INSERT INTO ci_stats SELECT g % 10, g FROM generate_series(1, 1000) g;
+DELETE FROM ci_stats WHERE b > 900;
+SELECT pg_stat_force_next_flush();
+CREATE TABLE ci_stats_before AS
+    SELECT seq_scan, seq_tup_read FROM pg_stat_user_tables WHERE relname = 'ci_stats';
+BEGIN;
+SELECT gj_force(true);
+SELECT count(*) FROM ci_stats s JOIN ci_temp t ON s.a < t.a AND t.b = 1;
+COMMIT;
+SELECT pg_stat_force_next_flush();
+SELECT s.seq_scan - b.seq_scan AS seq_scans, s.seq_tup_read - b.seq_tup_read AS tuples_read
+FROM pg_stat_user_tables s, ci_stats_before b WHERE s.relname = 'ci_stats';
+-- the same counts through the child plan
+DELETE FROM ci_stats_before;
+INSERT INTO ci_stats_before
+    SELECT seq_scan, seq_tup_read FROM pg_stat_user_tables WHERE relname = 'ci_stats';
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL gpujoin.columnar_input = off;
+SELECT count(*) FROM ci_stats s JOIN ci_temp t ON s.a < t.a AND t.b = 1;
+COMMIT;
+SELECT pg_stat_force_next_flush();
+SELECT s.seq_scan - b.seq_scan AS seq_scans, s.seq_tup_read - b.seq_tup_read AS tuples_read
+FROM pg_stat_user_tables s, ci_stats_before b WHERE s.relname = 'ci_stats';

@@ -1,0 +1,38 @@
+/*-------------------------------------------------------------------------
+ *
+ * heap_reader.h
+ *	  The columnar heap reader: a GpuJoin input that is a Seq Scan (or a
+ *	  Parallel Seq Scan) of a heap table is read by the node itself, a page
+ *	  at a time, deforming only the columns the join stores straight into
+ *	  its host buffers (heap_reader.c says how, and what it leaves to the
+ *	  child plan).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_HEAP_READER_H
+#define GPUJOIN_HEAP_READER_H
+
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+
+#include "host_chunking/host_buffers.h"
+
+typedef struct GjHeapReader GjHeapReader;
+
+/* What one process read through a reader, for EXPLAIN ANALYZE. */
+typedef struct GjHeapReaderCounters
+{
+	int64		pages;			/* heap pages read */
+	int64		tuples;			/* visible tuples on them */
+	int64		filtered;		/* of those, removed by the scan's quals */
+} GjHeapReaderCounters;
+
+extern GjHeapReader *gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf,
+										   MemoryContext cxt);
+extern bool gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf,
+								 int64 other_side_bytes);
+extern void gj_heap_reader_rescan(GjHeapReader *reader);
+extern void gj_heap_reader_counters(const GjHeapReader *reader, GjHeapReaderCounters *out);
+
+#endif							/* GPUJOIN_HEAP_READER_H */
