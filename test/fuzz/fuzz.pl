@@ -558,6 +558,10 @@ sub server_ready
 
 sub dq { my ($s) = @_; return "\$fz\$$s\$fz\$" }
 
+# session settings of the current round (gpujoin.columnar_input), for its
+# scripts and reproducers
+our $round_settings = '';
+
 # settings of a variant as SQL, for the reproducer
 sub settings_sql
 {
@@ -596,7 +600,7 @@ sub reproducer
 	  . "-- seed $seed; rerun: FUZZ_SEED=$seed FUZZ_CASES=$n_cases FUZZ_MAX_ROWS=$max_rows "
 	  . "FUZZ_MAX_PAIRS=$max_pairs FUZZ_QUERIES_PER_ROUND=$per_round test/fuzz/run_fuzz.sh\n"
 	  . join('', map { "-- $_\n" } @$details)
-	  . "$HASH_FUNC\nDROP TABLE IF EXISTS r, s, fz_native, fz_gpujoin;\n$tables\nANALYZE r, s;\n\n"
+	  . "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s, fz_native, fz_gpujoin;\n$tables\nANALYZE r, s;\n\n"
 	  . "-- the native plan\nSET gpujoin.enabled = off;\n"
 	  . "CREATE TEMP TABLE fz_native AS $q;\n"
 	  . "-- GpuJoin\n"
@@ -613,7 +617,7 @@ sub reproducer
 sub run_query
 {
 	my ($tables, $sql, $variants, $tag) = @_;
-	my $script = "$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$tables\nANALYZE r, s;\n";
+	my $script = "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$tables\nANALYZE r, s;\n";
 	for my $i (0 .. $#$variants)
 	{
 		my ($mode, $alg, $mem) = @{ $variants->[$i] };
@@ -749,7 +753,9 @@ while ($case < $n_cases)
 	}
 	# one psql per round: the tables, then each query's variants
 	my @variants_of;
-	my $script = "$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$t{sql}\nANALYZE r, s;\n";
+	# the columnar heap reader on in most rounds, off in the others
+	$round_settings = "SET gpujoin.columnar_input = " . pick('on', 'on', 'off') . ";\n";
+	my $script = "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$t{sql}\nANALYZE r, s;\n";
 	for my $k (0 .. $#queries)
 	{
 		my @v = ([ 'native', 'auto', '0' ],
