@@ -186,3 +186,12 @@ COMMIT;
 SELECT pg_stat_force_next_flush();
 SELECT s.seq_scan - b.seq_scan AS seq_scans, s.seq_tup_read - b.seq_tup_read AS tuples_read
 FROM pg_stat_user_tables s, ci_stats_before b WHERE s.relname = 'ci_stats';
+
+-- a cancel while the reader holds a page (statement_timeout inside the
+-- scan's qual) ends the query cleanly, and the next query works
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL statement_timeout = '200ms';
+SELECT count(*) FROM ci_fixed f JOIN ci_temp t ON f.a < t.a WHERE pg_sleep(0.01 + f.a * 0) IS NOT NULL;
+ROLLBACK;
+SELECT ci_compare('SELECT t.b, u.b FROM ci_temp t JOIN ci_unlogged u ON t.a < u.a AND u.b < 50') AS after_cancel;
