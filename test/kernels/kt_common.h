@@ -132,6 +132,8 @@ extern int	bench_startup(void);
 /* kt_rowcount.c: per-row match counts of compare conjunctions */
 extern int	rowcount_test_count(bool cuda);
 extern void run_rowcount_tests(bool cuda);
+extern int	runs_test_count(void);
+extern void run_runs_tests(void);
 extern int	bench_rowcount(int64_t n);
 
 #endif							/* KT_COMMON_H */
