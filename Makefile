@@ -13,6 +13,7 @@ PGFILEDESC = "gpujoin - GPU join nodes for PostgreSQL"
 OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
+	src/service/gpujoin_service.o \
 	src/custom_scan/gpujoin_expr_compile.o \
 	src/custom_scan/gpujoin_algorithm.o \
 	src/custom_scan/gpujoin_band_guard.o \

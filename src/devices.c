@@ -2,7 +2,7 @@
  *
  * devices.c
  *	  Which backend runs a GpuJoin, and the gpujoin_devices() SQL function
- *	  that shows what this backend process sees.
+ *	  that shows what this backend process sees, and the GPU service.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,6 +13,7 @@
 #include "utils/builtins.h"
 
 #include "gpujoin.h"
+#include "service/gpujoin_service.h"
 
 /* exported: PostgreSQL 15's PG_FUNCTION_INFO_V1 marks only the info record */
 extern PGDLLEXPORT Datum gpujoin_devices(PG_FUNCTION_ARGS);
@@ -49,8 +50,61 @@ gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
 }
 
 /*
+ * The GPU service's row of gpujoin_devices(): backend "service", the
+ * device it opened, and in status its state, pid, memory in use and joins.
+ * Never selected: joins do not run in the service yet.
+ */
+static void
+service_row(ReturnSetInfo *rsinfo)
+{
+	GjServiceStatus st;
+	Datum		values[8];
+	bool		nulls[8];
+	char		status[512];
+	const char *backend;
+
+	gpujoin_service_status(&st);
+	backend = st.backend == GJ_SERVICE_BACKEND_CPU ? "cpu" : "cuda";
+	memset(nulls, true, sizeof(nulls));
+	values[0] = CStringGetTextDatum("service");
+	nulls[0] = false;
+	if (!st.preloaded)
+		snprintf(status, sizeof(status), "not running: gpujoin is not in shared_preload_libraries");
+	else if (!st.enabled)
+		snprintf(status, sizeof(status), "off (gpujoin.service)");
+	else if (st.state == GJ_SERVICE_NO_DEVICE)
+		snprintf(status, sizeof(status), "no device (%s backend): %s", backend, st.message);
+	else if (st.state == GJ_SERVICE_READY)
+		snprintf(status, sizeof(status),
+				 "ready (%s backend), pid %d, started %lld times, %lld bytes in use, "
+				 "%d joins running, %d queued",
+				 backend, st.pid, (long long) st.starts, (long long) st.memory_in_use,
+				 st.joins_running, st.joins_queued);
+	else
+		snprintf(status, sizeof(status), "%s (%s backend)",
+				 gpujoin_service_state_name(st.state), backend);
+	if (st.state == GJ_SERVICE_READY)
+	{
+		values[1] = CStringGetTextDatum(st.device_name);
+		nulls[1] = false;
+		if (st.total_memory > 0)
+		{
+			values[2] = Int64GetDatum(st.total_memory);
+			nulls[2] = false;
+			values[3] = Int64GetDatum(st.free_memory);
+			nulls[3] = false;
+		}
+	}
+	values[6] = BoolGetDatum(false);
+	nulls[6] = false;
+	values[7] = CStringGetTextDatum(status);
+	nulls[7] = false;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
  * gpujoin_devices(): one row per backend this process can use, and which one
- * gpujoin.device selects now.  Probing CUDA here opens it in this backend
+ * gpujoin.device selects now, then the GPU service's row.  Probing CUDA here opens it in this backend
  * process, as the first GpuJoin execution would.
  */
 Datum
@@ -108,5 +162,6 @@ gpujoin_devices(PG_FUNCTION_ARGS)
 	nulls[7] = false;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 
+	service_row(rsinfo);
 	return (Datum) 0;
 }

@@ -22,6 +22,7 @@
 #include "utils/guc.h"
 
 #include "gpujoin.h"
+#include "service/gpujoin_service.h"
 
 PG_MODULE_MAGIC;
 
@@ -37,6 +38,8 @@ bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_columnar_input = true;
+bool		gpujoin_service_enabled = false;
+int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
@@ -46,6 +49,12 @@ static const struct config_enum_entry device_options[] = {
 	{"auto", GPUJOIN_DEVICE_AUTO, false},
 	{"cuda", GPUJOIN_DEVICE_CUDA, false},
 	{"cpu", GPUJOIN_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry service_backend_options[] = {
+	{"cuda", GJ_SERVICE_BACKEND_CUDA, false},
+	{"cpu", GJ_SERVICE_BACKEND_CPU, false},
 	{NULL, 0, false}
 };
 
@@ -164,6 +173,23 @@ define_gucs(void)
 							 &gpujoin_columnar_input, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	/*
+	 * The GPU service (docs/architecture.md, section 8).  Off by default
+	 * while joins do not run in it yet: a cuda service would hold a CUDA
+	 * context and its device memory for nothing.
+	 */
+	DefineCustomBoolVariable("gpujoin.service",
+							 "Starts the GPU service process, which opens the device once for every backend.",
+							 "Needs gpujoin in shared_preload_libraries; with gpujoin.service_backend = cuda the "
+							 "service stops at start where no GPU is usable.",
+							 &gpujoin_service_enabled, false,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("gpujoin.service_backend",
+							 "Backend the GPU service runs: cuda, or cpu to run the service without a GPU (for tests).",
+							 NULL,
+							 &gpujoin_service_backend, GJ_SERVICE_BACKEND_CUDA, service_backend_options,
+							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
@@ -181,6 +207,7 @@ _PG_init(void)
 {
 	define_gucs();
 	gpujoin_register_methods();
+	gpujoin_service_init();
 
 	prev_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gpujoin_join_pathlist_hook;

@@ -6,6 +6,7 @@
 # binds one to the other's function.  Two checks, one test each:
 #
 #   exports   gpujoin.so exports only what PostgreSQL looks up: _PG_init,
+#             gpujoin_service_main (the background worker's entry),
 #             Pg_magic_func and, per SQL function, the function and its
 #             pg_finfo_ record (the Makefile builds with -fvisibility=hidden
 #             and hides the static CUDA runtime's symbols);
@@ -40,7 +41,8 @@ fi
 # the SQL functions the extension script binds to C symbols
 sql_functions=$(grep -hoE "'MODULE_PATHNAME', *'[a-z_0-9]+'" sql/gpujoin--*.sql |
 	sed -E "s/.*'([a-z_0-9]+)'$/\1/" | sort -u)
-allowed="_PG_init Pg_magic_func"
+# and the GPU service's main function, which the postmaster looks up by name
+allowed="_PG_init Pg_magic_func gpujoin_service_main"
 for f in $sql_functions; do
 	allowed="$allowed $f pg_finfo_$f"
 done
@@ -49,7 +51,7 @@ allowed=$(echo "$allowed" | tr ' ' '\n' | sort -u)
 extra=$(comm -23 <(echo "$exported") <(echo "$allowed"))
 missing=$(comm -13 <(echo "$exported") <(echo "$allowed"))
 report "$([ -z "$extra$missing" ] && echo 1 || echo 0)" \
-	"gpujoin.so exports exactly _PG_init, Pg_magic_func and the SQL functions" \
+	"gpujoin.so exports exactly _PG_init, Pg_magic_func, the service's main and the SQL functions" \
 	"$(echo "$extra" | sed '/^$/d; s/^/extra: /'; echo "$missing" | sed '/^$/d; s/^/missing: /')"
 
 objects=$(make -s --no-print-directory PG_CONFIG="${PG_CONFIG:-pg_config}" print-objs)

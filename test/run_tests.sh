@@ -38,6 +38,13 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 	}
 fi
 
+# The GPU service runs in the test cluster on the cpu backend, so that its
+# process, restart and gpujoin_devices() row are tested without a GPU
+# (test/pgtap/service.sql); settings given in GPUJOIN_CLUSTER_CONF come later
+# and win.
+GPUJOIN_CLUSTER_CONF="gpujoin.service = on
+gpujoin.service_backend = cpu
+${GPUJOIN_CLUSTER_CONF:-}"
 trap cluster_stop EXIT
 cluster_start || {
 	echo "could not start a test cluster"

@@ -1,0 +1,60 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_service.h
+ *	  The GPU service: a background worker that owns the GPUs for every
+ *	  backend (docs/architecture.md, section 8).  What the rest of the
+ *	  extension sees of it: its settings, its registration from _PG_init,
+ *	  and a snapshot of its state for gpujoin_devices().
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_SERVICE_H
+#define GPUJOIN_SERVICE_H
+
+#include "postgres.h"
+
+/* gpujoin.service_backend */
+typedef enum GjServiceBackend
+{
+	GJ_SERVICE_BACKEND_CUDA,
+	GJ_SERVICE_BACKEND_CPU
+} GjServiceBackend;
+
+typedef enum GjServiceState
+{
+	GJ_SERVICE_NOT_STARTED,		/* registered, not yet running */
+	GJ_SERVICE_STARTING,		/* opening its backend */
+	GJ_SERVICE_READY,
+	GJ_SERVICE_NO_DEVICE,		/* cuda: no usable GPU; exited, not restarted */
+	GJ_SERVICE_STOPPED			/* exited; the postmaster restarts it */
+} GjServiceState;
+
+/* What gpujoin_devices() shows of the service. */
+typedef struct GjServiceStatus
+{
+	bool		preloaded;		/* gpujoin in shared_preload_libraries */
+	bool		enabled;		/* gpujoin.service */
+	GjServiceState state;
+	GjServiceBackend backend;
+	int			pid;
+	int64		starts;			/* times the process has started */
+	char		device_name[128];
+	int64		total_memory;	/* cuda: the device's, else 0 */
+	int64		free_memory;
+	int64		memory_in_use;	/* by joins in the service */
+	int32		joins_queued;
+	int32		joins_running;
+	char		message[256];	/* why there is no device */
+} GjServiceStatus;
+
+/* GUCs, defined in planner_hook.c */
+extern bool gpujoin_service_enabled;
+extern int	gpujoin_service_backend;
+
+extern void gpujoin_service_init(void);
+extern void gpujoin_service_status(GjServiceStatus *status);
+extern const char *gpujoin_service_state_name(GjServiceState state);
+
+extern PGDLLEXPORT void gpujoin_service_main(Datum main_arg);
+
+#endif							/* GPUJOIN_SERVICE_H */
