@@ -581,6 +581,22 @@ FROM ad_ge_cond c, ad_ge_group g, (VALUES ('4194304'), ('1')) d(dense),
 WHERE g.id IN (1, 3, 5, 6, 7) ORDER BY c.id, g.id, d.dense;
 RESET gpujoin.max_dense_groups;
 
+-- The failing expressions' table as the inner input (a hash join with a
+-- large outer table): deferred inner rows, grouped by the host too.
+CREATE TABLE ad_ge_big AS SELECT g AS id, g % 9 AS k, g % 50 - 25 AS b FROM generate_series(1, 3000) g;
+CREATE TABLE ad_ge_big2 AS SELECT * FROM ad_ge_big;
+INSERT INTO ad_ge_big2 VALUES (5001, 100, 3), (5002, 101, 4);
+ANALYZE ad_ge_big, ad_ge_big2;
+SELECT gj_plan_lines('SELECT y.k, 100 / x.z, count(*) FROM ad_ge_r x JOIN ad_ge_big y ON x.k = y.k GROUP BY y.k, 100 / x.z',
+                     '^\s*(Algorithm|->  Seq Scan)') AS ad_ge_r_inner;
+SELECT g.id AS grp, d.dense,
+       ad_check('hash', format('SELECT y.k, %s, count(*), sum(y.b) FROM ad_ge_r x JOIN ad_ge_big y ON x.k = y.k GROUP BY y.k, %s', g.g, g.g)) AS never_joined,
+       ad_check_error('hash', format('SELECT y.k, %s, count(*), sum(y.b) FROM ad_ge_r x JOIN ad_ge_big2 y ON x.k = y.k GROUP BY y.k, %s', g.g, g.g)) AS joined
+FROM ad_ge_group g, (VALUES ('4194304'), ('1')) d(dense),
+     LATERAL set_config('gpujoin.max_dense_groups', d.dense, false) s
+ORDER BY g.id, d.dense;
+RESET gpujoin.max_dense_groups;
+
 --
 -- Many tiles and steps (a 1kB device budget): keys of both sides, deferred
 -- rows that join nothing (ad_tile_in) or join (ad_tile_in2).
