@@ -3,7 +3,9 @@
 -- results with every join algorithm (nested loop, sort-merge with and
 -- without extra device quals, hash with and without them), for arguments of
 -- the outer side, of the inner side and of both sides (evaluated per pair),
--- with no grouping, a grouping column or a grouping expression of one side,
+-- with no grouping, a grouping column or a grouping expression of one side
+-- or keys of both sides (in a dense array, or a host hash table past
+-- gpujoin.max_dense_groups),
 -- over NULLs, duplicates, -0.0, NaN and infinities, empty inputs and joins
 -- with no pair; overflow raises PostgreSQL's error only where a joined pair
 -- (or a joined row's group) overflows; HAVING filters the groups; and the
@@ -488,3 +490,126 @@ SELECT count(*), sum(y.b) FROM ad_inexact_r x JOIN ad_inexact_s y ON x.b > y.b O
 SELECT gj_force(false);
 SELECT count(*), sum(y.b) FROM ad_inexact_r x JOIN ad_inexact_s y ON x.b > y.b OR x.n = y.n;
 COMMIT;
+
+--
+-- GROUP BY keys of both sides: each side's keys are numbered on their own
+-- and a pair is added to the pair of its rows' groups, with every join
+-- algorithm; NULL, NaN and -0.0 keys on either side, an expression of one
+-- side with a column of the other, several keys, HAVING, duplicated rows
+-- (ad_s), columns functionally dependent on the inner side's primary key,
+-- empty inputs and joins with no pair.  A key over both sides is declined.
+--
+CREATE TABLE ad_both_sel (id int, sel text, tail text);
+INSERT INTO ad_both_sel VALUES
+ (1, 'x.a, y.a, count(*), sum(x.b), sum(y.c), avg(y.b), min(x.f8) + 0, max(y.f4) + 0, count(y.d)', ' GROUP BY x.a, y.a'),
+ (2, 'x.a % 3, y.z, count(*), sum(x.b * y.b), avg(x.c + y.c), min(y.d - x.d), max(x.e + y.e) + 0', ' GROUP BY x.a % 3, y.z'),
+ (3, 'x.k, y.d + 1, count(*), sum(y.e), sum(x.f8), min(x.c), max(y.c), avg(x.a)', ' GROUP BY x.k, y.d + 1'),
+ (4, 'x.f8 * 2 + 0, y.f4 + 0, count(*), sum(x.a + y.a), max(x.d)', ' GROUP BY x.f8 * 2, y.f4'),
+ (5, 'x.z, y.z, count(*), sum(y.b)', ' GROUP BY x.z, y.z HAVING count(*) > 20 OR sum(y.b) < 0'),
+ (6, 'x.a % 3, y.a % 2, x.z, count(*), avg(x.a), min(y.e) + 0', ' GROUP BY x.a % 3, y.a % 2, x.z'),
+ (7, 'count(*), sum(x.b * y.b), max(y.b)', ' GROUP BY x.z, y.z'),
+ (8, 'y.z, -x.e + 0, count(*), sum(x.c), min(x.b - y.b)', ' GROUP BY y.z, -x.e'),
+ (9, 'x.z, y.z', ' GROUP BY x.z, y.z HAVING count(*) > 1');
+SELECT gj_agg_plan('SELECT x.a, y.a, count(*), sum(x.b * y.b) FROM ad_r x JOIN ad_s y ON x.k = y.k GROUP BY x.a, y.a') AS both_sides_plan;
+SELECT gj_agg_plan('SELECT x.a + y.a, count(*) FROM ad_r x JOIN ad_s y ON x.k = y.k GROUP BY x.a + y.a') AS key_over_both_sides;
+SELECT c.id AS cond, s.id AS sel,
+       ad_check(c.algorithm, format('SELECT %s FROM ad_r x JOIN ad_s y ON %s%s', s.sel, c.cond, s.tail)) AS both_sides
+FROM ad_cond c, ad_both_sel s ORDER BY c.id, s.id;
+-- the inner table's primary key: its other columns depend on it
+CREATE TABLE ad_pk (id int PRIMARY KEY, a int2, b int4, k int4, v int);
+INSERT INTO ad_pk SELECT g, g % 9 - 4, g * 3 % 37 - 18, g % 20, g * 7 % 11 FROM generate_series(1, 40) g;
+ANALYZE ad_pk;
+SELECT c.id AS cond,
+       ad_check(c.algorithm, format('SELECT x.z, y.id, y.v, count(*), sum(x.b + y.v) FROM ad_r x JOIN ad_pk y ON %s GROUP BY x.z, y.id', c.cond)) AS dependent_columns
+FROM ad_cond c WHERE c.id IN (1, 3, 5) ORDER BY c.id;
+-- empty inputs and joins with no pair: no group
+SELECT c.id AS cond, s.id AS sel,
+       ad_check(c.algorithm, format('SELECT %s FROM ad_r x JOIN ad_empty y ON %s%s', s.sel, c.cond, s.tail)) AS inner_empty,
+       ad_check(c.algorithm, format('SELECT %s FROM ad_empty x JOIN ad_s y ON %s%s', s.sel, c.cond, s.tail)) AS outer_empty
+FROM ad_cond c, ad_both_sel s WHERE s.id IN (1, 2, 5) ORDER BY c.id, s.id;
+SELECT c.id AS cond, s.id AS sel,
+       ad_check(c.algorithm, format('SELECT %s FROM ad_r x JOIN %s y ON %s%s', s.sel, c.inner_table, c.cond, s.tail)) AS no_pair
+FROM ad_cond_none c, ad_both_sel s WHERE s.id IN (1, 2, 5) ORDER BY c.id, s.id;
+-- the values themselves
+BEGIN;
+SELECT gj_force(true);
+SELECT x.z, y.z, count(*), sum(x.b * y.b), min(y.e) + 0 FROM ad_r x JOIN ad_s y ON x.k = y.k GROUP BY x.z, y.z ORDER BY 1, 2;
+SELECT gj_force(false);
+SELECT x.z, y.z, count(*), sum(x.b * y.b), min(y.e) + 0 FROM ad_r x JOIN ad_s y ON x.k = y.k GROUP BY x.z, y.z ORDER BY 1, 2;
+COMMIT;
+-- every pair reduced in the backend, the groups of each side in a dense array
+SELECT c.id AS cond, substring(p FROM 'Algorithm: ([a-z]+)') AS algorithm,
+       substring(p FROM 'Groups of Outer x Inner Rows: ([^,]+, [a-z ]+)') AS groups,
+       substring(p FROM 'Pairs Aggregated: (\d+)') AS pairs,
+       substring(p FROM 'Pairs Aggregated: (\d+)') = substring(p FROM 'Pairs Reduced in Backend: (\d+)') AS all_in_backend
+FROM ad_cond c,
+     ad_analyze(c.algorithm, format('SELECT x.a %% 3, y.z, count(*), sum(x.b * y.b), min(y.d - x.d) FROM ad_r x JOIN ad_s y ON %s GROUP BY x.a %% 3, y.z', c.cond),
+                '^\s*(Algorithm|Groups of Outer x Inner Rows|Pairs Aggregated|Pairs Reduced in Backend):') p
+ORDER BY c.id;
+
+--
+-- More groups than gpujoin.max_dense_groups: the groups actually seen are
+-- kept in a hash table on the host, which folds every pair; the results
+-- are the same, never an error.
+--
+SET gpujoin.max_dense_groups = 1;
+SELECT c.id AS cond, s.id AS sel,
+       ad_check(c.algorithm, format('SELECT %s FROM ad_r x JOIN ad_s y ON %s%s', s.sel, c.cond, s.tail)) AS host_hash_table
+FROM ad_cond c, ad_both_sel s ORDER BY c.id, s.id;
+SELECT c.id AS cond, substring(p FROM 'Groups of Outer x Inner Rows: ([^,]+, [a-z ]+)') AS groups,
+       substring(p FROM 'Pairs Reduced in Backend: (\d+)') AS in_backend,
+       substring(p FROM 'Groups Returned: (\d+)') AS groups_returned
+FROM ad_cond c,
+     ad_analyze(c.algorithm, format('SELECT x.a %% 3, y.z, count(*), sum(x.b * y.b) FROM ad_r x JOIN ad_s y ON %s GROUP BY x.a %% 3, y.z', c.cond),
+                '^\s*(Groups of Outer x Inner Rows|Pairs Reduced in Backend|Groups Returned):') p
+ORDER BY c.id;
+-- one side's groups alone are never limited
+SELECT ad_check('auto', 'SELECT x.a, count(*), sum(y.b) FROM ad_r x JOIN ad_s y ON x.b < y.b GROUP BY x.a') AS one_side;
+RESET gpujoin.max_dense_groups;
+
+--
+-- Grouping expressions of one side the device cannot compute for some rows
+-- (ad_ge_r's rows 41-45), with a key of the other side: evaluated by the
+-- host on those rows' joined pairs only, in the dense array or the hash
+-- table.
+--
+SELECT c.id AS cond, g.id AS grp, d.dense,
+       ad_check(c.algorithm, format('SELECT y.k, %s, count(*), sum(y.b), min(x.id + y.id) FROM ad_ge_r x JOIN ad_ge_s y ON %s GROUP BY y.k, %s', g.g, c.cond, g.g)) AS never_joined,
+       ad_check_error(c.algorithm, format('SELECT y.k, %s, count(*), sum(y.b), min(x.id + y.id) FROM ad_ge_r x JOIN ad_ge_s2 y ON %s GROUP BY y.k, %s', g.g, c.cond, g.g)) AS joined
+FROM ad_ge_cond c, ad_ge_group g, (VALUES ('4194304'), ('1')) d(dense),
+     LATERAL set_config('gpujoin.max_dense_groups', d.dense, false) s
+WHERE g.id IN (1, 3, 5, 6, 7) ORDER BY c.id, g.id, d.dense;
+RESET gpujoin.max_dense_groups;
+
+-- The failing expressions' table as the inner input (a hash join with a
+-- large outer table): deferred inner rows, grouped by the host too.
+CREATE TABLE ad_ge_big AS SELECT g AS id, g % 9 AS k, g % 50 - 25 AS b FROM generate_series(1, 3000) g;
+CREATE TABLE ad_ge_big2 AS SELECT * FROM ad_ge_big;
+INSERT INTO ad_ge_big2 VALUES (5001, 100, 3), (5002, 101, 4);
+ANALYZE ad_ge_big, ad_ge_big2;
+SELECT gj_plan_lines('SELECT y.k, 100 / x.z, count(*) FROM ad_ge_r x JOIN ad_ge_big y ON x.k = y.k GROUP BY y.k, 100 / x.z',
+                     '^\s*(Algorithm|->  Seq Scan)') AS ad_ge_r_inner;
+SELECT g.id AS grp, d.dense,
+       ad_check('hash', format('SELECT y.k, %s, count(*), sum(y.b) FROM ad_ge_r x JOIN ad_ge_big y ON x.k = y.k GROUP BY y.k, %s', g.g, g.g)) AS never_joined,
+       ad_check_error('hash', format('SELECT y.k, %s, count(*), sum(y.b) FROM ad_ge_r x JOIN ad_ge_big2 y ON x.k = y.k GROUP BY y.k, %s', g.g, g.g)) AS joined
+FROM ad_ge_group g, (VALUES ('4194304'), ('1')) d(dense),
+     LATERAL set_config('gpujoin.max_dense_groups', d.dense, false) s
+ORDER BY g.id, d.dense;
+RESET gpujoin.max_dense_groups;
+
+--
+-- Many tiles and steps (a 1kB device budget): keys of both sides, deferred
+-- rows that join nothing (ad_tile_in) or join (ad_tile_in2).
+--
+SET gpujoin.device_memory = '1kB';
+SELECT c.id AS cond, s.id AS sel,
+       ad_check(c.algorithm, format('SELECT %s FROM ad_tile x JOIN ad_tile_in y ON %s%s', s.sel, c.cond, s.tail)) AS many_tiles
+FROM ad_tile_cond c,
+     (VALUES (1, 'x.b % 7, y.z, count(*), sum(x.b * y.b), max(x.e * y.e) + 0, min(y.d - x.d)', ' GROUP BY x.b % 7, y.z'),
+             (2, '100 / x.z, y.k % 3, count(*), sum(y.b), avg(x.b + y.b)', ' GROUP BY 100 / x.z, y.k % 3'),
+             (3, 'x.d + 1, y.e * 2 + 0, count(*)', ' GROUP BY x.d + 1, y.e * 2 HAVING count(*) > 1')) s(id, sel, tail)
+ORDER BY c.id, s.id;
+SELECT c.id AS cond,
+       ad_check_error(c.algorithm, format('SELECT 100 / x.z, y.k %% 3, count(*), sum(y.b) FROM ad_tile x JOIN ad_tile_in2 y ON %s GROUP BY 100 / x.z, y.k %% 3', c.cond)) AS many_tiles_joined
+FROM ad_tile_cond c ORDER BY c.id;
+RESET gpujoin.device_memory;

@@ -142,7 +142,7 @@ SELECT gj_compare_error('SELECT y.a, sum(x.f8) FROM t_flt x JOIN t_int y ON x.id
 -- rescanned: a grouped aggregate under a nested loop's inner side
 SELECT gj_compare('SELECT o.id, (SELECT count(*) FROM (SELECT x.a, count(*) FROM t_int x JOIN t_int y ON x.b < y.b AND x.b > o.id GROUP BY x.a) g) FROM (VALUES (1), (5), (40)) o(id)') AS rescanned;
 
--- grouping expressions of the outer side run inside; columns of both sides and grouping sets are declined
+-- grouping expressions of the outer side and columns of both sides run inside; grouping sets are declined
 SELECT gj_agg_plan('SELECT x.a % 3, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY x.a % 3') AS group_expr;
 SELECT gj_agg_plan('SELECT x.a, y.a, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY x.a, y.a') AS both_sides_group;
 SELECT gj_agg_plan('SELECT x.a, count(*) FROM t_int x JOIN t_int y ON x.b < y.b GROUP BY ROLLUP (x.a)') AS rollup;

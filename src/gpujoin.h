@@ -36,6 +36,7 @@ extern int	gpujoin_max_host_memory_kb;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
+extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
 extern bool gpujoin_columnar_input;
 

@@ -36,6 +36,7 @@ int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
+int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
@@ -159,6 +160,13 @@ define_gucs(void)
 							 "a sweep over one key with a Fenwick tree over the other, in O((n + m) log m).",
 							 &gpujoin_enable_dominance, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpujoin.max_dense_groups",
+							"Most groups of an aggregate grouped by both join sides that GpuJoin keeps in a dense array.",
+							"The array has a slot for every pair of an outer and an inner group, used or not, and may "
+							"also take at most half of gpujoin.max_host_memory; beyond, the groups actually seen are "
+							"kept in a hash table on the host, which the backend does not reduce into.",
+							&gpujoin_max_dense_groups, 4 * 1024 * 1024, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.overlap_steps",
 							 "Runs a join's next step on the device while the rows of the current one are returned.",

@@ -16,11 +16,15 @@
  * the Vars for each pair that needs a host qual, and the Aggrefs once, with
  * the results, for the node's single output row.
  *
- * With GROUP BY, every grouping column or expression reads the outer
- * input only (the planner puts the grouped side outer); the node returns one row per group
- * that has at least one joined pair, with the outer columns of the scan
- * tuple taken from the group's first outer row (the grouping columns, and
- * columns functionally dependent on them), the inner ones NULL.
+ * With GROUP BY, every grouping column or expression reads one input:
+ * the outer one (the planner puts the grouped side outer), or with keys of
+ * both sides either one.  Each side's keys are numbered on their own, and
+ * a group is a pair of an outer and an inner group (gpujoin_agg_groups.c).
+ * The node returns one row per group that has at least one joined pair,
+ * with the columns of the scan tuple taken from the group's first outer
+ * row and, grouping by both sides, its first inner row (the grouping
+ * columns, and columns functionally dependent on them); without inner
+ * keys the inner columns are NULL.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,12 +71,14 @@ typedef struct GpuJoinAggInfo
 	int			var_type[2][GJ_MAX_KEY_COLS];
 
 	/*
-	 * GROUP BY, over the outer side: a plain column (group_scan, its stored
-	 * Datums hashed) or an expression (group_scan -1: group_program computes
-	 * a value of GjType group_type per outer row); equality operators and
-	 * collations of each.
+	 * GROUP BY, each key over one side (group_side, GJ_SIDE_*; at least one
+	 * of the outer side): a plain column (group_scan, its stored Datums
+	 * hashed) or an expression (group_scan -1: group_program computes a
+	 * value of GjType group_type per row of its side); equality operators
+	 * and collations of each.
 	 */
 	int			ngroup;
+	int			group_side[GJ_AGG_MAX_GROUP_COLS];
 	int			group_scan[GJ_AGG_MAX_GROUP_COLS];
 	int			group_type[GJ_AGG_MAX_GROUP_COLS];
 	GjProgram	group_program[GJ_AGG_MAX_GROUP_COLS];
@@ -93,5 +99,8 @@ typedef struct GpuJoinAggInfo
  */
 extern List *gpujoin_agg_info_serialize(const GpuJoinAggInfo *info);
 extern void gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info);
+
+/* custom_scan/gpujoin_agg_exec.c: a device value of GjType type as a Datum */
+extern Datum gpujoin_agg_value_to_datum(int64 v, int type);
 
 #endif							/* GPUJOIN_AGG_H */

@@ -25,14 +25,15 @@
  * results, HAVING (the plan's qual) is applied, and the target list is
  * projected.
  *
- * GROUP BY (plain columns of the outer input): once the inputs are drained,
- * every outer row gets a group number from a TupleHashTable over its
- * grouping columns (the types' own hash functions and equality operators,
- * as PostgreSQL's hashed Agg: NULLs form one group, -0.0 and 0.0 one, NaNs
- * one).  Each pair, or each sort-merge run of an outer row in the cpu
- * backend's fast path, is added to the partials of its outer row's group.
- * The node then returns one row per group that has a pair, its outer
- * columns from the group's first outer row, each through HAVING.
+ * GROUP BY (columns or expressions of the outer input, or of both): once
+ * the inputs are drained, every row of a side with grouping keys gets a
+ * group number from a TupleHashTable over its key values (the types' own
+ * hash functions and equality operators, as PostgreSQL's hashed Agg: NULLs
+ * form one group, -0.0 and 0.0 one, NaNs one); gpujoin_agg_groups.c.  Each
+ * pair, or each sort-merge run of an outer row in the cpu backend's fast
+ * path, is added to the partials of its rows' groups.  The node then
+ * returns one row per group that has a pair, its columns from the group's
+ * first outer (and inner) row, each through HAVING.
  *
  * Results are PostgreSQL's: count is int8; sum(int2/int4) is int8 and wraps
  * on overflow exactly as int4_sum() does (it does not check); sum(int8) and
@@ -63,6 +64,7 @@
 
 #include "gpujoin.h"
 #include "custom_scan/gpujoin_agg.h"
+#include "custom_scan/gpujoin_agg_groups.h"
 #include "custom_scan/gpujoin_exec.h"
 
 typedef struct GpuJoinAggState
@@ -72,33 +74,19 @@ typedef struct GpuJoinAggState
 	GjAggSpec	spec;			/* argument value columns of this scan */
 	GjAggPartial total;			/* everything reduced so far */
 	ExprState  *arg_exprs[GJ_AGG_MAX_ARGS];
-	ExprState  *group_exprs[GJ_AGG_MAX_GROUP_COLS];
 	GjKeyColumns var_cols[2];	/* the columns the programs load, per side */
 	MemoryContext agg_cxt;		/* value columns and results; reset on rescan */
 	bool		has_error_rows; /* some argument needs the host */
 	bool		done;
 
 	/* GROUP BY: group numbers and partials, in agg_cxt */
-	TupleTableSlot *group_slot; /* the grouping columns of one outer row */
-	Oid		   *group_eqfuncs;
-	FmgrInfo   *group_hashfuncs;
-	AttrNumber *group_cols;
-	MemoryContext hash_temp_cxt;	/* hashing one row */
-	TupleHashTable group_table; /* group -> number, kept for deferred rows */
-	uint32	   *outer_group;	/* per outer row, or GJ_AGG_GROUP_DEFERRED */
-	int64		deferred_rows;	/* rows whose group the host decides per pair */
-	int64	   *group_pairs;	/* per group */
-	GjAggAcc   *group_acc;		/* per group and argument */
-	int64	   *group_first_row;	/* per group: its first outer row */
-	int64		group_capacity; /* groups the three arrays above hold */
-	int64		ngroups;
+	GpuJoinAggGroups groups;
 	int64		next_group;		/* the next group to return */
 	int64		groups_returned;	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		pairs_aggregated;	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		pairs_in_backend;
 } GpuJoinAggState;
 
-static Datum value_to_datum(int64 v, int type);
 static Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
@@ -145,7 +133,6 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	GpuJoinAggState *gas = (GpuJoinAggState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *group_exprs;
 	ListCell   *lc;
 	int			i;
 
@@ -154,9 +141,6 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 								&gas->agg);
 	foreach(lc, (List *) list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_ARGS))
 		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
-	group_exprs = list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS);
-	foreach(lc, group_exprs)
-		gas->group_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
 	gas->gj.agg_dominance = gas->agg.dominance;
 	gas->spec.nargs = gas->agg.nargs;
@@ -180,183 +164,14 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 
 	if (gas->agg.ngroup > 0)
-	{
-		TupleDesc	desc = CreateTemplateTupleDesc(gas->agg.ngroup);
-
-		foreach(lc, group_exprs)
-		{
-			Node	   *expr = lfirst(lc);
-
-			i = foreach_current_index(lc);
-			Assert(gas->agg.group_scan[i] < 0 ||
-				   gas->gj.scan_sides[gas->agg.group_scan[i]] == GJ_SIDE_OUTER);
-			TupleDescInitEntry(desc, i + 1, NULL, exprType(expr), exprTypmod(expr), 0);
-			TupleDescInitEntryCollation(desc, i + 1, gas->agg.group_collation[i]);
-		}
-		gas->group_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsVirtual);
-		execTuplesHashPrepare(gas->agg.ngroup, gas->agg.group_eqop,
-							  &gas->group_eqfuncs, &gas->group_hashfuncs);
-		gas->group_cols = palloc(sizeof(AttrNumber) * gas->agg.ngroup);
-		for (i = 0; i < gas->agg.ngroup; i++)
-			gas->group_cols[i] = i + 1;
-	}
+		gpujoin_agg_groups_init(&gas->groups, &gas->agg,
+								list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS),
+								&node->ss.ps, estate);
 }
 
-/*
- * Number the groups of the outer rows: a hash table over the grouping
- * columns, built as nodeAgg.c builds its own, so that "equal" is what it is
- * for PostgreSQL's hashed GROUP BY.  Every outer row gets a group, also one
- * that no pair will use: such groups are never returned.
- */
-/* Room for one more group in the per-group arrays. */
-static void
-gpujoin_agg_group_room(GpuJoinAggState *gas)
-{
-	int64		nargs = Max(gas->spec.nargs, 1);
-	int64		old = gas->group_capacity;
-	int64		cap;
-
-	if (gas->ngroups < old)
-		return;
-	cap = Max(old * 2, 64);
-	if (old == 0)
-	{
-		gas->group_pairs = MemoryContextAllocExtended(gas->agg_cxt, sizeof(int64) * cap,
-													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		gas->group_acc = MemoryContextAllocExtended(gas->agg_cxt, sizeof(GjAggAcc) * cap * nargs,
-													MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		gas->group_first_row = MemoryContextAllocHuge(gas->agg_cxt, sizeof(int64) * cap);
-	}
-	else
-	{
-		gas->group_pairs = repalloc_huge(gas->group_pairs, sizeof(int64) * cap);
-		gas->group_acc = repalloc_huge(gas->group_acc, sizeof(GjAggAcc) * cap * nargs);
-		gas->group_first_row = repalloc_huge(gas->group_first_row, sizeof(int64) * cap);
-		memset(gas->group_pairs + old, 0, sizeof(int64) * (cap - old));
-		memset(gas->group_acc + old * nargs, 0, sizeof(GjAggAcc) * (cap - old) * nargs);
-	}
-	gas->group_capacity = cap;
-}
-
-/* The group of the grouping values in group_slot, a new one if need be. */
-static uint32
-gpujoin_agg_lookup_group(GpuJoinAggState *gas, int64 row)
-{
-	TupleHashEntry entry;
-	bool		isnew;
-
-	entry = LookupTupleHashEntry(gas->group_table, gas->group_slot, &isnew, NULL);
-	if (isnew)
-	{
-		if (gas->ngroups >= (int64) GJ_AGG_GROUP_DEFERRED)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("GpuJoin aggregates support at most %u groups", GJ_AGG_GROUP_DEFERRED - 1),
-					 errhint("Set gpujoin.enable_aggregate to off for this query.")));
-		gpujoin_agg_group_room(gas);
-		entry->additional = (void *) (uintptr_t) gas->ngroups;
-		gas->group_first_row[gas->ngroups++] = row;
-	}
-	MemoryContextReset(gas->hash_temp_cxt);
-	return (uint32) (uintptr_t) entry->additional;
-}
-
-/*
- * Number the groups of the outer rows: a hash table over the grouping
- * values, built as nodeAgg.c builds its own, so that "equal" is what it is
- * for PostgreSQL's hashed GROUP BY.  Every outer row gets a group, also one
- * that no pair will use: such groups are never returned.  A grouping
- * expression the device program could not compute exactly for a row (an
- * overflow, say) defers the row: PostgreSQL evaluates it only for the rows
- * that reach the aggregate, so the host does it for each of the row's pairs
- * (gpujoin_agg_host_group), raising PostgreSQL's error if there is one.
- */
-static void
-gpujoin_agg_number_groups(GpuJoinAggState *gas)
-{
-	GpuJoinState *gjs = &gas->gj;
-	HostSideBuffer *buf = &gjs->outer_buf;
-	TupleTableSlot *slot = gas->group_slot;
-	int			ngroup = gas->agg.ngroup;
-	MemoryContext table_cxt = AllocSetContextCreate(gas->agg_cxt, "GpuJoin groups",
-													ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(table_cxt);
-	int64		nrows = buf->nrows;
-	int64		row;
-
-	gas->hash_temp_cxt = AllocSetContextCreate(gas->agg_cxt, "GpuJoin group hashing",
-											   ALLOCSET_SMALL_SIZES);
-	gas->group_table = BuildTupleHashTableExt(&gjs->css.ss.ps, slot->tts_tupleDescriptor,
-											  ngroup, gas->group_cols, gas->group_eqfuncs,
-											  gas->group_hashfuncs, gas->agg.group_collation,
-											  Min(Max(nrows, 16), 65536), 0,
-											  table_cxt, table_cxt, gas->hash_temp_cxt, false);
-	MemoryContextSwitchTo(gas->agg_cxt);
-	gas->outer_group = MemoryContextAllocHuge(gas->agg_cxt, sizeof(uint32) * Max(nrows, 1));
-	gas->ngroups = 0;
-	gpujoin_agg_group_room(gas);
-	for (row = 0; row < nrows; row++)
-	{
-		bool		deferred = false;
-		int			k;
-
-		if ((row & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-		ExecClearTuple(slot);
-		for (k = 0; k < ngroup && !deferred; k++)
-		{
-			const GjProgram *program = &gas->agg.group_program[k];
-			GjSlot		value;
-			bool		isnull;
-
-			if (gas->agg.group_scan[k] >= 0)
-			{
-				HostDatumColumn *col = buf->cols + gjs->scan_cols[gas->agg.group_scan[k]];
-
-				slot->tts_values[k] = col->values[row];
-				slot->tts_isnull[k] = col->isnull[row];
-				continue;
-			}
-			if (gj_program_run(program->instrs, program->ninstrs, &gas->var_cols[0], row,
-							   &gas->var_cols[1], 0, &value, &isnull) == GJ_RESULT_RECHECK)
-				deferred = true;
-			slot->tts_isnull[k] = isnull;
-			slot->tts_values[k] = isnull ? (Datum) 0 :
-				value_to_datum(value.i, gas->agg.group_type[k]);
-		}
-		if (deferred)
-		{
-			gas->outer_group[row] = GJ_AGG_GROUP_DEFERRED;
-			gas->deferred_rows++;
-			continue;
-		}
-		ExecStoreVirtualTuple(slot);
-		gas->outer_group[row] = gpujoin_agg_lookup_group(gas, row);
-	}
-	MemoryContextSwitchTo(old);
-	gas->spec.outer_group = gas->outer_group;
-}
-
-/*
- * The group of a pair whose outer row is deferred: the grouping expressions
- * evaluated by the host on the pair's scan tuple (as PostgreSQL's Agg
- * evaluates them on a joined row), then looked up, or added.
- */
-static uint32
-gpujoin_agg_host_group(GpuJoinAggState *gas, ExprContext *econtext, uint32 orow)
-{
-	TupleTableSlot *slot = gas->group_slot;
-	int			k;
-
-	ExecClearTuple(slot);
-	for (k = 0; k < gas->agg.ngroup; k++)
-		slot->tts_values[k] = ExecEvalExpr(gas->group_exprs[k], econtext, &slot->tts_isnull[k]);
-	ExecStoreVirtualTuple(slot);
-	return gpujoin_agg_lookup_group(gas, orow);
-}
-
-static Datum
-value_to_datum(int64 v, int type)
+/* A device value of GjType type (one of the argument types) as a Datum. */
+Datum
+gpujoin_agg_value_to_datum(int64 v, int type)
 {
 	switch (type)
 	{
@@ -509,23 +324,12 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 				continue;
 			}
 		}
-		if (spec->outer_group != NULL)
+		if (gas->agg.ngroup > 0)
 		{
-			uint32		g = spec->outer_group[orow];
+			int64		g = gpujoin_agg_groups_of_pair(&gas->groups, gjs, orow, irow, &formed);
 
-			if (g == GJ_AGG_GROUP_DEFERRED)
-			{
-				if (!formed)
-				{
-					ResetExprContext(econtext);
-					gpujoin_form_scan_tuple(gjs, orow, irow);
-					econtext->ecxt_scantuple = gjs->css.ss.ss_ScanTupleSlot;
-					formed = true;
-				}
-				g = gpujoin_agg_host_group(gas, econtext, orow);
-			}
-			gas->group_pairs[g]++;
-			accs = gas->group_acc + (int64) g * spec->nargs;
+			gas->groups.pairs[g]++;
+			accs = gas->groups.acc + g * spec->nargs;
 		}
 		total->pairs++;
 		for (a = 0; a < spec->nargs; a++)
@@ -581,7 +385,8 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 		return;					/* an empty join */
 	gpujoin_agg_arg_columns(gas);
 	if (gas->agg.ngroup > 0)
-		gpujoin_agg_number_groups(gas);
+		gpujoin_agg_groups_number(&gas->groups, gjs, gas->var_cols, gas->agg_cxt,
+								  gas->spec.nargs);
 
 	/* the inputs, the argument columns and the groups count together */
 	if (gjs->outer_buf.bytes_stored + gjs->inner_buf.bytes_stored +
@@ -591,8 +396,11 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("GpuJoin aggregates need more than gpujoin.max_host_memory (%d kB) of host memory",
 						gpujoin_max_host_memory_kb),
-				 errdetail("%lld groups over %lld outer rows.",
-						   (long long) gas->ngroups, (long long) gjs->outer_buf.nrows),
+				 errdetail("%lld groups over %lld outer rows, %lld over %lld inner rows.",
+						   (long long) gas->groups.side[GJ_SIDE_OUTER].ngroups,
+						   (long long) gjs->outer_buf.nrows,
+						   (long long) gas->groups.side[GJ_SIDE_INNER].ngroups,
+						   (long long) gjs->inner_buf.nrows),
 				 errhint("Raise gpujoin.max_host_memory, or set gpujoin.enable_aggregate to off for this query.")));
 
 	/*
@@ -602,13 +410,16 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	 * pairs are reduced on the host after the last step; the device may
 	 * still decide one of their pairs (NULL OR true), so the spec tells the
 	 * backend to drop those.  With host quals every pair needs the host
-	 * anyway.
+	 * anyway, and so do groups of both sides too many for a dense array.
 	 */
-	backend_reduces = gjs->backend->agg_step != NULL && gjs->host_qual == NULL;
-	gas->spec.rows_need_host = gas->has_error_rows || gas->deferred_rows > 0;
+	backend_reduces = gjs->backend->agg_step != NULL && gjs->host_qual == NULL &&
+		(gas->agg.ngroup == 0 || gas->groups.dense);
+	gas->spec.rows_need_host = gas->has_error_rows;
 	gas->spec.host_later[0] = gjs->outer_inexact;
 	gas->spec.host_later[1] = gjs->inner_inexact;
-	gas->spec.ngroups = Max(gas->ngroups, 1);
+	gas->spec.ngroups = 1;
+	if (gas->agg.ngroup > 0)
+		gpujoin_agg_groups_spec(&gas->groups, &gas->spec);
 
 	for (;;)
 	{
@@ -616,8 +427,8 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 		bool		more;
 
 		memset(&step, 0, sizeof(step));
-		step.group_pairs = gas->group_pairs;
-		step.group_acc = gas->group_acc;
+		step.group_pairs = gas->groups.pairs;
+		step.group_acc = gas->groups.acc;
 		more = gpujoin_run_agg_step(gjs, backend_reduces ? &gas->spec : NULL, &step);
 		if (!more && backend_reduces)
 			gpujoin_finish_agg_steps(gjs, &gas->spec, &step);
@@ -715,16 +526,17 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 										   NumericGetDatum(int64_to_numeric(acc->count)));
 			}
 		case GJ_AGGK_MIN:
-			return value_to_datum(acc->min_bits, type);
+			return gpujoin_agg_value_to_datum(acc->min_bits, type);
 		default:
-			return value_to_datum(acc->max_bits, type);
+			return gpujoin_agg_value_to_datum(acc->max_bits, type);
 	}
 }
 
 /*
  * GROUP BY: the next group that has a pair and passes HAVING.  Its scan
- * tuple has the outer columns of the group's first outer row, NULL inner
- * columns, and the aggregates, in per-tuple memory.
+ * tuple has the outer columns of the group's first outer row, the inner
+ * columns of its first inner row (NULL without inner grouping keys), and
+ * the aggregates, in per-tuple memory.
  */
 static TupleTableSlot *
 gpujoin_agg_next_group(GpuJoinAggState *gas)
@@ -741,24 +553,29 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 		gas->pairs_aggregated += gas->total.pairs;
 		gas->next_group = 0;
 	}
-	while (gas->next_group < gas->ngroups)
+	while (gas->next_group < gas->groups.ngroups)
 	{
 		int64		g = gas->next_group++;
-		int64		row = gas->group_first_row[g];
-		const GjAggAcc *accs = gas->group_acc + g * gas->spec.nargs;
+		const GjAggAcc *accs = gas->groups.acc + g * gas->spec.nargs;
+		int64		orow,
+					irow;
 		MemoryContext old;
 		int			k;
 
-		if (gas->group_pairs[g] == 0)
-			continue;			/* no pair: an inner join has no such group */
+		/* no pair: an inner join has no such group */
+		if (!gpujoin_agg_groups_rows(&gas->groups, g, &orow, &irow))
+			continue;
 		CHECK_FOR_INTERRUPTS();
 		ResetExprContext(econtext);
 		ExecClearTuple(scan);
-		gpujoin_fill_null_extended(gjs, GJ_SIDE_OUTER, row);
+		if (irow < 0)
+			gpujoin_fill_null_extended(gjs, GJ_SIDE_OUTER, orow);
+		else
+			gpujoin_fill_columns(gjs, 0, gjs->nscan, orow, irow);
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		for (k = 0; k < gas->agg.naggs; k++)
 			scan->tts_values[gjs->nscan + k] =
-				gpujoin_agg_result(gas, k, gas->group_pairs[g], accs,
+				gpujoin_agg_result(gas, k, gas->groups.pairs[g], accs,
 								   &scan->tts_isnull[gjs->nscan + k]);
 		MemoryContextSwitchTo(old);
 		ExecStoreVirtualTuple(scan);
@@ -836,16 +653,9 @@ gpujoin_agg_rescan(CustomScanState *node)
 	gas->done = false;
 	/* the group numbers and partials were in agg_cxt */
 	gas->spec.outer_group = NULL;
+	gas->spec.inner_group = NULL;
 	gas->spec.host_later[0] = gas->spec.host_later[1] = NULL;
-	gas->outer_group = NULL;
-	gas->group_pairs = NULL;
-	gas->group_acc = NULL;
-	gas->group_first_row = NULL;
-	gas->group_capacity = 0;
-	gas->group_table = NULL;
-	gas->deferred_rows = 0;
-	gas->hash_temp_cxt = NULL;
-	gas->ngroups = 0;
+	gpujoin_agg_groups_reset(&gas->groups);
 	memset(gas->var_cols, 0, sizeof(gas->var_cols));
 	memset(gas->spec.pair_cols, 0, sizeof(gas->spec.pair_cols));
 	gas->next_group = 0;
@@ -891,6 +701,9 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Pairs Aggregated", NULL, gas->pairs_aggregated, es);
 		ExplainPropertyInteger("Pairs Reduced in Backend", NULL, gas->pairs_in_backend, es);
 		if (gas->agg.ngroup > 0)
+		{
+			gpujoin_agg_groups_explain(&gas->groups, es);
 			ExplainPropertyInteger("Groups Returned", NULL, gas->groups_returned, es);
+		}
 	}
 }

@@ -10,11 +10,12 @@
  *	- the query aggregates directly over an inner join of exactly two base
  *	  relations, with no other special join, grouping sets, window
  *	  functions or set-returning functions in the target list;
- *	- a GROUP BY groups on plain columns of one input, which becomes the
- *	  outer input (the executor numbers the groups of the outer rows once,
- *	  then adds each pair to its outer row's group), with hashable equality
- *	  operators; a grouping expression (it might raise an error on an outer
- *	  row that no pair uses) or columns of both inputs: no path;
+ *	- a GROUP BY groups on plain columns or device expressions of one
+ *	  input, which becomes the outer input (the executor numbers the groups
+ *	  of the outer rows once, then adds each pair to its outer row's group),
+ *	  or of both inputs in either order (each side's keys numbered on their
+ *	  own, a pair added to the pair of its rows' groups), with hashable
+ *	  equality operators; a key over both inputs: no path;
  *	- the join is one GpuJoin would run (a device-evaluable qual links the
  *	  sides, unparameterized inputs, no placeholders), for either order of
  *	  the inputs;
@@ -132,15 +133,20 @@ list_index_of_expr(List *list, Expr *expr)
 }
 
 /*
- * The grouping columns and expressions, when each reads only the outer
- * side, has a hashable equality, and is a plain Var (its stored Datums are
- * hashed) or an expression the device computes with a type it returns
- * exactly (compiled into cxt, whose columns the argument programs share).
+ * The grouping columns and expressions, when each reads only one side, has
+ * a hashable equality, and is a plain Var (its stored Datums are hashed) or
+ * an expression the device computes with a type it returns exactly
+ * (compiled into cxt, whose columns the argument programs share).  Some key
+ * must read the outer side: keys of the inner side only are grouped with
+ * the inputs the other way round (so that one-side grouping keeps the
+ * outer-only fast paths).  A key over both sides (GROUP BY r.a + s.b)
+ * cannot be numbered per side: no path.
  */
 static bool
-analyse_grouping(PlannerInfo *root, Relids outer_relids, DeviceCompileContext *cxt,
+analyse_grouping(PlannerInfo *root, Relids relids[2], DeviceCompileContext *cxt,
 				 GpuJoinAggInfo *info, List **group_exprs)
 {
+	bool		outer_key = false;
 	ListCell   *lc;
 
 	*group_exprs = NIL;
@@ -149,12 +155,19 @@ analyse_grouping(PlannerInfo *root, Relids outer_relids, DeviceCompileContext *c
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
+		Relids		varnos = pull_varnos(root, (Node *) expr);
 		int			k = info->ngroup;
 
 		if (!sgc->hashable || !OidIsValid(sgc->eqop) || k >= GJ_AGG_MAX_GROUP_COLS ||
-			!bms_is_subset(pull_varnos(root, (Node *) expr), outer_relids) ||
 			contain_volatile_functions((Node *) expr))
 			return false;
+		if (bms_is_subset(varnos, relids[GJ_SIDE_OUTER]))
+			info->group_side[k] = GJ_SIDE_OUTER;
+		else if (bms_is_subset(varnos, relids[GJ_SIDE_INNER]))
+			info->group_side[k] = GJ_SIDE_INNER;
+		else
+			return false;
+		outer_key |= info->group_side[k] == GJ_SIDE_OUTER;
 		info->group_scan[k] = -1;
 		info->group_type[k] = -1;
 		if (IsA(expr, Var))
@@ -174,7 +187,21 @@ analyse_grouping(PlannerInfo *root, Relids outer_relids, DeviceCompileContext *c
 		info->ngroup++;
 		*group_exprs = lappend(*group_exprs, expr);
 	}
-	return true;
+	return info->ngroup == 0 || outer_key;
+}
+
+/* Does some grouping key read the inner side? */
+static bool
+agg_groups_inner(const GpuJoinAggInfo *info)
+{
+	int			k;
+
+	for (k = 0; k < info->ngroup; k++)
+	{
+		if (info->group_side[k] == GJ_SIDE_INNER)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -198,7 +225,7 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggI
 	*aggrefs = NIL;
 	*arg_exprs = NIL;
 	gj_device_compile_init(&cxt, relids[GJ_SIDE_OUTER], relids[GJ_SIDE_INNER]);
-	if (!analyse_grouping(root, relids[GJ_SIDE_OUTER], &cxt, info, group_exprs))
+	if (!analyse_grouping(root, relids, &cxt, info, group_exprs))
 		return false;
 
 	foreach(lc, nodes)
@@ -211,11 +238,14 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggI
 
 		/*
 		 * Vars outside aggregates: in grouping expressions or functionally
-		 * dependent on grouping columns (the parser checked that), all of the
-		 * outer side, taken from each group's first outer row.
+		 * dependent on grouping columns (the parser checked that), of a side
+		 * that has grouping keys, taken from each group's first row of that
+		 * side.
 		 */
 		if (IsA(aggref, Var) && grouped &&
-			bms_is_member(((Var *) aggref)->varno, relids[GJ_SIDE_OUTER]))
+			(bms_is_member(((Var *) aggref)->varno, relids[GJ_SIDE_OUTER]) ||
+			 (agg_groups_inner(info) &&
+			  bms_is_member(((Var *) aggref)->varno, relids[GJ_SIDE_INNER]))))
 			continue;
 		if (!IsA(aggref, Aggref))
 			return false;
@@ -316,6 +346,9 @@ agg_count_method(const GpuJoinPlanInfo *join_info, List *host_rinfos, const GpuJ
 	if (!gj_program_compare_conjunction(join_info->program.instrs, join_info->program.ninstrs,
 										&conj))
 		return GJ_AGG_METHOD_JOIN;
+	/* a row's match count says nothing of its matches' inner groups */
+	if (agg_groups_inner(agg))
+		return GJ_AGG_METHOD_JOIN;
 	for (a = 0; a < agg->nargs; a++)
 	{
 		if (agg->arg_side[a] != GJ_AGG_SIDE_OUTER)
@@ -397,7 +430,7 @@ join_restrictlist(RelOptInfo *joinrel)
 static void
 cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
 				 RelOptInfo *joinrel, List *device_rinfos, List *host_rinfos,
-				 const GpuJoinPlanInfo *join_info, int nargs, int ngroup, int method)
+				 const GpuJoinPlanInfo *join_info, const GpuJoinAggInfo *agg, int method)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -408,6 +441,7 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 	QualCost	host_cost;
 	Cost		startup;
 	Cost		run;
+	int			k;
 
 	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
 												 PVC_RECURSE_PLACEHOLDERS));
@@ -434,7 +468,7 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 		if (method == GJ_AGG_METHOD_DOMINANCE)
 			count = Min(count, 2 * gpujoin_device_work_cost(costs, GJ_ALGO_SORTMERGE, outer_rows,
 															inner_rows, 0, device_columns, 1.0));
-		run = count + outer_rows * nargs * costs->pair_cost;
+		run = count + outer_rows * agg->nargs * costs->pair_cost;
 	}
 	else
 	{
@@ -442,7 +476,7 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 									   candidates, device_columns,
 									   device_cost.per_tuple / cpu_operator_cost) +
 			candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
-			candidates * nargs * costs->pair_cost;
+			candidates * agg->nargs * costs->pair_cost;
 
 		/*
 		 * A filtered sort-merge or hash join evaluates its candidates with
@@ -455,8 +489,15 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 				Max(device_cost.per_tuple / cpu_operator_cost, 1.0) * costs->pair_cost;
 	}
 
-	/* GROUP BY: hash each outer row's grouping columns once */
-	startup += outer_rows * ngroup * cpu_operator_cost * 2;
+	/*
+	 * GROUP BY: hash each row's grouping columns once; with keys of the inner
+	 * side each pair finds its group on its own (no fast path).
+	 */
+	for (k = 0; k < agg->ngroup; k++)
+		startup += (agg->group_side[k] == GJ_SIDE_OUTER ? outer_rows : inner_rows) *
+			cpu_operator_cost * 2;
+	if (agg_groups_inner(agg))
+		run += candidates * costs->pair_cost;
 
 	/* nothing comes out before every pair is reduced */
 	cpath->path.startup_cost = startup + host_cost.startup + run;
@@ -573,7 +614,7 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 											list_make1_int(method));
 			cpath->methods = &gpujoin_agg_path_methods;
 			cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
-							 host_rinfos, &join_info, agg_info.nargs, agg_info.ngroup, method);
+							 host_rinfos, &join_info, &agg_info, method);
 			add_path(grouped_rel, &cpath->path);
 		}
 	}

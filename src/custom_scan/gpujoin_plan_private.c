@@ -309,9 +309,10 @@ gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
 	}
 	for (i = 0; i < info->ngroup; i++)
 		groups = lappend(groups,
-						 list_make2(list_make4_int(info->group_scan[i], info->group_type[i],
+						 list_make2(list_make5_int(info->group_scan[i], info->group_type[i],
 												   (int) info->group_eqop[i],
-												   (int) info->group_collation[i]),
+												   (int) info->group_collation[i],
+												   info->group_side[i]),
 									program_to_list(info->group_program[i].instrs,
 													info->group_program[i].ninstrs)));
 	/* in GpuJoinAggPrivateIndex order */
@@ -361,6 +362,7 @@ gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
 		info->group_type[info->ngroup] = lsecond_int(head);
 		info->group_eqop[info->ngroup] = (Oid) lthird_int(head);
 		info->group_collation[info->ngroup] = (Oid) lfourth_int(head);
+		info->group_side[info->ngroup] = list_nth_int(head, 4);
 		program->ninstrs = list_to_program(lsecond(lfirst(lc)), program->instrs);
 		info->ngroup++;
 	}

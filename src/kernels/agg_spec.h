@@ -21,6 +21,13 @@
  * the types' own hashing and equality; GJ_AGG_GROUP_DEFERRED marks a row
  * whose grouping expression the host must evaluate on the pair (the device
  * program could not compute it exactly), so its pairs go to the host.
+ * Grouping by keys of both sides numbers each side's keys on its own:
+ * inner_group gives each inner row's group, and a pair's group is
+ * outer_group x ninner_groups + inner_group (gj_agg_pair_group), so the
+ * partials are a dense ngroups x ninner_groups array.  Grouping by the
+ * outer side only is the case inner_group NULL (ninner_groups 1); a
+ * backend's fast paths that see only outer rows (range runs, match counts)
+ * do not take a spec with inner_group.
  *
  * Whatever a backend cannot reduce exactly it returns as a pair, and the
  * host reduces it: results never depend on the backend.
@@ -53,6 +60,9 @@
 /* outer_group of a row whose group the host decides pair by pair */
 #define GJ_AGG_GROUP_DEFERRED	UINT32_MAX
 
+/* gj_agg_pair_group of a pair that has such a row */
+#define GJ_AGG_PAIR_DEFERRED	(-1)
+
 typedef struct GjAggArg
 {
 	int32_t		side;			/* GJ_AGG_SIDE_* */
@@ -71,12 +81,15 @@ typedef struct GjAggSpec
 	GjAggArg	args[GJ_AGG_MAX_ARGS];
 	const uint32_t *outer_group;	/* per outer row, or NULL */
 	int64_t		ngroups;		/* groups numbered (1 without GROUP BY) */
+	const uint32_t *inner_group;	/* per inner row, or NULL (only with
+									 * outer_group) */
+	int64_t		ninner_groups;	/* inner groups numbered (1 without) */
 	GjKeyColumns pair_cols[2];	/* outer, inner columns of the pair programs */
 
 	/*
-	 * Some one-side argument row is flagged GJ_AGG_ROW_ERROR, or some outer
-	 * row's group is deferred: a fast path that cannot hand a row's pairs to
-	 * the host must not run.
+	 * Some one-side argument row is flagged GJ_AGG_ROW_ERROR, or some row's
+	 * group (of either side) is deferred: a fast path that cannot hand a
+	 * row's pairs to the host must not run.
 	 */
 	int32_t		rows_need_host;
 
@@ -95,6 +108,42 @@ gj_agg_pair_later(const GjAggSpec *spec, int64_t orow, int64_t irow)
 {
 	return (spec->host_later[0] != NULL && spec->host_later[0][orow]) ||
 		(spec->host_later[1] != NULL && spec->host_later[1][irow]);
+}
+
+/*
+ * How many groups the partials of a spec hold: ngroups x ninner_groups
+ * with GROUP BY, 1 without.
+ */
+GJ_HD int64_t
+gj_agg_spec_groups(const GjAggSpec *spec)
+{
+	if (spec->outer_group == NULL)
+		return 1;
+	return spec->ngroups * (spec->inner_group != NULL ? spec->ninner_groups : 1);
+}
+
+/*
+ * The group of the pair (orow, irow) in the partials (0 without GROUP BY),
+ * or GJ_AGG_PAIR_DEFERRED when the host must group it: one of its rows'
+ * grouping expressions has no exact device value.
+ */
+GJ_HD int64_t
+gj_agg_pair_group(const GjAggSpec *spec, int64_t orow, int64_t irow)
+{
+	uint32_t	og,
+				ig;
+
+	if (spec->outer_group == NULL)
+		return 0;
+	og = spec->outer_group[orow];
+	if (og == GJ_AGG_GROUP_DEFERRED)
+		return GJ_AGG_PAIR_DEFERRED;
+	if (spec->inner_group == NULL)
+		return og;
+	ig = spec->inner_group[irow];
+	if (ig == GJ_AGG_GROUP_DEFERRED)
+		return GJ_AGG_PAIR_DEFERRED;
+	return (int64_t) og * spec->ninner_groups + ig;
 }
 
 /*

@@ -10,7 +10,7 @@
 # (INNER, LEFT, RIGHT, FULL, EXISTS, NOT EXISTS, three-way, in a rescanned
 # subquery, with LIMIT, with aggregates: of either side, of arguments over
 # both sides (r.x * s.y, s.d - r.d), grouped by a column or by an expression
-# of one side (r.i4 % 7, s.d + 1)) whose conditions mix what the device
+# of one side (r.i4 % 7, s.d + 1) or of each side) whose conditions mix what the device
 # evaluates (=, <, BETWEEN, bands, abs(), arithmetic that can overflow,
 # AND/OR/NOT, IS NULL) with what it does not (text, numeric arithmetic,
 # functions, subqueries).  Each query runs once natively (gpujoin.enabled = off) and
@@ -431,7 +431,7 @@ sub new_query
 	my $small3 = $nr * $nr * $ns <= 40 * $max_pairs;
 	my $shape = wpick([ 30, 'inner' ], [ 4, 'comma' ], [ 8, 'left' ], [ 5, 'right' ], [ 6, 'full' ],
 		[ 6, 'semi' ], [ 6, 'anti' ], [ 10, 'agg' ], [ 6, 'group' ], [ 10, 'pair_agg' ],
-		[ 6, 'group_expr' ], [ 5, 'limit' ],
+		[ 6, 'group_expr' ], [ 6, 'group_both' ], [ 5, 'limit' ],
 		[ $small3 ? 5 : 0, 'three' ], [ $small3 ? 3 : 0, 'rescan' ]);
 	my $cols = pick('r.id, s.id', 'r.id, s.id', 'r.*, s.*', 'r.id, s.id, r.f8, s.d, r.t, s.i8');
 	my $where = chance(0.2) ? " WHERE " . pick('r.i4 > 0', 's.f8 IS NOT NULL', 'r.id % 2 = 0', 'r.d > s.d') : '';
@@ -500,6 +500,21 @@ sub new_query
 		$q{tmpl} = "SELECT " . join(', ', (map { $_->[1] } @groups), @aggs) . " FROM r JOIN s ON ON_COND$where"
 		  . " GROUP BY " . join(', ', map { $_->[0] } @groups) . $having;
 	}
+	elsif ($shape eq 'group_both')
+	{
+		# GROUP BY columns or expressions of both sides (each side's groups
+		# numbered on their own), aggregates of either side and of both; the
+		# round's gpujoin.max_dense_groups sometimes keeps the groups in the
+		# host's hash table
+		my @groups = (chance(0.5) ? group_expr('r') : [ 'r.i2', 'r.i2' ],
+			chance(0.5) ? group_expr('s') : map { [ $_, $_ ] } pick('s.i2', 's.d', 's.t', 's.i4'));
+		push @groups, group_expr(pick('r', 's')) if chance(0.2);
+		my @aggs = ('count(*)', map { chance(0.5) ? pair_agg() : pick('sum(s.j4)', 'max(s.ts)', 'min(r.d)', 'avg(r.i2)') }
+			  1 .. wpick([ 2, 1 ], [ 2, 2 ]));
+		my $having = chance(0.2) ? ' HAVING count(*) > ' . pick(1, 5) : '';
+		$q{tmpl} = "SELECT " . join(', ', (map { $_->[1] } @groups), @aggs) . " FROM r JOIN s ON ON_COND$where"
+		  . " GROUP BY " . join(', ', map { $_->[0] } @groups) . $having;
+	}
 	elsif ($shape eq 'limit')
 	{
 		$q{tmpl} = "SELECT r.id, s.id FROM r JOIN s ON ON_COND ORDER BY r.id, s.id LIMIT " . pick(1, 5, 50);
@@ -558,8 +573,8 @@ sub server_ready
 
 sub dq { my ($s) = @_; return "\$fz\$$s\$fz\$" }
 
-# session settings of the current round (gpujoin.columnar_input), for its
-# scripts and reproducers
+# session settings of the current round (gpujoin.columnar_input,
+# gpujoin.max_dense_groups), for its scripts and reproducers
 our $round_settings = '';
 
 # settings of a variant as SQL, for the reproducer
@@ -754,7 +769,8 @@ while ($case < $n_cases)
 	# one psql per round: the tables, then each query's variants
 	my @variants_of;
 	# the columnar heap reader on in most rounds, off in the others
-	$round_settings = "SET gpujoin.columnar_input = " . pick('on', 'on', 'off') . ";\n";
+	$round_settings = "SET gpujoin.columnar_input = " . pick('on', 'on', 'off') . ";\n"
+	  . "SET gpujoin.max_dense_groups = " . pick(4194304, 4194304, 1) . ";\n";
 	my $script = "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$t{sql}\nANALYZE r, s;\n";
 	for my $k (0 .. $#queries)
 	{

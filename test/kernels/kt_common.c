@@ -372,10 +372,13 @@ spec_input(GjJoinInput *input, const Side *outer, const Side *inner, const JoinS
  * The aggregates of the agg_step tests: count(*), an outer integer argument,
  * inner integer, float and large integer arguments, and an argument over
  * both sides (outer column 0 + inner column 0), sums and min/max; with
- * grouped, 7 groups of the outer rows.  The pair argument adds as int8
- * without groups (always exact) and as int4 with them, where the keys'
- * INT32_MIN and INT32_MAX overflow, so that those pairs go to the host.
- * flags and groups are filled (the caller frees flags[a] and groups).
+ * AGG_OUTER_GROUPS, 7 groups of the outer rows, with AGG_BOTH_GROUPS also 3
+ * of the inner rows (a pair's group outer x 3 + inner), where every 101st
+ * inner row's group is deferred (its pairs go to the host).  The pair
+ * argument adds as int8 without groups (always exact) and as int4 with
+ * them, where the keys' INT32_MIN and INT32_MAX overflow, so that those
+ * pairs go to the host.  flags and the groups of each side are filled (the
+ * caller frees flags[a], groups and inner_groups).
  */
 const int	agg_arg_side[AGG_NARGS] = {0, 1, 1, 1, GJ_AGG_SIDE_PAIR};
 const int	agg_arg_col[AGG_NARGS] = {0, 0, 1, 2, 0};
@@ -402,10 +405,26 @@ agg_close_fsum(const GjAggAcc *x, const GjAggAcc *y)
 	return fabs(x->fsum - y->fsum) <= 1e-9 * (fabs(x->fsum) + fabs(y->fsum)) + 1e-300;
 }
 
+int
+agg_spec_group_count(int grouping)
+{
+	return grouping == AGG_BOTH_GROUPS ? AGG_MAX_GROUPS :
+		grouping == AGG_OUTER_GROUPS ? AGG_GROUPS : 1;
+}
+
+const char *
+agg_grouping_name(int grouping)
+{
+	return grouping == AGG_BOTH_GROUPS ? ", 7 x 3 groups of both sides" :
+		grouping == AGG_OUTER_GROUPS ? ", 7 groups" : "";
+}
+
 void
 agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
-			  uint8_t *flags[AGG_NARGS], uint32_t *groups, bool grouped)
+			  uint8_t *flags[AGG_NARGS], uint32_t *groups, uint32_t *inner_groups,
+			  int grouping)
 {
+	bool		grouped = grouping != AGG_NO_GROUPS;
 	int			a;
 	int64_t		r;
 
@@ -442,6 +461,14 @@ agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
 		groups[r] = (uint32_t) (r % AGG_GROUPS);
 	spec->outer_group = grouped ? groups : NULL;
 	spec->ngroups = grouped ? AGG_GROUPS : 1;
+	for (r = 0; r < inner->nrows; r++)
+		inner_groups[r] = r % 101 == 50 ? GJ_AGG_GROUP_DEFERRED : (uint32_t) (r % AGG_INNER_GROUPS);
+	if (grouping == AGG_BOTH_GROUPS)
+	{
+		spec->inner_group = inner_groups;
+		spec->ninner_groups = AGG_INNER_GROUPS;
+		spec->rows_need_host = 1;
+	}
 	spec->pair_cols[0] = outer->cols;
 	spec->pair_cols[1] = inner->cols;
 }

@@ -68,14 +68,22 @@ typedef struct PairSet
 } PairSet;
 
 #define AGG_NARGS	5
-#define AGG_GROUPS	7
+#define AGG_GROUPS	7			/* groups of the outer rows */
+#define AGG_INNER_GROUPS	3	/* and of the inner rows, grouping by both */
+#define AGG_MAX_GROUPS	(AGG_GROUPS * AGG_INNER_GROUPS)
+
+/* How the agg_step tests group: not at all, the outer rows, both sides. */
+#define AGG_NO_GROUPS		0
+#define AGG_OUTER_GROUPS	1
+#define AGG_BOTH_GROUPS		2
+#define AGG_NGROUPINGS		3
 
 /* The partials of one backend's agg_steps over a schedule. */
 typedef struct AggRun
 {
 	GjAggPartial partial;
-	int64_t		group_pairs[AGG_GROUPS];
-	GjAggAcc	group_acc[AGG_GROUPS * AGG_NARGS];
+	int64_t		group_pairs[AGG_MAX_GROUPS];
+	GjAggAcc	group_acc[AGG_MAX_GROUPS * AGG_NARGS];
 	PairSet		pairs;			/* what the steps returned as pairs */
 } AggRun;
 
@@ -105,7 +113,10 @@ extern void spec_input(GjJoinInput *input, const Side *outer, const Side *inner,
 
 /* kt_common.c: the aggregates of the agg_step tests */
 extern void agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
-						  uint8_t *flags[AGG_NARGS], uint32_t *groups, bool grouped);
+						  uint8_t *flags[AGG_NARGS], uint32_t *groups, uint32_t *inner_groups,
+						  int grouping);
+extern int	agg_spec_group_count(int grouping);
+extern const char *agg_grouping_name(int grouping);
 extern bool run_agg_schedule(const GjBackend *backend, const GjJoinInput *input,
 							 const Schedule *s, const GjAggSpec *spec, AggRun *run,
 							 GjError *err);

@@ -320,7 +320,8 @@ same_acc(const GjAggAcc *x, const GjAggAcc *y)
 /*
  * A join's aggregates on both backends: count(*), an outer integer
  * argument, inner integer, float and large integer arguments and one over
- * both sides (sums and min/max), with and without groups.  Both must reduce
+ * both sides (sums and min/max), with no groups, groups of the outer rows
+ * and groups of both sides.  Both must reduce
  * the same pairs and return the same pairs to the host (those the pair
  * argument overflows on, with groups); counts, integer sums and min/max
  * are exact, float sums equal up to summation order (the cuda backend adds
@@ -328,21 +329,24 @@ same_acc(const GjAggAcc *x, const GjAggAcc *y)
  */
 static void
 test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
-		 bool grouped)
+		 int grouping)
 {
+	bool		grouped = grouping != AGG_NO_GROUPS;
 	GjJoinInput input;
 	GjAggSpec	spec;
 	AggRun	   *cpu = xmalloc(sizeof(AggRun));
 	AggRun	   *gpu = xmalloc(sizeof(AggRun));
 	uint8_t    *flags[AGG_NARGS];
 	uint32_t   *groups = xmalloc(sizeof(uint32_t) * outer->nrows);
+	uint32_t   *inner_groups = xmalloc(sizeof(uint32_t) * inner->nrows);
+	char		title[96];
 	GjError		err;
 	bool		ok = true;
 	int			a;
 
 	spec_input(&input, outer, inner, join, s->capacity);
 
-	agg_spec_init(&spec, outer, inner, flags, groups, grouped);
+	agg_spec_init(&spec, outer, inner, flags, groups, inner_groups, grouping);
 
 	memset(&err, 0, sizeof(err));
 	if (!run_agg_schedule(&gj_cpu_backend, &input, s, &spec, cpu, &err))
@@ -358,7 +362,7 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 	}
 	if (ok)
 	{
-		int			nacc = grouped ? AGG_GROUPS * AGG_NARGS : AGG_NARGS;
+		int			nacc = grouped ? agg_spec_group_count(grouping) * AGG_NARGS : AGG_NARGS;
 		const GjAggAcc *cacc = grouped ? cpu->group_acc : cpu->partial.acc;
 		const GjAggAcc *gacc = grouped ? gpu->group_acc : gpu->partial.acc;
 
@@ -398,11 +402,13 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 	for (a = 0; a < AGG_NARGS; a++)
 		free(flags[a]);
 	free(groups);
+	free(inner_groups);
 	free(cpu->pairs.pairs);
 	free(gpu->pairs.pairs);
 	free(cpu);
 	free(gpu);
-	report(ok, grouped ? "agg_step %s, %s, 7 groups" : "agg_step %s, %s", join->name, s->name);
+	snprintf(title, sizeof(title), "agg_step %%s, %%s%s", agg_grouping_name(grouping));
+	report(ok, title, join->name, s->name);
 }
 
 /*
@@ -432,7 +438,8 @@ run_race_tests(void)
 	GjError		err;
 	Side		outer,
 				inner;
-	int			i;
+	int			i,
+				g;
 
 	memset(&err, 0, sizeof(err));
 	if (!gj_cuda_probe(&info, &err))
@@ -443,7 +450,7 @@ run_race_tests(void)
 		return 0;
 	}
 	/* every join: its programs, its pairs, its aggregates with and without groups */
-	printf("1..%d\n", nprogs + njoins + 2 * njoins + 2 * nprogs);
+	printf("1..%d\n", nprogs + njoins + AGG_NGROUPINGS * (njoins + nprogs));
 	make_side(&outer, RACE_OUTER, outer_nulls);
 	make_side(&inner, RACE_INNER, inner_nulls);
 	/* one step a tile: every launch is a kernel's whole work */
@@ -453,16 +460,16 @@ run_race_tests(void)
 		test_join(&outer, &inner, &joins[i], &few);
 	for (i = 0; i < njoins; i++)
 	{
-		test_agg(&outer, &inner, &joins[i], &one, false);
-		test_agg(&outer, &inner, &joins[i], &one, true);
+		for (g = 0; g < AGG_NGROUPINGS; g++)
+			test_agg(&outer, &inner, &joins[i], &one, g);
 	}
 	for (i = 0; i < nprogs; i++)
 	{
 		JoinSpec	nl;
 
 		nestloop_join(&nl, &progs[i]);
-		test_agg(&outer, &inner, &nl, &one, false);
-		test_agg(&outer, &inner, &nl, &one, true);
+		for (g = 0; g < AGG_NGROUPINGS; g++)
+			test_agg(&outer, &inner, &nl, &one, g);
 	}
 	free_side(&outer);
 	free_side(&inner);
@@ -502,7 +509,8 @@ run_tests(bool quick)
 	Side		outer,
 				inner;
 	int			i,
-				j;
+				j,
+				g;
 
 	for (i = 0; i < njoins; i++)
 		nhash += joins[i].algorithm == GJ_ALGO_HASH;
@@ -525,11 +533,13 @@ run_tests(bool quick)
 	{
 		nsched = 2;
 		nprogs = 0;
-		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 6 + nagg * 4);
+		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 6 +
+			   nagg * 2 * AGG_NGROUPINGS);
 	}
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
-			   2 + 6 + nhash * 2 + 2 + nagg * 4 + nprogs * 2 + rowcount_test_count(true));
+			   2 + 6 + nhash * 2 + 2 + nagg * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS +
+			   rowcount_test_count(true));
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
@@ -557,18 +567,19 @@ run_tests(bool quick)
 	test_sorted_errors(&outer, &inner, &joins[njoins - 1]);
 	for (i = 0; i < njoins; i++)
 	{
-		test_agg(&outer, &inner, &joins[i], &schedules[1], false);
-		test_agg(&outer, &inner, &joins[i], &schedules[1], true);
-		test_agg(&outer, &inner, &joins[i], &schedules[3], false);
-		test_agg(&outer, &inner, &joins[i], &schedules[3], true);
+		for (g = 0; g < AGG_NGROUPINGS; g++)
+		{
+			test_agg(&outer, &inner, &joins[i], &schedules[1], g);
+			test_agg(&outer, &inner, &joins[i], &schedules[3], g);
+		}
 	}
 	for (i = 0; i < nprogs; i++)
 	{
 		JoinSpec	nl;
 
 		nestloop_join(&nl, &progs[i]);
-		test_agg(&outer, &inner, &nl, &schedules[1], false);
-		test_agg(&outer, &inner, &nl, &schedules[1], true);
+		for (g = 0; g < AGG_NGROUPINGS; g++)
+			test_agg(&outer, &inner, &nl, &schedules[1], g);
 	}
 	if (quick)
 	{

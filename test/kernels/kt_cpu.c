@@ -224,18 +224,22 @@ cpu_test_join_types(const Side *outer, const Side *inner, const JoinSpec *spec,
  * The aggregate step against the reference: the pairs agg_step
  * returns are reference pairs, and what it reduced is the aggregate of the
  * other reference pairs (counts, integer sums and min/max exactly, float
- * sums up to summation order), with and without groups.
+ * sums up to summation order), with no groups, groups of the outer rows,
+ * and groups of both sides (a pair of a deferred inner row must come back).
  */
 static void
 cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
-			 const PairSet *ref, bool grouped)
+			 const PairSet *ref, int grouping)
 {
+	bool		grouped = grouping != AGG_NO_GROUPS;
 	GjJoinInput input;
 	GjAggSpec	spec;
 	AggRun	   *cpu = xmalloc(sizeof(AggRun));
 	AggRun	   *want = xmalloc(sizeof(AggRun));
 	uint8_t    *flags[AGG_NARGS];
 	uint32_t   *groups = xmalloc(sizeof(uint32_t) * outer->nrows);
+	uint32_t   *inner_groups = xmalloc(sizeof(uint32_t) * inner->nrows);
+	char		title[96];
 	GjError		err;
 	bool		ok = true;
 	int			a;
@@ -243,7 +247,7 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 				q;
 
 	spec_input(&input, outer, inner, join, s->capacity);
-	agg_spec_init(&spec, outer, inner, flags, groups, grouped);
+	agg_spec_init(&spec, outer, inner, flags, groups, inner_groups, grouping);
 
 	memset(&err, 0, sizeof(err));
 	if (!run_agg_schedule(&gj_cpu_backend, &input, s, &spec, cpu, &err))
@@ -258,12 +262,18 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 	{
 		uint32_t	o = (uint32_t) (ref->pairs[k] >> 32) & GJ_PAIR_ROW_MASK;
 		uint32_t	i = (uint32_t) ref->pairs[k];
-		uint32_t	g = grouped ? groups[o] : 0;
+		int64_t		g = gj_agg_pair_group(&spec, o, i);
 
 		while (q < cpu->pairs.n && cpu->pairs.pairs[q] < ref->pairs[k])
 			q++;
 		if (q < cpu->pairs.n && cpu->pairs.pairs[q] == ref->pairs[k])
 			continue;
+		if (g == GJ_AGG_PAIR_DEFERRED)
+		{
+			printf("# pair (%u, %u) was reduced, but its group is deferred\n", o, i);
+			ok = false;
+			continue;
+		}
 		want->partial.pairs++;
 		if (grouped)
 			want->group_pairs[g]++;
@@ -286,7 +296,7 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 	}
 	if (ok)
 	{
-		int			nacc = grouped ? AGG_GROUPS * AGG_NARGS : AGG_NARGS;
+		int			nacc = grouped ? agg_spec_group_count(grouping) * AGG_NARGS : AGG_NARGS;
 		const GjAggAcc *gacc = grouped ? cpu->group_acc : cpu->partial.acc;
 		const GjAggAcc *wacc = grouped ? want->group_acc : want->partial.acc;
 
@@ -330,11 +340,12 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 	for (a = 0; a < AGG_NARGS; a++)
 		free(flags[a]);
 	free(groups);
+	free(inner_groups);
 	free(cpu->pairs.pairs);
 	free(cpu);
 	free(want);
-	report(ok, grouped ? "cpu agg_step %s, %s, 7 groups" : "cpu agg_step %s, %s",
-		   join->name, s->name);
+	snprintf(title, sizeof(title), "cpu agg_step %%s, %%s%s", agg_grouping_name(grouping));
+	report(ok, title, join->name, s->name);
 }
 
 /* run_step refuses an inner tile larger than the match buffer. */
@@ -413,11 +424,13 @@ run_cpu_tests(void)
 				small_outer,
 				small_inner;
 	int			i,
-				j;
+				j,
+				g;
 
 	/* programs, joins, join types, aggregates of every join and program, errors */
-	printf("1..%d\n", nprogs * (nsched - 1) + njoins * nsched + njoins + njoins * 4 +
-		   nprogs * 2 + 2 + 1 + rowcount_test_count(false) + runs_test_count());
+	printf("1..%d\n", nprogs * (nsched - 1) + njoins * nsched + njoins +
+		   njoins * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS + 2 + 1 +
+		   rowcount_test_count(false) + runs_test_count());
 	printf("# cpu backend against a brute-force reference, %d x %d rows\n", CPU_OUTER, CPU_INNER);
 	make_side(&outer, CPU_OUTER, outer_nulls);
 	make_side(&inner, CPU_INNER, inner_nulls);
@@ -460,10 +473,11 @@ run_cpu_tests(void)
 			cpu_test_join(j == 2 ? &small_outer : &outer, j == 2 ? &small_inner : &inner,
 						  &joins[i], &schedules[j], j == 2 ? &small_ref : &ref);
 		cpu_test_join_types(&outer, &inner, &joins[i], &schedules[3], &ref);
-		cpu_test_agg(&outer, &inner, &joins[i], &schedules[1], &ref, false);
-		cpu_test_agg(&outer, &inner, &joins[i], &schedules[1], &ref, true);
-		cpu_test_agg(&outer, &inner, &joins[i], &schedules[3], &ref, false);
-		cpu_test_agg(&outer, &inner, &joins[i], &schedules[3], &ref, true);
+		for (g = 0; g < AGG_NGROUPINGS; g++)
+		{
+			cpu_test_agg(&outer, &inner, &joins[i], &schedules[1], &ref, g);
+			cpu_test_agg(&outer, &inner, &joins[i], &schedules[3], &ref, g);
+		}
 		free(ref.pairs);
 		free(small_ref.pairs);
 	}
@@ -474,8 +488,8 @@ run_cpu_tests(void)
 
 		nestloop_join(&nl, &progs[i]);
 		reference_pairs(&outer, &inner, &nl, &ref);
-		cpu_test_agg(&outer, &inner, &nl, &schedules[1], &ref, false);
-		cpu_test_agg(&outer, &inner, &nl, &schedules[1], &ref, true);
+		for (g = 0; g < AGG_NGROUPINGS; g++)
+			cpu_test_agg(&outer, &inner, &nl, &schedules[1], &ref, g);
 		free(ref.pairs);
 	}
 	cpu_test_errors(&outer, &inner, &joins[0]);

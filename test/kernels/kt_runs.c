@@ -115,6 +115,7 @@ check_runs(bool grouped)
 	}
 	spec.outer_group = grouped ? groups : NULL;
 	spec.ngroups = grouped ? 4 : 1;
+	spec.ninner_groups = 1;
 	runs = gj_agg_runs_create(&spec, perm, RUNS_ROWS);
 	for (q = 0; q < RUNS_QUERIES && bad == 0; q++)
 	{

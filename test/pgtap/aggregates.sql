@@ -5,7 +5,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(13);
+SELECT plan(16);
 
 CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, g::int8 * 1000 AS x, g % 10 AS g FROM generate_series(1, 2000) g;
 CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, g AS x, 'k' || g % 7 AS g FROM generate_series(1, 2000) g;
@@ -45,8 +45,11 @@ SELECT matches(pg_temp.plan_of('SELECT r.g, count(*) FROM r JOIN s ON r.a > s.a 
                '^Sort\n.*\n\s+->  Custom Scan \(GpuJoin\)\n\s+Filter: \(\(count\(\*\)\) > 10\)\n\s+Group Key: r.g',
                'GROUP BY with HAVING: the node''s filter, ORDER BY a Sort above it');
 SELECT matches(pg_temp.plan_of('SELECT r.g, s.g, count(*) FROM r JOIN s ON r.a > s.a GROUP BY r.g, s.g'),
+               '^Custom Scan \(GpuJoin\)\n\s+Group Key: r.g, s.g\n',
+               'GROUP BY columns of both sides: the node groups');
+SELECT matches(pg_temp.plan_of('SELECT r.g + s.a, count(*) FROM r JOIN s ON r.a > s.a GROUP BY r.g + s.a'),
                '^(Hash|Group)Aggregate\n',
-               'GROUP BY columns of both sides: PostgreSQL''s Agg');
+               'GROUP BY an expression over both sides: PostgreSQL''s Agg');
 SELECT matches(pg_temp.plan_of('SELECT r.g % 3, count(*) FROM r JOIN s ON r.a > s.a GROUP BY r.g % 3'),
                '^Custom Scan \(GpuJoin\)\n\s+Group Key: \(r.g % 3\)\n',
                'GROUP BY an expression of one side: the node groups');
@@ -57,6 +60,20 @@ SET LOCAL gpujoin.enabled = on;
 SELECT bag_eq('SELECT r.g, count(*), sum(s.x), avg(r.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g',
               'TABLE native_groups',
               'GROUP BY: same groups and results as the native plan');
+
+-- GROUP BY both sides, in the dense array and in the host's hash table
+SET LOCAL gpujoin.enabled = off;
+CREATE TEMP TABLE native_both AS
+SELECT r.g, s.g AS sg, count(*), sum(s.x), avg(r.x), max(r.x - s.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g, s.g;
+SET LOCAL gpujoin.enabled = on;
+SELECT bag_eq('SELECT r.g, s.g AS sg, count(*), sum(s.x), avg(r.x), max(r.x - s.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g, s.g',
+              'TABLE native_both',
+              'GROUP BY both sides: same groups and results as the native plan');
+SET LOCAL gpujoin.max_dense_groups = 10;
+SELECT bag_eq('SELECT r.g, s.g AS sg, count(*), sum(s.x), avg(r.x), max(r.x - s.x) FROM r JOIN s ON r.a > s.a GROUP BY r.g, s.g',
+              'TABLE native_both',
+              'GROUP BY both sides past gpujoin.max_dense_groups: the same, from the host''s hash table');
+RESET gpujoin.max_dense_groups;
 
 SET LOCAL gpujoin.enable_aggregate = off;
 SELECT matches(pg_temp.plan_of('SELECT count(*), sum(s.x) FROM r JOIN s ON r.a > s.a'),

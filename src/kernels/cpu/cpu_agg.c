@@ -16,7 +16,8 @@
  *	  values as weights;
  *	- pairs: any other step runs as run_step does, into the match buffer,
  *	  and its pairs are folded there (../shared/agg_fold.c), the buffer then
- *	  holding only those the host must see.
+ *	  holding only those the host must see.  Grouping by keys of the inner
+ *	  side always comes here: each pair has its own group.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,22 +26,6 @@
 
 #include "cpu_internal.h"
 #include "kernels/shared/agg_fold.h"
-
-/* Can the range-run path reduce the spec: values per row, no host rows? */
-static bool
-spec_reads_rows(const GjAggSpec *spec)
-{
-	int			a;
-
-	if (spec->rows_need_host)
-		return false;
-	for (a = 0; a < spec->nargs; a++)
-	{
-		if (spec->args[a].side == GJ_AGG_SIDE_PAIR)
-			return false;
-	}
-	return true;
-}
 
 /* Any step as run_step runs it, its pairs folded where the spec allows. */
 static bool
@@ -201,7 +186,7 @@ gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	GjCompareConjunction conj;
 
 	if (state->input.algorithm == GJ_ALGO_SORTMERGE && !state->input.filter_needed &&
-		tile->inner_end > tile->inner_begin && spec_reads_rows(spec))
+		tile->inner_end > tile->inner_begin && gj_agg_spec_reads_rows(spec))
 		return cpu_agg_runs_step(state, tile, outer_next, spec, partial, matches, stats, err);
 	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec) &&
 		gj_program_compare_conjunction(state->input.instrs, state->input.ninstrs, &conj))

@@ -342,11 +342,36 @@ fold_row_flush(const FoldArgs *a, LaneAcc *acc, uint32_t g, unsigned long long p
 }
 
 /*
+ * Grouping by keys of both sides: the pairs of one outer row fall into as
+ * many groups as its matches' inner rows have, so a lane adds each pair
+ * straight into its group's accumulators (slower than the warp's register
+ * reduction, which needs one group per outer row).
+ */
+__device__ __forceinline__ void
+fold_pair_flush(const FoldArgs *a, int64_t g, const int64_t *values, const int *status)
+{
+	const GjAggSpec *spec = &a->spec;
+
+	atomicAdd(&a->group_pairs[g], 1ULL);
+	for (int k = 0; k < spec->nargs; k++)
+	{
+		LaneAcc		one;
+
+		if (status[k] != GJ_AGG_ROW_VALUE)
+			continue;
+		lane_acc_init(&one);
+		lane_acc_add(&one, &spec->args[k], values[k]);
+		lane_acc_flush(&one, &spec->args[k], &a->accs[g * spec->nargs + k]);
+	}
+}
+
+/*
  * A warp per step row (grid-stride), its lanes over the row's candidates:
  * each match whose values the spec gives exactly is reduced in the lane's
  * registers (COUNT_HOST: only counted when it needs the host), then the warp
- * reduces and lane 0 adds into the row's group.  The caller guarantees that
- * a folding pass meets no pair that needs the host (its counting pass found
+ * reduces and lane 0 adds into the row's group (with inner groups, each
+ * pair into its own: fold_pair_flush).  The caller guarantees that a
+ * folding pass meets no pair that needs the host (its counting pass found
  * none); such a pair would be skipped, never folded.
  */
 template <bool SORTED, bool COUNT_HOST>
@@ -357,6 +382,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 	int64_t		warp = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 	int64_t		nwarps = ((int64_t) gridDim.x * blockDim.x) >> 5;
 	const GjAggSpec *spec = &a.spec;
+	bool		pair_groups = spec->inner_group != NULL;
 
 	for (int64_t j = warp; j < a.nrows; j += nwarps)
 	{
@@ -392,6 +418,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 			int64_t		values[GJ_AGG_MAX_ARGS];
 			int			status[GJ_AGG_MAX_ARGS];
 			bool		exact = true;
+			int64_t		pg = g;
 
 			if (a.filter)
 				r = gj_program_eval(a.program.instrs, a.program.ninstrs,
@@ -399,7 +426,10 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 									&a.inner, irow - a.inner_base);
 			if (r == GJ_RESULT_FALSE || gj_agg_pair_later(spec, orow, irow))
 				continue;
-			if (r == GJ_RESULT_RECHECK || g == GJ_AGG_GROUP_DEFERRED)
+			if (pair_groups)
+				pg = gj_agg_pair_group(spec, orow, irow);
+			if (r == GJ_RESULT_RECHECK || g == GJ_AGG_GROUP_DEFERRED ||
+				pg == GJ_AGG_PAIR_DEFERRED)
 				exact = false;
 			for (int k = 0; exact && k < spec->nargs; k++)
 			{
@@ -411,7 +441,9 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 				host++;
 				continue;
 			}
-			if (!COUNT_HOST)
+			if (!COUNT_HOST && pair_groups)
+				fold_pair_flush(&a, pg, values, status);
+			else if (!COUNT_HOST)
 			{
 				pairs++;
 				for (int k = 0; k < spec->nargs; k++)
@@ -476,15 +508,16 @@ agg_upload(CudaJoinState *state, const void *host, size_t n, void **dev, GjError
 
 /*
  * Once per join: the spec's arrays (argument values and flags, the pair
- * programs and their columns, the outer rows' groups) in device memory, and
- * the accumulators of every group.
+ * programs and their columns, the rows' groups) in device memory, and the
+ * accumulators of every group (ngroups x ninner_groups of them with
+ * groups of both sides).
  */
 static bool
 cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 {
 	GjAggSpec  *d = &state->agg_dspec;
 	int64_t		nrows[2] = {state->input.outer_nrows, state->input.inner_nrows};
-	int64_t		ngroups = spec->outer_group != NULL ? spec->ngroups : 1;
+	int64_t		ngroups = gj_agg_spec_groups(spec);
 	int64_t		naccs = ngroups * gj_max64(spec->nargs, 1);
 	void	   *p;
 
@@ -523,6 +556,9 @@ cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 	if (!agg_upload(state, spec->outer_group, sizeof(uint32_t) * nrows[0], &p, err))
 		return false;
 	d->outer_group = (const uint32_t *) p;
+	if (!agg_upload(state, spec->inner_group, sizeof(uint32_t) * nrows[1], &p, err))
+		return false;
+	d->inner_group = (const uint32_t *) p;
 	for (int side = 0; side < 2; side++)
 	{
 		if (!agg_upload(state, spec->host_later[side], nrows[side], &p, err))
@@ -802,20 +838,6 @@ cuda_agg_count_step(CudaJoinState *state, const GjCompareConjunction *conj, cons
 	return true;
 }
 
-/* Does the range-run path take the spec: values per row, no host rows? */
-static bool
-spec_reads_rows(const GjAggSpec *spec)
-{
-	if (spec->rows_need_host)
-		return false;
-	for (int a = 0; a < spec->nargs; a++)
-	{
-		if (spec->args[a].side == GJ_AGG_SIDE_PAIR)
-			return false;
-	}
-	return true;
-}
-
 bool
 gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAggSpec *spec,
 				 GjAggPartial *partial, GjMatches *matches, GjStats *stats, GjError *err)
@@ -830,7 +852,7 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 		return true;
 	}
 	if (state->input.algorithm == GJ_ALGO_SORTMERGE && !state->input.filter_needed &&
-		*outer_next >= state->outer_all && spec_reads_rows(spec))
+		*outer_next >= state->outer_all && gj_agg_spec_reads_rows(spec))
 		return cuda_agg_runs_step(state, tile, outer_next, spec, partial, matches, stats, err);
 	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec) &&
 		gj_program_compare_conjunction(state->program.instrs, state->program.ninstrs, &conj))
@@ -844,7 +866,7 @@ gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial, GjSt
 				   GjError *err)
 {
 	CudaJoinState *state = (CudaJoinState *) arg;
-	int64_t		ngroups = spec->outer_group != NULL ? spec->ngroups : 1;
+	int64_t		ngroups = gj_agg_spec_groups(spec);
 	int64_t		naccs = ngroups * gj_max64(spec->nargs, 1);
 	unsigned long long *pairs;
 	GjAggDeviceAcc *accs;

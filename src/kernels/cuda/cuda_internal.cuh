@@ -119,7 +119,8 @@
 /*
  * Aggregate steps that fold pairs (cuda_agg.cu): a warp per outer row, its
  * lanes over the row's candidates; the spec's arrays on the device take at
- * most AGG_MAX_ALLOCATIONS allocations.
+ * most AGG_MAX_ALLOCATIONS allocations (two per argument, two per pair
+ * column of each side, the groups of each side and host_later of each).
  */
 #define FOLD_BLOCK			256
 #define FOLD_BLOCKS_PER_SM	16

@@ -11,18 +11,18 @@
 #include "kernels/backend.h"
 #include "kernels/shared/agg_fold.h"
 
-/* The partials a pair of outer row orow adds to, and its pair counter. */
+/*
+ * The partials of group g (gj_agg_pair_group) and its pair counter (NULL
+ * without GROUP BY).
+ */
 static inline GjAggAcc *
-group_accs(const GjAggSpec *spec, GjAggPartial *partial, uint32_t orow, int64_t **pairs)
+group_accs(const GjAggSpec *spec, GjAggPartial *partial, int64_t g, int64_t **pairs)
 {
-	uint32_t	g;
-
 	*pairs = NULL;
 	if (spec->outer_group == NULL)
 		return partial->acc;
-	g = spec->outer_group[orow];
 	*pairs = &partial->group_pairs[g];
-	return partial->group_acc + (int64_t) g * spec->nargs;
+	return partial->group_acc + g * spec->nargs;
 }
 
 int64_t
@@ -40,6 +40,7 @@ gj_agg_fold_pairs(const GjAggSpec *spec, GjAggPartial *partial,
 		int			status[GJ_AGG_MAX_ARGS];
 		GjAggAcc   *accs;
 		int64_t    *group_pairs;
+		int64_t		g;
 		int			a;
 
 		/* the host joins these rows' pairs itself, after the last step */
@@ -47,7 +48,8 @@ gj_agg_fold_pairs(const GjAggSpec *spec, GjAggPartial *partial,
 			continue;
 		if (orow & GJ_PAIR_RECHECK)
 			goto keep;
-		if (spec->outer_group != NULL && spec->outer_group[orow] == GJ_AGG_GROUP_DEFERRED)
+		g = gj_agg_pair_group(spec, orow, irow);
+		if (g == GJ_AGG_PAIR_DEFERRED)
 			goto keep;
 		/* every value first: a pair is folded whole or not at all */
 		for (a = 0; a < spec->nargs; a++)
@@ -56,7 +58,7 @@ gj_agg_fold_pairs(const GjAggSpec *spec, GjAggPartial *partial,
 			if (status[a] == GJ_AGG_ROW_ERROR)
 				goto keep;
 		}
-		accs = group_accs(spec, partial, orow, &group_pairs);
+		accs = group_accs(spec, partial, g, &group_pairs);
 		partial->pairs++;
 		if (group_pairs != NULL)
 			(*group_pairs)++;
@@ -75,11 +77,27 @@ keep:
 }
 
 bool
+gj_agg_spec_reads_rows(const GjAggSpec *spec)
+{
+	int			a;
+
+	if (spec->rows_need_host || spec->inner_group != NULL)
+		return false;
+	for (a = 0; a < spec->nargs; a++)
+	{
+		if (spec->args[a].side == GJ_AGG_SIDE_PAIR)
+			return false;
+	}
+	return true;
+}
+
+bool
 gj_agg_spec_outer_only(const GjAggSpec *spec)
 {
 	int			a;
 
-	if (spec->rows_need_host)
+	/* a row's count says nothing of the inner rows' groups */
+	if (spec->rows_need_host || spec->inner_group != NULL)
 		return false;
 	for (a = 0; a < spec->nargs; a++)
 	{
@@ -107,7 +125,7 @@ gj_agg_fold_row_counts(const GjAggSpec *spec, GjAggPartial *partial,
 
 		if (weight == 0)
 			continue;
-		accs = group_accs(spec, partial, orow, &group_pairs);
+		accs = group_accs(spec, partial, gj_agg_pair_group(spec, orow, 0), &group_pairs);
 		partial->pairs += weight;
 		if (group_pairs != NULL)
 			*group_pairs += weight;
@@ -125,7 +143,7 @@ void
 gj_agg_merge_device(const GjAggSpec *spec, GjAggPartial *partial,
 					const unsigned long long *group_pairs, const GjAggDeviceAcc *accs)
 {
-	int64_t		ngroups = spec->outer_group != NULL ? spec->ngroups : 1;
+	int64_t		ngroups = gj_agg_spec_groups(spec);
 	int64_t		g;
 
 	for (g = 0; g < ngroups; g++)

@@ -43,8 +43,16 @@ extern int64_t gj_agg_fold_pairs(const GjAggSpec *spec, struct GjAggPartial *par
 								 uint32_t *outer_rows, uint32_t *inner_rows, int64_t n);
 
 /*
+ * May a sort-merge step reduce each outer row's run of inner rows with the
+ * prefix arrays of agg_runs.h: every argument a value per row, no row the
+ * host must see, no group of the inner side (a run has rows of many)?
+ */
+extern bool gj_agg_spec_reads_rows(const GjAggSpec *spec);
+
+/*
  * Does every argument read the outer side only, with no row the host must
- * see?  Then a step may count each outer row's matches and fold the counts.
+ * see and no group of the inner side?  Then a step may count each outer
+ * row's matches and fold the counts.
  */
 extern bool gj_agg_spec_outer_only(const GjAggSpec *spec);
 
@@ -58,8 +66,8 @@ extern void gj_agg_fold_row_counts(const GjAggSpec *spec, struct GjAggPartial *p
 
 /*
  * Add the device accumulators of a join (group g's argument a at
- * accs[g * nargs + a], its pairs at group_pairs[g]; spec->ngroups groups)
- * into partial.
+ * accs[g * nargs + a], its pairs at group_pairs[g]; gj_agg_spec_groups
+ * groups) into partial.
  */
 extern void gj_agg_merge_device(const GjAggSpec *spec, struct GjAggPartial *partial,
 								const unsigned long long *group_pairs,

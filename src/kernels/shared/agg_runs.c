@@ -284,7 +284,10 @@ gj_agg_runs_reduce(const GjAggRuns *runs, const GjAggSpec *spec, GjAggPartial *p
 	if (width <= 0)
 		return work;
 	partial->pairs += width;
-	/* GROUP BY: the whole run belongs to the group of the outer row */
+	/*
+	 * GROUP BY: the whole run belongs to the group of the outer row (no
+	 * inner groups: gj_agg_spec_reads_rows)
+	 */
 	if (spec->outer_group != NULL)
 	{
 		uint32_t	g = spec->outer_group[orow];
