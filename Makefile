@@ -14,6 +14,8 @@ OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
 	src/service/gpujoin_service.o \
+	src/service/service_staging.o \
+	src/service/service_client.o \
 	src/custom_scan/gpujoin_expr_compile.o \
 	src/custom_scan/gpujoin_algorithm.o \
 	src/custom_scan/gpujoin_band_guard.o \

@@ -14,6 +14,7 @@
 
 #include "gpujoin.h"
 #include "service/gpujoin_service.h"
+#include "service/service_shared.h"
 
 /* exported: PostgreSQL 15's PG_FUNCTION_INFO_V1 marks only the info record */
 extern PGDLLEXPORT Datum gpujoin_devices(PG_FUNCTION_ARGS);
@@ -32,6 +33,17 @@ gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
 	*cuda_first_use = false;
 	if (gpujoin_device == GPUJOIN_DEVICE_CPU)
 		return &gj_cpu_backend;
+	if (gpujoin_device == GPUJOIN_DEVICE_SERVICE)
+	{
+		if (!gpujoin_service_ready())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gpujoin.device is \"service\" but the GPU service is not running"),
+					 errhint("Start it with gpujoin.service = on in postgresql.conf (gpujoin in shared_preload_libraries), "
+							 "or set gpujoin.device to \"auto\".")));
+		return gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU ?
+			&gj_service_cpu_backend : &gj_service_cuda_backend;
+	}
 
 	memset(&err, 0, sizeof(err));
 	first = (cuda_info->name[0] == '\0');
@@ -51,8 +63,8 @@ gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
 
 /*
  * The GPU service's row of gpujoin_devices(): backend "service", the
- * device it opened, and in status its state, pid, memory in use and joins.
- * Never selected: joins do not run in the service yet.
+ * device it opened, and in status its state, pid, staging memory in use
+ * and joins.  Selected by gpujoin.device = service.
  */
 static void
 service_row(ReturnSetInfo *rsinfo)
@@ -77,9 +89,9 @@ service_row(ReturnSetInfo *rsinfo)
 	else if (st.state == GJ_SERVICE_READY)
 		snprintf(status, sizeof(status),
 				 "ready (%s backend), pid %d, started %lld times, %lld bytes in use, "
-				 "%d joins running, %d queued",
+				 "%d joins running, %d queued, %lld served",
 				 backend, st.pid, (long long) st.starts, (long long) st.memory_in_use,
-				 st.joins_running, st.joins_queued);
+				 st.joins_running, st.joins_queued, (long long) st.joins_served);
 	else
 		snprintf(status, sizeof(status), "%s (%s backend)",
 				 gpujoin_service_state_name(st.state), backend);
@@ -95,7 +107,7 @@ service_row(ReturnSetInfo *rsinfo)
 			nulls[3] = false;
 		}
 	}
-	values[6] = BoolGetDatum(false);
+	values[6] = BoolGetDatum(gpujoin_device == GPUJOIN_DEVICE_SERVICE);
 	nulls[6] = false;
 	values[7] = CStringGetTextDatum(status);
 	nulls[7] = false;
@@ -157,7 +169,8 @@ gpujoin_devices(PG_FUNCTION_ARGS)
 	}
 	else
 		values[7] = CStringGetTextDatum(err.message);
-	values[6] = BoolGetDatum(have_cuda && gpujoin_device != GPUJOIN_DEVICE_CPU);
+	values[6] = BoolGetDatum(have_cuda && (gpujoin_device == GPUJOIN_DEVICE_AUTO ||
+										   gpujoin_device == GPUJOIN_DEVICE_CUDA));
 	nulls[6] = false;
 	nulls[7] = false;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -25,7 +25,8 @@ typedef enum GpuJoinDevice
 {
 	GPUJOIN_DEVICE_AUTO,
 	GPUJOIN_DEVICE_CUDA,
-	GPUJOIN_DEVICE_CPU
+	GPUJOIN_DEVICE_CPU,
+	GPUJOIN_DEVICE_SERVICE		/* the GPU service's backend */
 } GpuJoinDevice;
 
 /* GUCs, defined in planner_hook.c */

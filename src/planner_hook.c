@@ -41,6 +41,7 @@ bool		gpujoin_overlap_steps = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
+int			gpujoin_service_staging_memory_mb = 512;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
@@ -50,6 +51,7 @@ static const struct config_enum_entry device_options[] = {
 	{"auto", GPUJOIN_DEVICE_AUTO, false},
 	{"cuda", GPUJOIN_DEVICE_CUDA, false},
 	{"cpu", GPUJOIN_DEVICE_CPU, false},
+	{"service", GPUJOIN_DEVICE_SERVICE, false},
 	{NULL, 0, false}
 };
 
@@ -129,8 +131,8 @@ define_gucs(void)
 	 * SET on them to) may change them.
 	 */
 	DefineCustomEnumVariable("gpujoin.device",
-							 "Backend that runs GpuJoin: auto (cuda when a usable GPU is present, else cpu), cuda or cpu.",
-							 NULL,
+							 "Backend that runs GpuJoin: auto (cuda when a usable GPU is present, else cpu), cuda, cpu or service.",
+							 "service runs the join in the GPU service process (gpujoin.service), on its backend.",
 							 &gpujoin_device, GPUJOIN_DEVICE_AUTO, device_options,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpujoin.device_memory",
@@ -197,6 +199,11 @@ define_gucs(void)
 							 NULL,
 							 &gpujoin_service_backend, GJ_SERVICE_BACKEND_CUDA, service_backend_options,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpujoin.service_staging_memory",
+							"Shared memory where backends hand the GPU service the inputs of their joins and it returns matches.",
+							"Reserved at server start when gpujoin.service is on; a join that does not fit it runs in the backend.",
+							&gpujoin_service_staging_memory_mb, 512, 1, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 
 	gpujoin_define_cost_gucs();
 

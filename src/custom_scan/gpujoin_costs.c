@@ -38,6 +38,7 @@
 #include "utils/selfuncs.h"
 
 #include "gpujoin.h"
+#include "service/gpujoin_service.h"
 
 /*
  * Defaults, in the planner's units (seq_page_cost = 1).  The cpu startup_cost
@@ -132,6 +133,8 @@ bool
 gpujoin_plans_for_cpu(void)
 {
 	return gpujoin_device == GPUJOIN_DEVICE_CPU ||
+		(gpujoin_device == GPUJOIN_DEVICE_SERVICE &&
+		 gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU) ||
 		(gpujoin_device == GPUJOIN_DEVICE_AUTO && !nvidia_device_node_exists());
 }
 

@@ -52,6 +52,8 @@ device_setting_name(void)
 			return "cuda";
 		case GPUJOIN_DEVICE_CPU:
 			return "cpu";
+		case GPUJOIN_DEVICE_SERVICE:
+			return "service";
 		default:
 			return "auto";
 	}

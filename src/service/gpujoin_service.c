@@ -6,12 +6,18 @@
  *	  shared_preload_libraries and gpujoin.service is on, that opens the
  *	  backend named by gpujoin.service_backend once and keeps it.
  *
- * This is phase A of the design: the process, its control block in shared
- * memory, its life cycle (start, "no device" exit, restart by the
- * postmaster after a failure) and what gpujoin_devices() shows of it.
- * Joins do not run in it yet; the control block already carries the fields
- * the request protocol of phase B fills (memory in use, joins queued and
- * running), so that the SQL surface does not change when they do.
+ Phases A and B of the design: the process, its control block, request
+ * slots and staging area in shared memory (service_shared.h), its life
+ * cycle (start, "no device" exit, restart by the postmaster after a
+ * failure), what gpujoin_devices() shows of it, and the service's side of
+ * the requests of clients that run a join in it (gpujoin.device = service;
+ * the client side is service_client.c): open a join on the service's
+ * backend, run its steps, close it.  Requests are served one at a time on
+ * the main thread; a step is bounded in work, so a waiting client waits at
+ * most a few steps of others.  Every pointer of a request is checked
+ * against the staging chunks its client owns before it is followed.  Once
+ * a second, the service closes the joins and frees the chunks of clients
+ * that are gone.
  *
  * Why a background worker and not a thread of the postmaster: CUDA does
  * not survive fork, and the postmaster must never open it; a worker is a
@@ -22,33 +28,46 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
+
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "port/atomics.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "gpujoin.h"
 #include "service/gpujoin_service.h"
+#include "service/service_shared.h"
 
-/*
- * The control block: one per cluster, in the main shared memory.  mutex
- * guards every field; the service writes them, backends read a copy.
- */
-typedef struct GjServiceShared
+GjServiceShared *gj_service = NULL;
+
+/* The joins open in the service, in its own memory. */
+#define GJ_SERVICE_MAX_JOINS	64
+
+typedef struct ServiceJoin
 {
-	slock_t		mutex;
-	GjServiceStatus status;
-} GjServiceShared;
+	bool		in_use;
+	int			owner_pid;
+	uint64		handle;			/* sequence << 8 | index */
+	GjJoinInput input;			/* the validated copy the backend reads */
+	void	   *state;
+} ServiceJoin;
 
-static GjServiceShared *gj_service = NULL;
+static ServiceJoin service_joins[GJ_SERVICE_MAX_JOINS];
+static uint64 service_join_seq = 0;
+static const GjBackend *service_backend = NULL;
+static uint64 service_generation = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -56,12 +75,29 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 /* Seconds the postmaster waits before restarting a service that failed. */
 #define GJ_SERVICE_RESTART_SECONDS 1
 
+/* Staging granules: none unless the service runs. */
+static int32
+staging_granules(void)
+{
+	if (!gpujoin_service_enabled)
+		return 0;
+	return (int32) Max((int64) gpujoin_service_staging_memory_mb * 1024 * 1024 /
+					   (int64) GJ_STAGING_GRANULE, 1);
+}
+
+static Size
+service_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(GjServiceShared)),
+					gj_staging_shmem_size(MaxBackends, staging_granules()));
+}
+
 static void
 service_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(GjServiceShared)));
+	RequestAddinShmemSpace(service_shmem_size());
 }
 
 static void
@@ -72,10 +108,12 @@ service_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	gj_service = ShmemInitStruct("gpujoin service", sizeof(GjServiceShared), &found);
+	gj_service = ShmemInitStruct("gpujoin service", service_shmem_size(), &found);
 	if (!found)
 	{
 		memset(gj_service, 0, sizeof(GjServiceShared));
+		gj_staging_shmem_init(gj_service, (char *) gj_service + MAXALIGN(sizeof(GjServiceShared)),
+							  MaxBackends, staging_granules());
 		SpinLockInit(&gj_service->mutex);
 		gj_service->status.preloaded = true;
 		gj_service->status.enabled = gpujoin_service_enabled;
@@ -171,10 +209,16 @@ set_state(GjServiceState state, const char *message)
 static void
 service_exit(int code, Datum arg)
 {
+	int			j;
+
+	/* the clients' chunks stay theirs: they free them when their calls fail */
+	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
+		if (service_joins[j].in_use && service_backend != NULL)
+			service_backend->end_join(service_joins[j].state);
 	SpinLockAcquire(&gj_service->mutex);
+	gj_service->service_latch = NULL;
 	gj_service->status.pid = 0;
 	gj_service->status.joins_running = 0;
-	gj_service->status.memory_in_use = 0;
 	if (gj_service->status.state != GJ_SERVICE_NO_DEVICE)
 		gj_service->status.state = GJ_SERVICE_STOPPED;
 	SpinLockRelease(&gj_service->mutex);
@@ -192,6 +236,7 @@ open_backend(char *message, size_t len)
 
 	if (gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU)
 	{
+		service_backend = &gj_cpu_backend;
 		SpinLockAcquire(&gj_service->mutex);
 		strlcpy(gj_service->status.device_name, "host processor",
 				sizeof(gj_service->status.device_name));
@@ -207,12 +252,242 @@ open_backend(char *message, size_t len)
 		strlcpy(message, err.message, len);
 		return false;
 	}
+	service_backend = &gj_cuda_backend;
 	SpinLockAcquire(&gj_service->mutex);
 	strlcpy(gj_service->status.device_name, info.name, sizeof(gj_service->status.device_name));
 	gj_service->status.total_memory = info.total_memory;
 	gj_service->status.free_memory = info.free_memory;
 	SpinLockRelease(&gj_service->mutex);
 	return true;
+}
+
+static void
+fail(GjServiceSlot *slot, int code, const char *message)
+{
+	slot->ok = false;
+	slot->err.code = code;
+	strlcpy(slot->err.message, message, sizeof(slot->err.message));
+}
+
+/* Does the side's every column lie in the client's chunks? */
+static bool
+side_valid(const GjKeyColumns *cols, int64 nrows, int pid)
+{
+	int			c;
+
+	if (cols->ncols < 0 || cols->ncols > GJ_MAX_KEY_COLS || nrows < 0 || nrows > GJ_MAX_SIDE_ROWS)
+		return false;
+	for (c = 0; c < cols->ncols; c++)
+	{
+		if (!gj_staging_owned_by(cols->values[c], sizeof(int64) * nrows, pid))
+			return false;
+		if (cols->isnull[c] != NULL && !gj_staging_owned_by(cols->isnull[c], nrows, pid))
+			return false;
+	}
+	return true;
+}
+
+static void
+update_join_count(void)
+{
+	int			j,
+				n = 0;
+
+	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
+		n += service_joins[j].in_use;
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.joins_running = n;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+static void
+close_join(ServiceJoin *join)
+{
+	service_backend->end_join(join->state);
+	join->state = NULL;
+	join->in_use = false;
+	update_join_count();
+}
+
+static void
+handle_open(GjServiceSlot *slot, int pid)
+{
+	ServiceJoin *join = NULL;
+	GjJoinInput in;
+	int			j;
+
+	if (!gj_staging_owned_by(slot->input, sizeof(GjJoinInput), pid))
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: its join input lies outside the client's staging chunks");
+		return;
+	}
+	in = *slot->input;
+	if (in.ninstrs < 0 || in.ninstrs > GJ_MAX_INSTRS ||
+		!gj_staging_owned_by(in.instrs, sizeof(GjInstr) * in.ninstrs, pid) ||
+		!side_valid(&in.outer, in.outer_nrows, pid) ||
+		!side_valid(&in.inner, in.inner_nrows, pid) ||
+		in.match_capacity < 0 ||
+		!(service_backend->algorithms & (1u << in.algorithm)))
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: an offset, size or algorithm of the join is invalid");
+		return;
+	}
+	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
+		if (!service_joins[j].in_use)
+		{
+			join = &service_joins[j];
+			break;
+		}
+	if (join == NULL)
+	{
+		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
+		return;
+	}
+	join->input = in;
+	join->state = service_backend->begin_join(&join->input, &slot->err);
+	if (join->state == NULL)
+	{
+		slot->ok = false;
+		return;
+	}
+	join->in_use = true;
+	join->owner_pid = pid;
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.joins_served++;
+	SpinLockRelease(&gj_service->mutex);
+	join->handle = (++service_join_seq << 8) | (uint64) (join - service_joins);
+	slot->join = join->handle;
+	slot->ok = true;
+	update_join_count();
+}
+
+/* The client's join named by the slot's handle, or NULL. */
+static ServiceJoin *
+find_join(GjServiceSlot *slot, int pid)
+{
+	uint64		index = slot->join & 0xff;
+	ServiceJoin *join = index < GJ_SERVICE_MAX_JOINS ? &service_joins[index] : NULL;
+
+	if (join == NULL || !join->in_use || join->handle != slot->join || join->owner_pid != pid)
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: no such join of this client");
+		return NULL;
+	}
+	return join;
+}
+
+static void
+handle_step(GjServiceSlot *slot, int pid)
+{
+	ServiceJoin *join = find_join(slot, pid);
+	GjTile		tile = slot->tile;
+	GjMatches	m;
+	int64		capacity = slot->result_capacity;
+	uint32	   *outer = slot->result_outer;
+	uint32	   *inner = slot->result_inner;
+
+	if (join == NULL)
+		return;
+	if (tile.outer_begin < 0 || tile.outer_end > join->input.outer_nrows ||
+		tile.outer_begin > tile.outer_end ||
+		tile.inner_begin < 0 || tile.inner_end > join->input.inner_nrows ||
+		tile.inner_begin > tile.inner_end || capacity < 0 ||
+		slot->outer_next < tile.outer_begin || slot->outer_next > tile.outer_end ||
+		!gj_staging_owned_by(outer, sizeof(uint32) * capacity, pid) ||
+		!gj_staging_owned_by(inner, sizeof(uint32) * capacity, pid))
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: a tile or result buffer of the step is invalid");
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	if (!service_backend->run_step(join->state, &tile, &slot->outer_next, &m,
+								   &slot->stats, &slot->err))
+	{
+		slot->ok = false;
+		return;
+	}
+	if (m.count > capacity)
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service's step returned more matches than the client's buffer holds");
+		return;
+	}
+	memcpy(outer, m.outer_rows, sizeof(uint32) * m.count);
+	memcpy(inner, m.inner_rows, sizeof(uint32) * m.count);
+	slot->nmatches = m.count;
+	slot->ok = true;
+}
+
+/*
+ * Serve every submitted request.  The client's pid and latch come from its
+ * PGPROC, not from what it wrote: a slot answers only the process that
+ * owns it.
+ */
+void
+gj_service_handle_requests(void)
+{
+	int			i;
+
+	for (i = 0; i < gj_service->nslots; i++)
+	{
+		GjServiceSlot *slot = &gj_service->slots[i];
+		PGPROC	   *proc = GetPGProcByNumber(i);
+		int			pid;
+
+		if (slot->state != GJ_REQ_SUBMITTED)
+			continue;
+		pg_read_barrier();
+		pid = proc->pid;
+		slot->ok = false;
+		if (pid == 0 || slot->client_pid != pid)
+			fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request from a process that does not own its slot");
+		else if (slot->generation != service_generation)
+			fail(slot, GJ_ERR_UNAVAILABLE, "the GPU service restarted");
+		else if (slot->op == GJ_OP_OPEN)
+			handle_open(slot, pid);
+		else if (slot->op == GJ_OP_STEP)
+			handle_step(slot, pid);
+		else if (slot->op == GJ_OP_CLOSE)
+		{
+			ServiceJoin *join = find_join(slot, pid);
+
+			if (join != NULL)
+			{
+				close_join(join);
+				slot->ok = true;
+			}
+		}
+		else
+			fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request with an unknown operation");
+		pg_write_barrier();
+		slot->state = GJ_REQ_DONE;
+		SetLatch(&proc->procLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Once a second: close the joins of clients that are gone and free their
+ * staging chunks (a client closes its joins on ERROR and exit; this covers
+ * an exit that could not).
+ */
+static void
+sweep_dead_clients(void)
+{
+	static TimestampTz last = 0;
+	TimestampTz now = GetCurrentTimestamp();
+	int			j;
+
+	if (!TimestampDifferenceExceeds(last, now, 1000))
+		return;
+	last = now;
+	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
+		if (service_joins[j].in_use && kill(service_joins[j].owner_pid, 0) != 0 && errno == ESRCH)
+		{
+			elog(LOG, "gpujoin service: closing a join of process %d, which has exited",
+				 service_joins[j].owner_pid);
+			close_join(&service_joins[j]);
+		}
+	(void) gj_staging_free_dead_owners();
 }
 
 void
@@ -232,8 +507,10 @@ gpujoin_service_main(Datum main_arg)
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.pid = MyProcPid;
 	gj_service->status.starts++;
+	gj_service->status.joins_served = 0;
 	gj_service->status.backend = gpujoin_service_backend;
 	gj_service->status.state = GJ_SERVICE_STARTING;
+	service_generation = ++gj_service->generation;
 	gj_service->status.message[0] = '\0';
 	SpinLockRelease(&gj_service->mutex);
 	before_shmem_exit(service_exit, (Datum) 0);
@@ -248,7 +525,10 @@ gpujoin_service_main(Datum main_arg)
 		/* status 0: the postmaster does not restart the worker */
 		proc_exit(0);
 	}
-	set_state(GJ_SERVICE_READY, NULL);
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.state = GJ_SERVICE_READY;
+	gj_service->service_latch = MyLatch;
+	SpinLockRelease(&gj_service->mutex);
 	ereport(LOG,
 			(errmsg("gpujoin service ready on the %s backend",
 					gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU ? "cpu" : "cuda")));
@@ -259,6 +539,8 @@ gpujoin_service_main(Datum main_arg)
 						 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		gj_service_handle_requests();
+		sweep_dead_clients();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;

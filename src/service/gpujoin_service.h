@@ -44,12 +44,14 @@ typedef struct GjServiceStatus
 	int64		memory_in_use;	/* by joins in the service */
 	int32		joins_queued;
 	int32		joins_running;
+	int64		joins_served;	/* opened since the service started */
 	char		message[256];	/* why there is no device */
 } GjServiceStatus;
 
 /* GUCs, defined in planner_hook.c */
 extern bool gpujoin_service_enabled;
 extern int	gpujoin_service_backend;
+extern int	gpujoin_service_staging_memory_mb;
 
 extern void gpujoin_service_init(void);
 extern void gpujoin_service_status(GjServiceStatus *status);

@@ -768,9 +768,12 @@ while ($case < $n_cases)
 	}
 	# one psql per round: the tables, then each query's variants
 	my @variants_of;
-	# the columnar heap reader on in most rounds, off in the others
+	# the columnar heap reader on in most rounds, off in the others; the
+	# joins of one round in three in the GPU service where it runs
 	$round_settings = "SET gpujoin.columnar_input = " . pick('on', 'on', 'off') . ";\n"
-	  . "SET gpujoin.max_dense_groups = " . pick(4194304, 4194304, 1) . ";\n";
+	  . "SET gpujoin.max_dense_groups = " . pick(4194304, 4194304, 1) . ";\n"
+	  . pick('', '', "DO \$\$ BEGIN IF current_setting('gpujoin.service') = 'on' THEN "
+		  . "PERFORM set_config('gpujoin.device', 'service', false); END IF; END \$\$;\n");
 	my $script = "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$t{sql}\nANALYZE r, s;\n";
 	for my $k (0 .. $#queries)
 	{

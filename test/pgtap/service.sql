@@ -1,15 +1,16 @@
 -- service.sql: the GPU service process (docs/architecture.md, section 8).
--- It runs, shows in pg_stat_activity and in gpujoin_devices(), is never
--- the selected backend yet (joins do not run in it), and the postmaster
--- starts it again after it is terminated.  test/run_tests.sh runs it on the
--- cpu backend, so CI needs no GPU; on a cluster without the service the
--- tests are skipped.
+-- It runs, shows in pg_stat_activity and in gpujoin_devices(), runs the
+-- joins of sessions that set gpujoin.device = service (same rows as the
+-- native plan, every algorithm and join type, many tiles, a cancel), and
+-- the postmaster starts it again after it is terminated.
+-- test/run_tests.sh runs it on the cpu backend, so CI needs no GPU; on a
+-- cluster without the service the tests are skipped.
 \set ON_ERROR_STOP 1
 \pset format unaligned
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(9);
+SELECT plan(23);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -27,9 +28,19 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
 SELECT is((SELECT string_agg(context, ',' ORDER BY name) FROM pg_settings
-           WHERE name IN ('gpujoin.service', 'gpujoin.service_backend')),
-          'postmaster,postmaster', 'gpujoin.service and gpujoin.service_backend are postmaster settings');
+           WHERE name IN ('gpujoin.service', 'gpujoin.service_backend', 'gpujoin.service_staging_memory')),
+          'postmaster,postmaster,postmaster',
+          'gpujoin.service, gpujoin.service_backend and gpujoin.service_staging_memory are postmaster settings');
 
 SELECT current_setting('gpujoin.service') = 'on' AND
        current_setting('gpujoin.service_backend') = 'cpu' AS have_service \gset
@@ -37,28 +48,87 @@ SELECT current_setting('gpujoin.service') = 'on' AND
 SELECT coalesce(pg_temp.service_pid(), 0) AS first_pid \gset
 SELECT ok(:first_pid <> 0, 'the service runs: pg_stat_activity shows backend_type "gpujoin service"');
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
-               '^ready \(cpu backend\), pid [0-9]+, started [0-9]+ times, 0 bytes in use, 0 joins running, 0 queued$',
+               '^ready \(cpu backend\), pid [0-9]+, started [0-9]+ times, 0 bytes in use, 0 joins running, 0 queued, [0-9]+ served$',
                'gpujoin_devices(): the service row says ready on the cpu backend, its pid, memory in use and joins');
 SELECT is((SELECT name FROM gpujoin_devices() WHERE backend = 'service'), 'host processor',
           'the service row names the device the service opened');
 SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'), 0,
-          'the service is not the selected backend: joins do not run in it yet');
+          'gpujoin.device = auto does not select the service');
+
+-- joins in the service against the native plan
+CREATE TEMP TABLE sr AS SELECT g AS id, (g * 7) % 501 AS a, CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 89)::float8 END AS f
+    FROM generate_series(1, 3000) g;
+CREATE TEMP TABLE ss AS SELECT g AS id, (g * 11) % 499 AS a, CASE WHEN g % 17 = 0 THEN NULL ELSE (g % 97)::float8 END AS f
+    FROM generate_series(1, 2500) g;
+ANALYZE sr;
+ANALYZE ss;
+CREATE TEMP TABLE queries (name text, q text);
+INSERT INTO queries VALUES
+    ('hash, inner', 'SELECT sr.id, ss.id FROM sr JOIN ss ON sr.a = ss.a'),
+    ('sortmerge, inner', 'SELECT sr.id, ss.id FROM sr JOIN ss ON sr.a < ss.a AND sr.id < 400'),
+    ('sortmerge band, left', 'SELECT sr.id, ss.id FROM sr LEFT JOIN ss ON ss.f BETWEEN sr.f - 1 AND sr.f + 1'),
+    ('hash and a theta qual, full', 'SELECT sr.id, ss.id FROM sr FULL JOIN ss ON sr.a = ss.a AND sr.f + ss.f > 150'),
+    ('anti', 'SELECT sr.id FROM sr WHERE NOT EXISTS (SELECT 1 FROM ss WHERE ss.a = sr.a + 3)'),
+    ('semi, nestloop', 'SELECT sr.id FROM sr WHERE EXISTS (SELECT 1 FROM ss WHERE ss.a <> sr.a AND ss.id < sr.id - 2000)');
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL gpujoin.enabled = off;
+CREATE FUNCTION pg_temp.rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE result text[];
+BEGIN
+    EXECUTE 'SELECT coalesce(array_agg(t::text ORDER BY t::text), ''{}'') FROM (' || q || ') t' INTO result;
+    RETURN result;
+END $$;
+CREATE TEMP TABLE native AS SELECT name, pg_temp.rows_of(q) AS rows FROM queries;
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL enable_nestloop = off;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+SET LOCAL gpujoin.device = service;
+SET LOCAL gpujoin.device_memory = '1MB';
+SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'), 1,
+          'gpujoin.device = service selects the service');
+SELECT matches(pg_temp.explain_analyze(q), 'Backend: cpu \(service\)',
+               'EXPLAIN ANALYZE: ' || name || ' ran in the service')
+    FROM queries WHERE name IN ('hash, inner', 'hash and a theta qual, full', 'semi, nestloop');
+SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.name),
+          name || ' in the service, many tiles: the rows of the native plan')
+    FROM queries ORDER BY name;
+SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
+               ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$',
+               'after the joins the service holds no staging memory and no join, and says it served them');
+
+-- a statement_timeout in the middle of a join in the service
+CREATE TEMP TABLE big AS SELECT g AS a FROM generate_series(1, 30000) g;
+ANALYZE big;
+-- (a cancel is no error plpgsql's WHEN OTHERS catches: name it)
+CREATE FUNCTION pg_temp.cancelled(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'finished';
+EXCEPTION WHEN query_canceled THEN
+    RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+SET LOCAL statement_timeout = '200ms';
+SELECT is(pg_temp.cancelled('SELECT count(*) FROM big x JOIN big y ON x.a * 3 + y.a % 7 > x.a + y.a'),
+          '57014 canceling statement due to statement timeout',
+          'statement_timeout ends a join in the service with the usual error');
+SET LOCAL statement_timeout = 0;
+SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
+               ', 0 bytes in use, 0 joins running,',
+               'the cancelled join left nothing in the service');
+SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
+          'the next join in the service works');
+
 SELECT ok(pg_terminate_backend(:first_pid), 'the service can be terminated');
 SELECT coalesce(pg_temp.service_pid(:first_pid), 0) AS second_pid \gset
 SELECT ok(:second_pid <> 0, 'the postmaster starts it again, with a new pid, ready');
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                '^ready \(cpu backend\), pid ' || :second_pid || ',', 'gpujoin_devices() shows the new pid');
+SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
+          'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service on the cpu backend', 7);
+SELECT skip('the cluster runs no GPU service on the cpu backend', 22);
 \endif
-
--- and GpuJoins go on as before
-SET LOCAL enable_nestloop = off;
-SET LOCAL enable_hashjoin = off;
-SET LOCAL enable_mergejoin = off;
-SELECT is((SELECT count(*)::int FROM generate_series(1, 300) a(x) JOIN generate_series(1, 200) b(y) ON a.x < b.y),
-          19900,
-          'a join after the restart returns the same count');
 
 SELECT * FROM finish();
 ROLLBACK;

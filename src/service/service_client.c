@@ -1,0 +1,311 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_client.c
+ *	  The client side of the GPU service: a GjBackend whose calls run in
+ *	  the service process (gpujoin.device = service).
+ *
+ * begin_join copies the join's key columns and program into a chunk of the
+ * staging area, with room for one step's matches, and asks the service to
+ * open the join on its backend; each run_step asks it for one step, whose
+ * matches the service writes into the chunk; end_join closes the join and
+ * frees the chunk.  The executor above sees a backend like the others, so
+ * every algorithm and join type, tile schedules, rechecks and the host's
+ * pairs work unchanged.  Phase B of docs/architecture.md, section 8: no
+ * tile pruning, no aggregate steps (the executor then reduces on the cpu
+ * backend in the backend process, as for any backend without them) and no
+ * step overlap yet.
+ *
+ * A call waits on this process's latch, never processing interrupts: a
+ * step is bounded in work like a step in the backend, and the executor
+ * checks for interrupts between steps as before.  If the service stops or
+ * restarts meanwhile (its generation changes), the call fails with an
+ * error that names the service; the postmaster's death ends the wait too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/wait_event.h"
+
+#include "gpujoin.h"
+#include "service/service_shared.h"
+
+/* A join opened in the service, as its client holds it (malloc'd). */
+typedef struct GjServiceJoinClient
+{
+	uint64		handle;
+	uint64		generation;		/* of the service that opened it */
+	char	   *chunk;
+	uint32	   *result_outer;
+	uint32	   *result_inner;
+	int64		capacity;
+} GjServiceJoinClient;
+
+/* Is the service running, ready for requests? */
+bool
+gpujoin_service_ready(void)
+{
+	bool		ready;
+
+	if (gj_service == NULL || gj_service->staging_granules == 0)
+		return false;
+	SpinLockAcquire(&gj_service->mutex);
+	ready = gj_service->service_latch != NULL &&
+		gj_service->status.state == GJ_SERVICE_READY;
+	SpinLockRelease(&gj_service->mutex);
+	return ready;
+}
+
+static void
+set_error(GjError *err, int code, const char *message)
+{
+	err->code = code;
+	strlcpy(err->message, message, sizeof(err->message));
+}
+
+static GjServiceSlot *
+my_slot(GjError *err)
+{
+	if (MyProc == NULL || MyProc->pgprocno >= gj_service->nslots)
+	{
+		set_error(err, GJ_ERR_UNAVAILABLE, "this process has no request slot of the GPU service");
+		return NULL;
+	}
+	return &gj_service->slots[MyProc->pgprocno];
+}
+
+/*
+ * Submit the request in slot and wait for the answer.  Fails when the
+ * service is not running or stops (another generation answers nothing of
+ * this one's).
+ */
+static bool
+service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
+{
+	Latch	   *service_latch;
+
+	SpinLockAcquire(&gj_service->mutex);
+	service_latch = gj_service->generation == generation ? gj_service->service_latch : NULL;
+	SpinLockRelease(&gj_service->mutex);
+	if (service_latch == NULL)
+	{
+		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
+		return false;
+	}
+	slot->client_pid = MyProcPid;
+	slot->client_latch = MyLatch;
+	slot->generation = generation;
+	slot->ok = false;
+	memset(&slot->stats, 0, sizeof(slot->stats));
+	memset(&slot->err, 0, sizeof(slot->err));
+	pg_write_barrier();
+	slot->state = GJ_REQ_SUBMITTED;
+	SetLatch(service_latch);
+
+	for (;;)
+	{
+		bool		alive;
+
+		if (slot->state == GJ_REQ_DONE)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 100L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (slot->state == GJ_REQ_DONE)
+			break;
+		SpinLockAcquire(&gj_service->mutex);
+		alive = gj_service->generation == generation && gj_service->service_latch != NULL;
+		SpinLockRelease(&gj_service->mutex);
+		if (!alive)
+		{
+			slot->state = GJ_REQ_IDLE;
+			set_error(err, GJ_ERR_DEVICE, "the GPU service stopped while it ran this join");
+			return false;
+		}
+	}
+	pg_read_barrier();
+	slot->state = GJ_REQ_IDLE;
+	if (!slot->ok)
+	{
+		*err = slot->err;
+		return false;
+	}
+	return true;
+}
+
+/* Copy n bytes to *at in the chunk, MAXALIGNed; returns where they went. */
+static void *
+put(char **at, const void *src, Size n)
+{
+	void	   *dst = *at;
+
+	if (n > 0)
+		memcpy(dst, src, n);
+	*at += MAXALIGN(n);
+	return dst;
+}
+
+static Size
+side_bytes(const GjKeyColumns *cols, int64 nrows)
+{
+	Size		size = 0;
+	int			c;
+
+	for (c = 0; c < cols->ncols; c++)
+	{
+		size += MAXALIGN(sizeof(int64) * nrows);
+		if (cols->isnull[c] != NULL)
+			size += MAXALIGN(nrows);
+	}
+	return size;
+}
+
+static void
+put_side(char **at, GjKeyColumns *dst, const GjKeyColumns *src, int64 nrows)
+{
+	int			c;
+
+	for (c = 0; c < src->ncols; c++)
+	{
+		dst->values[c] = put(at, src->values[c], sizeof(int64) * nrows);
+		dst->isnull[c] = src->isnull[c] == NULL ? NULL : put(at, src->isnull[c], nrows);
+	}
+}
+
+static void *
+service_begin_join(const GjJoinInput *input, GjError *err)
+{
+	GjServiceSlot *slot;
+	GjServiceJoinClient *join;
+	GjJoinInput *shared_input;
+	uint64		generation;
+	int64		capacity = Max(input->match_capacity, 1);
+	Size		size;
+	char	   *at;
+
+	if (!gpujoin_service_ready())
+	{
+		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
+		return NULL;
+	}
+	if ((slot = my_slot(err)) == NULL)
+		return NULL;
+	SpinLockAcquire(&gj_service->mutex);
+	generation = gj_service->generation;
+	SpinLockRelease(&gj_service->mutex);
+
+	size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
+		side_bytes(&input->outer, input->outer_nrows) +
+		side_bytes(&input->inner, input->inner_nrows) +
+		2 * MAXALIGN(sizeof(uint32) * capacity);
+	join = calloc(1, sizeof(GjServiceJoinClient));
+	if (join == NULL)
+	{
+		set_error(err, GJ_ERR_OUT_OF_MEMORY, "out of memory");
+		return NULL;
+	}
+	join->chunk = gj_staging_alloc(size);
+	if (join->chunk == NULL)
+	{
+		snprintf(err->message, sizeof(err->message),
+				 "the GPU service's staging area has no room for this join (%zu MB)",
+				 size / (1024 * 1024) + 1);
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		free(join);
+		return NULL;
+	}
+	at = join->chunk;
+	shared_input = put(&at, input, sizeof(GjJoinInput));
+	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);
+	put_side(&at, &shared_input->outer, &input->outer, input->outer_nrows);
+	put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
+	join->result_outer = (uint32 *) at;
+	at += MAXALIGN(sizeof(uint32) * capacity);
+	join->result_inner = (uint32 *) at;
+	join->capacity = capacity;
+	join->generation = generation;
+
+	slot->op = GJ_OP_OPEN;
+	slot->input = shared_input;
+	if (!service_call(slot, generation, err))
+	{
+		gj_staging_free(join->chunk);
+		free(join);
+		return NULL;
+	}
+	join->handle = slot->join;
+	return join;
+}
+
+static bool
+service_run_step(void *state, const GjTile *tile, int64_t *outer_next,
+				 GjMatches *matches, GjStats *stats, GjError *err)
+{
+	GjServiceJoinClient *join = state;
+	GjServiceSlot *slot;
+
+	if ((slot = my_slot(err)) == NULL)
+		return false;
+	slot->op = GJ_OP_STEP;
+	slot->join = join->handle;
+	slot->tile = *tile;
+	slot->outer_next = *outer_next;	/* where the step starts */
+	slot->result_outer = join->result_outer;
+	slot->result_inner = join->result_inner;
+	slot->result_capacity = join->capacity;
+	if (!service_call(slot, join->generation, err))
+		return false;
+	*outer_next = slot->outer_next;
+	matches->outer_rows = join->result_outer;
+	matches->inner_rows = join->result_inner;
+	matches->count = slot->nmatches;
+	stats->pairs_evaluated += slot->stats.pairs_evaluated;
+	stats->device_matches += slot->stats.device_matches;
+	stats->bytes_to_device += slot->stats.bytes_to_device;
+	stats->bytes_from_device += slot->stats.bytes_from_device;
+	stats->kernel_ms += slot->stats.kernel_ms;
+	stats->transfer_ms += slot->stats.transfer_ms;
+	return true;
+}
+
+/*
+ * Close the join in the service (if the service that opened it still
+ * runs) and free the chunk.  Runs on ERROR too, from the executor's
+ * memory-context callback.
+ */
+static void
+service_end_join(void *state)
+{
+	GjServiceJoinClient *join = state;
+	GjServiceSlot *slot;
+	GjError		err;
+
+	if (join == NULL)
+		return;
+	memset(&err, 0, sizeof(err));
+	if ((slot = my_slot(&err)) != NULL)
+	{
+		slot->op = GJ_OP_CLOSE;
+		slot->join = join->handle;
+		(void) service_call(slot, join->generation, &err);
+	}
+	gj_staging_free(join->chunk);
+	free(join);
+}
+
+/* The same calls whichever backend the service runs; the name tells EXPLAIN which. */
+#define SERVICE_BACKEND(label) \
+	{ \
+		.name = label, \
+		.begin_join = service_begin_join, \
+		.run_step = service_run_step, \
+		.end_join = service_end_join, \
+		.algorithms = (1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH), \
+	}
+
+const GjBackend gj_service_cpu_backend = SERVICE_BACKEND("cpu (service)");
+const GjBackend gj_service_cuda_backend = SERVICE_BACKEND("cuda (service)");

@@ -1,0 +1,108 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_shared.h
+ *	  The GPU service's shared memory, as its process (gpujoin_service.c)
+ *	  and its clients (service_client.c) both see it: the control block,
+ *	  one request slot per client process, and the staging area with its
+ *	  chunk allocator (service_staging.c).  docs/architecture.md, section
+ *	  8, has the protocol.
+ *
+ * Every field of the control block and of the allocator is guarded by
+ * mutex.  A request slot belongs to the client whose pgprocno indexes it:
+ * the client fills it and sets state to SUBMITTED; the service then owns
+ * it until it sets state to DONE; a read or write barrier separates the
+ * fields from the state on each side.
+ *
+ * The main shared memory is mapped at the same address in every process
+ * of the cluster (they are forked from the postmaster), so pointers into
+ * the staging area mean the same in the client and in the service; the
+ * service still checks every one against the chunks the client owns.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_SERVICE_SHARED_H
+#define GPUJOIN_SERVICE_SHARED_H
+
+#include "storage/latch.h"
+#include "storage/spin.h"
+
+#include "kernels/backend.h"
+#include "service/gpujoin_service.h"
+
+/* Staging is handed out in granules; a chunk is a run of them. */
+#define GJ_STAGING_GRANULE		((Size) 1024 * 1024)
+
+typedef enum GjRequestState
+{
+	GJ_REQ_IDLE = 0,
+	GJ_REQ_SUBMITTED,
+	GJ_REQ_DONE
+} GjRequestState;
+
+typedef enum GjRequestOp
+{
+	GJ_OP_OPEN = 1,				/* begin_join on the input at input */
+	GJ_OP_STEP,					/* run_step of join on tile */
+	GJ_OP_CLOSE					/* end_join of join */
+} GjRequestOp;
+
+typedef struct GjServiceSlot
+{
+	volatile int32 state;		/* GjRequestState */
+	int32		op;				/* GjRequestOp */
+	int			client_pid;
+	Latch	   *client_latch;
+	uint64		generation;		/* of the service the client asked */
+	uint64		join;			/* handle of the join (OPEN returns it) */
+
+	/* OPEN */
+	const GjJoinInput *input;	/* in one of the client's chunks */
+
+	/* STEP */
+	GjTile		tile;
+	uint32	   *result_outer;	/* room for result_capacity rows each */
+	uint32	   *result_inner;
+	int64		result_capacity;
+
+	/* answers (outer_next: where a STEP starts, then where the next does) */
+	bool		ok;
+	int64		outer_next;
+	int64		nmatches;
+	GjStats		stats;
+	GjError		err;
+} GjServiceSlot;
+
+typedef struct GjServiceShared
+{
+	slock_t		mutex;
+	GjServiceStatus status;
+	Latch	   *service_latch;	/* NULL while the service is not ready */
+	uint64		generation;		/* bumped at every start of the service */
+	int			nslots;
+	GjServiceSlot *slots;		/* nslots, by client pgprocno */
+	char	   *staging;		/* staging_granules * GJ_STAGING_GRANULE */
+	int32		staging_granules;
+	int32	   *granule_owner;	/* client pid of each granule's chunk, 0: free */
+	int32	   *granule_run;	/* at a chunk's first granule: its length */
+} GjServiceShared;
+
+extern GjServiceShared *gj_service;
+
+/* service_staging.c */
+extern Size gj_staging_shmem_size(int nslots, int32 granules);
+extern void gj_staging_shmem_init(GjServiceShared *shared, char *after_header,
+								  int nslots, int32 granules);
+extern void *gj_staging_alloc(Size size);
+extern void gj_staging_free(void *chunk);
+extern bool gj_staging_owned_by(const void *ptr, Size len, int pid);
+extern int64 gj_staging_free_dead_owners(void);
+
+/* service_client.c */
+extern const GjBackend gj_service_cpu_backend;
+extern const GjBackend gj_service_cuda_backend;
+extern bool gpujoin_service_ready(void);
+
+/* gpujoin_service.c: the service's side of a request */
+extern void gj_service_handle_requests(void);
+
+#endif							/* GPUJOIN_SERVICE_SHARED_H */
