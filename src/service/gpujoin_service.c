@@ -446,6 +446,19 @@ gj_service_handle_requests(void)
 			handle_open(slot, pid);
 		else if (slot->op == GJ_OP_STEP)
 			handle_step(slot, pid);
+		else if (slot->op == GJ_OP_TILE_CAN_MATCH)
+		{
+			ServiceJoin *join = find_join(slot, pid);
+
+			if (join != NULL)
+			{
+				GjTile		tile = slot->tile;
+
+				slot->can_match = service_backend->tile_can_match == NULL ||
+					service_backend->tile_can_match(join->state, &tile);
+				slot->ok = true;
+			}
+		}
 		else if (slot->op == GJ_OP_CLOSE)
 		{
 			ServiceJoin *join = find_join(slot, pid);

@@ -10,10 +10,10 @@
  * matches the service writes into the chunk; end_join closes the join and
  * frees the chunk.  The executor above sees a backend like the others, so
  * every algorithm and join type, tile schedules, rechecks and the host's
- * pairs work unchanged.  Phase B of docs/architecture.md, section 8: no
- * tile pruning, no aggregate steps (the executor then reduces on the cpu
- * backend in the backend process, as for any backend without them) and no
- * step overlap yet.
+ * pairs work unchanged, and tile pruning asks the service.  Phase B of
+ * docs/architecture.md, section 8: no aggregate steps (the executor then
+ * reduces on the cpu backend in the backend process, as for any backend
+ * without them) and no step overlap yet.
  *
  * A call waits on this process's latch, never processing interrupts: a
  * step is bounded in work like a step in the backend, and the executor
@@ -273,6 +273,29 @@ service_run_step(void *state, const GjTile *tile, int64_t *outer_next,
 }
 
 /*
+ * Tile pruning: one round trip per tile, against a step per tile that
+ * cannot match.  A failed call says "may match": the step then fails the
+ * same way and reports the error.
+ */
+static bool
+service_tile_can_match(void *state, const GjTile *tile)
+{
+	GjServiceJoinClient *join = state;
+	GjServiceSlot *slot;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	if ((slot = my_slot(&err)) == NULL)
+		return true;
+	slot->op = GJ_OP_TILE_CAN_MATCH;
+	slot->join = join->handle;
+	slot->tile = *tile;
+	if (!service_call(slot, join->generation, &err))
+		return true;
+	return slot->can_match;
+}
+
+/*
  * Close the join in the service (if the service that opened it still
  * runs) and free the chunk.  Runs on ERROR too, from the executor's
  * memory-context callback.
@@ -304,6 +327,7 @@ service_end_join(void *state)
 		.begin_join = service_begin_join, \
 		.run_step = service_run_step, \
 		.end_join = service_end_join, \
+		.tile_can_match = service_tile_can_match, \
 		.algorithms = (1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH), \
 	}
 

@@ -43,6 +43,7 @@ typedef enum GjRequestOp
 {
 	GJ_OP_OPEN = 1,				/* begin_join on the input at input */
 	GJ_OP_STEP,					/* run_step of join on tile */
+	GJ_OP_TILE_CAN_MATCH,		/* tile_can_match of join on tile */
 	GJ_OP_CLOSE					/* end_join of join */
 } GjRequestOp;
 
@@ -66,6 +67,7 @@ typedef struct GjServiceSlot
 
 	/* answers (outer_next: where a STEP starts, then where the next does) */
 	bool		ok;
+	bool		can_match;		/* TILE_CAN_MATCH */
 	int64		outer_next;
 	int64		nmatches;
 	GjStats		stats;
