@@ -3,7 +3,8 @@
 #
 # pgbench with LOAD_CLIENTS clients (default 8) for LOAD_DURATION seconds
 # (default 20) runs GpuJoins of every algorithm (hash.sql, sortmerge.sql,
-# nestloop.sql) and GpuJoins ended by statement_timeout (timeout.sql), while
+# nestloop.sql), joins in the GPU service where it runs (service.sql) and
+# GpuJoins ended by statement_timeout (timeout.sql), while
 # a side session runs long GpuJoins that a canceller ends with
 # pg_cancel_backend.  Then one session runs a batch of GpuJoins, errors and
 # cancels (batch.sql) over and over, and the memory it holds
@@ -109,7 +110,7 @@ victim=$!
 
 "$PG_BINDIR/pgbench" -n -c "$CLIENTS" -j 2 -T "$DURATION" \
 	-f test/load/hash.sql@3 -f test/load/sortmerge.sql@3 -f test/load/nestloop.sql@3 \
-	-f test/load/timeout.sql@1 $DB >"$OUT/pgbench.log" 2>&1
+	-f test/load/timeout.sql@1 -f test/load/service.sql@2 $DB >"$OUT/pgbench.log" 2>&1
 pgbench_status=$?
 wait $canceller
 wait $victim
@@ -119,7 +120,7 @@ check "pgbench: $CLIENTS clients, ${DURATION}s, exit status $pgbench_status, no 
 	$([ "$pgbench_status" = 0 ] && [ "$aborted" = 0 ] && echo 0 || echo 1) \
 	"$(grep -m3 -iE "error|abort" "$OUT/pgbench.log")"
 n_scripts=$(grep -cE "^ - [1-9][0-9]* transactions" "$OUT/pgbench.log")
-check "pgbench: transactions of all 4 scripts" $([ "$n_scripts" = 4 ] && echo 0 || echo 1)
+check "pgbench: transactions of all 5 scripts" $([ "$n_scripts" = 5 ] && echo 0 || echo 1)
 timeouts=$($PSQL -d $DB -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM load_cancels")
 echo "# GpuJoins ended by statement_timeout in pgbench: $timeouts"
 check "pgbench: statement_timeout ended GpuJoins" $([ "${timeouts:-0}" -gt 0 ] && echo 0 || echo 1)
@@ -181,6 +182,36 @@ after=$($PSQL -d $DB -c "SET enable_hashjoin = off; SET enable_mergejoin = off; 
 	SELECT 'after ' || count(*) FROM lr x JOIN ls y ON x.h = y.h;" 2>&1)
 check "the server runs GpuJoin after a backend was terminated mid-join" \
 	$(echo "$after" | grep -q "^after " && echo 0 || echo 1) "$after"
+
+# 3c. where the GPU service runs: a client terminated in the middle of a join
+# in the service, and after all the clients above, the service holds no
+# staging memory and no join
+if [ "$($PSQL -d $DB -c "SHOW gpujoin.service")" = on ]; then
+	PGAPPNAME=gpujoin_load_terminated $PSQL -d $DB -c "SET enable_nestloop = off; SET enable_hashjoin = off;
+		SET enable_mergejoin = off; SET gpujoin.enable_aggregate = off; SET gpujoin.algorithm = nestloop;
+		SET max_parallel_workers_per_gather = 0; SET gpujoin.device = service;
+		SELECT count(*) /* terminate-me */ FROM lr x JOIN ls y ON x.a + 1 < y.b - 1;" \
+		>"$OUT/terminated.out" 2>"$OUT/terminated.err" &
+	victim=$!
+	terminated=0
+	for i in $(seq 50); do
+		sleep 0.2
+		terminated=$($PSQL -d $DB -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'gpujoin_load_terminated' AND state = 'active' AND query LIKE '%terminate-me%'")
+		[ "${terminated:-0}" -gt 0 ] && break
+	done
+	wait $victim
+	status=""
+	for i in $(seq 30); do
+		status=$($PSQL -d $DB -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'")
+		echo "$status" | grep -qE ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$' && break
+		sleep 0.2
+	done
+	echo "# service: $status"
+	check "the service served the clients' joins, and after them and a client terminated mid-join it holds nothing" \
+		$([ "${terminated:-0}" -gt 0 ] && echo "$status" | grep -qE ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$' &&
+			echo 0 || echo 1) "terminated ${terminated:-0}; $status"
+fi
 
 # 4. the server log
 if [ -n "${CLUSTER_DIR:-}" ]; then
