@@ -162,6 +162,8 @@ gpujoin_service_init(void)
 void
 gpujoin_service_status(GjServiceStatus *status)
 {
+	int			i;
+
 	memset(status, 0, sizeof(GjServiceStatus));
 	if (gj_service == NULL)
 	{
@@ -171,6 +173,10 @@ gpujoin_service_status(GjServiceStatus *status)
 	SpinLockAcquire(&gj_service->mutex);
 	*status = gj_service->status;
 	SpinLockRelease(&gj_service->mutex);
+	/* queued: requests submitted and not yet answered (one may be running) */
+	status->joins_queued = 0;
+	for (i = 0; i < gj_service->nslots; i++)
+		status->joins_queued += gj_service->slots[i].state == GJ_REQ_SUBMITTED;
 }
 
 const char *

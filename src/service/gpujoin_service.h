@@ -42,7 +42,7 @@ typedef struct GjServiceStatus
 	int64		total_memory;	/* cuda: the device's, else 0 */
 	int64		free_memory;
 	int64		memory_in_use;	/* by joins in the service */
-	int32		joins_queued;
+	int32		joins_queued;	/* requests waiting for the service */
 	int32		joins_running;
 	int64		joins_served;	/* opened since the service started */
 	char		message[256];	/* why there is no device */
