@@ -43,6 +43,7 @@ typedef struct GjServiceJoinClient
 	uint32	   *result_outer;
 	uint32	   *result_inner;
 	int64		capacity;
+	int32		algorithm;		/* GjAlgorithm of the join */
 } GjServiceJoinClient;
 
 /* Is the service running, ready for requests? */
@@ -97,7 +98,6 @@ service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
 		return false;
 	}
 	slot->client_pid = MyProcPid;
-	slot->client_latch = MyLatch;
 	slot->generation = generation;
 	slot->ok = false;
 	memset(&slot->stats, 0, sizeof(slot->stats));
@@ -228,6 +228,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	join->result_inner = (uint32 *) at;
 	join->capacity = capacity;
 	join->generation = generation;
+	join->algorithm = input->algorithm;
 
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
@@ -273,9 +274,10 @@ service_run_step(void *state, const GjTile *tile, int64_t *outer_next,
 }
 
 /*
- * Tile pruning: one round trip per tile, against a step per tile that
- * cannot match.  A failed call says "may match": the step then fails the
- * same way and reports the error.
+ * Tile pruning: one round trip per tile of a sorted or hash join, against
+ * a step per tile that cannot match (a nested loop's tiles never prune, on
+ * any backend: no round trip).  A failed call says "may match": the step
+ * then fails the same way and reports the error.
  */
 static bool
 service_tile_can_match(void *state, const GjTile *tile)
@@ -284,6 +286,8 @@ service_tile_can_match(void *state, const GjTile *tile)
 	GjServiceSlot *slot;
 	GjError		err;
 
+	if (join->algorithm == GJ_ALGO_NESTLOOP)
+		return true;
 	memset(&err, 0, sizeof(err));
 	if ((slot = my_slot(&err)) == NULL)
 		return true;

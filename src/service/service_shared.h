@@ -51,8 +51,7 @@ typedef struct GjServiceSlot
 {
 	volatile int32 state;		/* GjRequestState */
 	int32		op;				/* GjRequestOp */
-	int			client_pid;
-	Latch	   *client_latch;
+	int			client_pid;		/* checked against the PGPROC of the slot */
 	uint64		generation;		/* of the service the client asked */
 	uint64		join;			/* handle of the join (OPEN returns it) */
 

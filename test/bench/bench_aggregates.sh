@@ -24,15 +24,7 @@ jit = off" cluster_start
 
 psql() { "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
-# time_query SETTINGS QUERY -> median milliseconds of RUNS runs
-time_query() {
-	local settings=$1 query=$2 i t times=()
-	for i in $(seq "$RUNS"); do
-		t=$(psql -c "$settings" -c '\timing on' -c "$query" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
-		times+=("$t")
-	done
-	printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
+. test/bench/time_query.sh
 
 make_tables() {
 	psql >/dev/null <<SQL

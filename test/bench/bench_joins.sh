@@ -53,15 +53,7 @@ CREATE TABLE dim AS SELECT g AS k, (g % 10)::float8 AS w FROM generate_series(0,
 VACUUM ANALYZE;
 SQL
 
-# time_query SETTINGS QUERY -> median milliseconds of RUNS runs
-time_query() {
-	local settings=$1 query=$2 i t times=()
-	for i in $(seq "$RUNS"); do
-		t=$(psql -c "$settings" -c '\timing on' -c "$query" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
-		times+=("$t")
-	done
-	printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
+. test/bench/time_query.sh
 plan_of() {
 	psql -At -c "$1" -c "EXPLAIN (COSTS OFF) $2" | grep -oE 'GpuJoin|Algorithm: [a-z]+|Hash Join|Merge Join|Nested Loop|Index Only Scan|Index Scan' | paste -sd' ' -
 }

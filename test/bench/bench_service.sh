@@ -53,15 +53,7 @@ done
 
 FORCE="SET gpujoin.enable_aggregate = off; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off"
 
-# time_query SETTINGS QUERY -> median milliseconds of RUNS runs
-time_query() {
-	local settings=$1 query=$2 i t times=()
-	for i in $(seq "$RUNS"); do
-		t=$(psql -c "$settings" -c '\timing on' -c "$query" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
-		times+=("$t")
-	done
-	printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
+. test/bench/time_query.sh
 
 echo "service: $(psql -At -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'")"
 echo

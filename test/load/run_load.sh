@@ -162,19 +162,26 @@ check "batch: only the intended errors" $([ "$unexpected" = 0 ] && echo 0 || ech
 
 # 3b. a backend that exits in the middle of a GpuJoin (pg_terminate_backend):
 # the connection ends with FATAL, the server keeps running, the next GpuJoin works
-PGAPPNAME=gpujoin_load_terminated $PSQL -d $DB -c "SET enable_nestloop = off; SET enable_hashjoin = off;
-	SET enable_mergejoin = off; SET gpujoin.enable_aggregate = off; SET gpujoin.algorithm = nestloop;
-	SELECT count(*) /* terminate-me */ FROM lr x JOIN ls y ON x.a + 1 < y.b - 1;" \
-	>"$OUT/terminated.out" 2>"$OUT/terminated.err" &
-victim=$!
-terminated=0
-for i in $(seq 50); do
-	sleep 0.2
-	terminated=$($PSQL -d $DB -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = 'gpujoin_load_terminated' AND state = 'active' AND query LIKE '%terminate-me%'")
-	[ "${terminated:-0}" -gt 0 ] && break
-done
-wait $victim
+#
+# terminate_mid_join SETTINGS: a long nested-loop GpuJoin with SETTINGS in a
+# session of its own, terminated once it runs; sets terminated (backends
+# terminated) and leaves the session's stderr in $OUT/terminated.err
+terminate_mid_join() {
+	PGAPPNAME=gpujoin_load_terminated $PSQL -d $DB -c "SET enable_nestloop = off; SET enable_hashjoin = off;
+		SET enable_mergejoin = off; SET gpujoin.enable_aggregate = off; SET gpujoin.algorithm = nestloop; $1
+		SELECT count(*) /* terminate-me */ FROM lr x JOIN ls y ON x.a + 1 < y.b - 1;" \
+		>"$OUT/terminated.out" 2>"$OUT/terminated.err" &
+	local victim=$! i
+	terminated=0
+	for i in $(seq 50); do
+		sleep 0.2
+		terminated=$($PSQL -d $DB -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = 'gpujoin_load_terminated' AND state = 'active' AND query LIKE '%terminate-me%'")
+		[ "${terminated:-0}" -gt 0 ] && break
+	done
+	wait $victim
+}
+terminate_mid_join ""
 check "a backend terminated mid-join ends its connection" \
 	$([ "${terminated:-0}" -gt 0 ] && grep -q "terminating connection due to administrator command" "$OUT/terminated.err" && echo 0 || echo 1) \
 	"terminated ${terminated:-0}; $(head -2 "$OUT/terminated.err")"
@@ -187,20 +194,7 @@ check "the server runs GpuJoin after a backend was terminated mid-join" \
 # in the service, and after all the clients above, the service holds no
 # staging memory and no join
 if [ "$($PSQL -d $DB -c "SHOW gpujoin.service")" = on ]; then
-	PGAPPNAME=gpujoin_load_terminated $PSQL -d $DB -c "SET enable_nestloop = off; SET enable_hashjoin = off;
-		SET enable_mergejoin = off; SET gpujoin.enable_aggregate = off; SET gpujoin.algorithm = nestloop;
-		SET max_parallel_workers_per_gather = 0; SET gpujoin.device = service;
-		SELECT count(*) /* terminate-me */ FROM lr x JOIN ls y ON x.a + 1 < y.b - 1;" \
-		>"$OUT/terminated.out" 2>"$OUT/terminated.err" &
-	victim=$!
-	terminated=0
-	for i in $(seq 50); do
-		sleep 0.2
-		terminated=$($PSQL -d $DB -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE application_name = 'gpujoin_load_terminated' AND state = 'active' AND query LIKE '%terminate-me%'")
-		[ "${terminated:-0}" -gt 0 ] && break
-	done
-	wait $victim
+	terminate_mid_join "SET max_parallel_workers_per_gather = 0; SET gpujoin.device = service;"
 	status=""
 	for i in $(seq 30); do
 		status=$($PSQL -d $DB -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'")
