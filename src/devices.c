@@ -45,6 +45,14 @@ gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
 			&gj_service_cpu_backend : &gj_service_cuda_backend;
 	}
 
+	/*
+	 * The GPU service owns the GPU: while it runs on cuda, this process
+	 * never opens CUDA (no context of its own, no initialisation per
+	 * connection) and its joins run there.
+	 */
+	if (gpujoin_service_runs_cuda())
+		return &gj_service_cuda_backend;
+
 	memset(&err, 0, sizeof(err));
 	first = (cuda_info->name[0] == '\0');
 	if (gj_cuda_probe(cuda_info, &err))
@@ -116,8 +124,10 @@ service_row(ReturnSetInfo *rsinfo)
 
 /*
  * gpujoin_devices(): one row per backend this process can use, and which one
- * gpujoin.device selects now, then the GPU service's row.  Probing CUDA here opens it in this backend
- * process, as the first GpuJoin execution would.
+ * gpujoin.device selects now, then the GPU service's row.  Probing CUDA here
+ * opens it in this backend process, as the first GpuJoin execution would;
+ * while the GPU service runs on cuda, the cuda row is the service's device
+ * and nothing is opened here.
  */
 Datum
 gpujoin_devices(PG_FUNCTION_ARGS)
@@ -126,6 +136,7 @@ gpujoin_devices(PG_FUNCTION_ARGS)
 	GjDeviceInfo info;
 	GjError		err;
 	bool		have_cuda;
+	bool		in_service;
 	Datum		values[8];
 	bool		nulls[8];
 	char		cc[32];
@@ -134,7 +145,23 @@ gpujoin_devices(PG_FUNCTION_ARGS)
 
 	memset(&info, 0, sizeof(info));
 	memset(&err, 0, sizeof(err));
-	have_cuda = gj_cuda_probe(&info, &err);
+	in_service = gpujoin_service_runs_cuda();
+	if (in_service)
+	{
+		/* the service's GPU, without opening CUDA in this process */
+		GjServiceStatus st;
+
+		gpujoin_service_status(&st);
+		strlcpy(info.name, st.device_name, sizeof(info.name));
+		info.total_memory = st.total_memory;
+		info.free_memory = st.free_memory;
+		info.sm_count = st.sm_count;
+		info.cc_major = st.cc_major;
+		info.cc_minor = st.cc_minor;
+		have_cuda = true;
+	}
+	else
+		have_cuda = gj_cuda_probe(&info, &err);
 
 	/* the cpu backend is always there */
 	memset(nulls, true, sizeof(nulls));
@@ -165,7 +192,7 @@ gpujoin_devices(PG_FUNCTION_ARGS)
 		snprintf(cc, sizeof(cc), "%d.%d", info.cc_major, info.cc_minor);
 		values[5] = CStringGetTextDatum(cc);
 		nulls[5] = false;
-		values[7] = CStringGetTextDatum("available");
+		values[7] = CStringGetTextDatum(in_service ? "available in the GPU service" : "available");
 	}
 	else
 		values[7] = CStringGetTextDatum(err.message);

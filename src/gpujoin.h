@@ -59,11 +59,14 @@ typedef struct GpuJoinCostProfile
 extern GpuJoinCostProfile gpujoin_cpu_costs;
 extern GpuJoinCostProfile gpujoin_cuda_costs;
 extern void gpujoin_define_cost_gucs(void);
+extern bool gpujoin_nvidia_driver_present(void);
 extern bool gpujoin_plans_for_cpu(void);
+extern bool gpujoin_plans_parallel(void);
 extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											Relids outer_relids, Relids inner_relids,
 											List **band_clauses);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
+extern const GpuJoinCostProfile *gpujoin_parallel_costs(void);
 extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 									 double outer_rows, double inner_rows,
 									 double candidates, int device_columns,

@@ -184,15 +184,16 @@ define_gucs(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	/*
-	 * The GPU service (docs/architecture.md, section 8).  Off by default
-	 * while joins do not run in it yet: a cuda service would hold a CUDA
-	 * context and its device memory for nothing.
+	 * The GPU service (docs/architecture.md, section 8).  On by default: on
+	 * a machine with an NVIDIA driver it owns the GPU for every backend; on
+	 * one without, a cuda service is not even registered and reserves no
+	 * staging memory (gpujoin_service_init).
 	 */
 	DefineCustomBoolVariable("gpujoin.service",
 							 "Starts the GPU service process, which opens the device once for every backend.",
 							 "Needs gpujoin in shared_preload_libraries; with gpujoin.service_backend = cuda the "
-							 "service stops at start where no GPU is usable.",
-							 &gpujoin_service_enabled, false,
+							 "service starts only where an NVIDIA driver is installed, and stops at start where no GPU is usable.",
+							 &gpujoin_service_enabled, true,
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpujoin.service_backend",
 							 "Backend the GPU service runs: cuda, or cpu to run the service without a GPU (for tests).",

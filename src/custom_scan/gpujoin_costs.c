@@ -115,8 +115,8 @@ gpujoin_define_cost_gucs(void)
  * Does this machine have an NVIDIA GPU?  Only the driver's control device is
  * looked at, once per process; nothing is opened.
  */
-static bool
-nvidia_device_node_exists(void)
+bool
+gpujoin_nvidia_driver_present(void)
 {
 	static int	exists = -1;
 
@@ -135,12 +135,32 @@ gpujoin_plans_for_cpu(void)
 	return gpujoin_device == GPUJOIN_DEVICE_CPU ||
 		(gpujoin_device == GPUJOIN_DEVICE_SERVICE &&
 		 gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU) ||
-		(gpujoin_device == GPUJOIN_DEVICE_AUTO && !nvidia_device_node_exists());
+		(gpujoin_device == GPUJOIN_DEVICE_AUTO && !gpujoin_nvidia_driver_present());
 }
 
 /*
- * The constants to plan with.  Parallel GpuJoin runs only on the cpu
- * backend (gpujoin_path.c offers it only there).
+ * Is a parallel GpuJoin offered?  Where every process runs its share on the
+ * cpu backend, or as a client of the GPU service (gpujoin.device = service,
+ * or auto and cuda while the service runs on cuda): never where each
+ * process would open its own CUDA context.
+ */
+bool
+gpujoin_plans_parallel(void)
+{
+	return gpujoin_plans_for_cpu() ||
+		(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda());
+}
+
+/* The constants of a parallel GpuJoin's plan. */
+const GpuJoinCostProfile *
+gpujoin_parallel_costs(void)
+{
+	return gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda() ?
+		&gpujoin_cuda_costs : &gpujoin_cpu_costs;
+}
+
+/*
+ * The constants to plan with (a parallel GpuJoin's: gpujoin_parallel_costs).
  */
 const GpuJoinCostProfile *
 gpujoin_planning_costs(void)

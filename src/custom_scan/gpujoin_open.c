@@ -43,6 +43,8 @@
 #include "gpujoin.h"
 #include "custom_scan/gpujoin_exec.h"
 #include "host_chunking/key_encoding.h"
+#include "service/gpujoin_service.h"
+#include "service/service_shared.h"
 
 /* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
 #define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
@@ -333,15 +335,18 @@ static const GjInstr host_decides_program[] = {
 
 /*
  * The backend of the join's first execution.  A partial plan (each process
- * of a parallel query joins its share of the outer rows) runs on the cpu
- * backend in every process: each would open its own CUDA context on the
- * same device otherwise.  The planner offers one only where it plans for
- * the cpu backend.
+ * of a parallel query joins its share of the outer rows) runs in the GPU
+ * service when it is up and chosen (gpujoin.device = service, or auto and
+ * cuda while the service runs on cuda): every process is then a client of
+ * the one CUDA context.  Otherwise it runs on the cpu backend in every
+ * process, which would each open its own CUDA context on the same device.
  */
 static void
 gpujoin_pick_backend(GpuJoinState *gjs)
 {
-	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe)
+	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe &&
+		!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
+		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))
 		gjs->backend = &gj_cpu_backend;
 	if (gjs->backend != NULL)
 		return;
@@ -445,6 +450,14 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 		budget = (int64) gpujoin_device_memory_kb * 1024;
 	else if (gjs->backend == &gj_cuda_backend)
 		budget = gjs->cuda_info.free_memory / 2;
+	else if (gjs->backend == &gj_service_cuda_backend)
+	{
+		/* half of what the service's device has free now */
+		GjServiceStatus st;
+
+		gpujoin_service_status(&st);
+		budget = Max(st.free_memory / 2, MIN_RETRY_BUDGET);
+	}
 	else
 		budget = CPU_DEFAULT_BUDGET;
 

@@ -250,10 +250,9 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos, join_rinfos,
 													  other_rinfos, jointype);
 	cpath->methods = &gpujoin_path_methods;
-	/* parallel GpuJoin runs only on the cpu backend */
 	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
 				 other_rinfos, jointype, extra, algorithm,
-				 parallel_workers > 0 ? &gpujoin_cpu_costs : gpujoin_planning_costs());
+				 parallel_workers > 0 ? gpujoin_parallel_costs() : gpujoin_planning_costs());
 	return cpath;
 }
 
@@ -430,13 +429,14 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	 * PostgreSQL's non-shared parallel hash join does, and joins them on its
 	 * own.  Only where every inner row's fate is decided by one process:
 	 * not for RIGHT and FULL joins, which emit unmatched inner rows.  Only
-	 * where the cpu backend runs the join (gpujoin.device = cpu, or auto
-	 * without a GPU): on a GPU each worker would open its own CUDA context
-	 * and compete for the same device memory.  The executor runs a partial
-	 * plan on the cpu backend whatever the setting is by then.
+	 * where the cpu backend or the GPU service runs the join
+	 * (gpujoin_plans_parallel): without the service each worker would open
+	 * its own CUDA context and compete for the same device memory.  The
+	 * executor runs a partial plan on the cpu backend when the service is
+	 * not there by then.
 	 */
 	if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL &&
-		gpujoin_plans_for_cpu() &&
+		gpujoin_plans_parallel() &&
 		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
 	{
 		Path	   *outer_partial = linitial(outerrel->partial_pathlist);

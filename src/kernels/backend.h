@@ -243,6 +243,13 @@ typedef struct GjDeviceInfo
 
 extern bool gj_cuda_compiled;
 extern bool gj_cuda_probe(GjDeviceInfo *info, GjError *err);
+
+/*
+ * Pin (page-lock and map for DMA) a host range once, for the life of the
+ * process: the GPU service's staging area.  Opens CUDA like the probe.
+ */
+extern bool gj_cuda_pin_host(void *ptr, size_t len, GjError *err);
+extern void gj_cuda_unpin_host(void *ptr);
 extern const GjBackend gj_cuda_backend;
 
 #ifdef __cplusplus

@@ -72,14 +72,30 @@ static uint64 service_generation = 0;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+static void pin_staging(void);
+static void refresh_free_memory(void);
+
 /* Seconds the postmaster waits before restarting a service that failed. */
 #define GJ_SERVICE_RESTART_SECONDS 1
+
+/*
+ * Does the service run on this server?  gpujoin.service on, and for the
+ * cuda backend an NVIDIA driver installed (its control device exists;
+ * nothing is opened in the postmaster): on by default must cost a server
+ * without a GPU neither a process nor the staging memory.
+ */
+static bool
+service_wanted(void)
+{
+	return gpujoin_service_enabled &&
+		(gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU || gpujoin_nvidia_driver_present());
+}
 
 /* Staging granules: none unless the service runs. */
 static int32
 staging_granules(void)
 {
-	if (!gpujoin_service_enabled)
+	if (!service_wanted())
 		return 0;
 	return (int32) Max((int64) gpujoin_service_staging_memory_mb * 1024 * 1024 /
 					   (int64) GJ_STAGING_GRANULE, 1);
@@ -119,6 +135,12 @@ service_shmem_startup(void)
 		gj_service->status.enabled = gpujoin_service_enabled;
 		gj_service->status.backend = gpujoin_service_backend;
 		gj_service->status.state = GJ_SERVICE_NOT_STARTED;
+		if (gpujoin_service_enabled && !service_wanted())
+		{
+			gj_service->status.state = GJ_SERVICE_NO_DEVICE;
+			strlcpy(gj_service->status.message, "no NVIDIA driver is installed (no /dev/nvidiactl)",
+					sizeof(gj_service->status.message));
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -139,7 +161,7 @@ gpujoin_service_init(void)
 	shmem_request_hook = service_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = service_shmem_startup;
-	if (!gpujoin_service_enabled)
+	if (!service_wanted())
 		return;
 
 	memset(&worker, 0, sizeof(worker));
@@ -263,8 +285,58 @@ open_backend(char *message, size_t len)
 	strlcpy(gj_service->status.device_name, info.name, sizeof(gj_service->status.device_name));
 	gj_service->status.total_memory = info.total_memory;
 	gj_service->status.free_memory = info.free_memory;
+	gj_service->status.sm_count = info.sm_count;
+	gj_service->status.cc_major = info.cc_major;
+	gj_service->status.cc_minor = info.cc_minor;
 	SpinLockRelease(&gj_service->mutex);
+	pin_staging();
 	return true;
+}
+
+/*
+ * Pin the whole staging area for DMA, once: the clients' columns then
+ * travel to the device straight from where they wrote them, at the bus's
+ * speed, with no cudaHostRegister per query.  Pinning 512MB takes a moment
+ * at start.  If it fails (a locked-memory limit), the copies still work,
+ * through the driver's bounce buffer: a LOG says so, nothing else changes.
+ */
+static void
+pin_staging(void)
+{
+	GjError		err;
+	TimestampTz start = GetCurrentTimestamp();
+	long		secs;
+	int			usecs;
+	bool		pinned;
+
+	memset(&err, 0, sizeof(err));
+	pinned = gj_cuda_pin_host(gj_service->staging,
+							  (size_t) gj_service->staging_granules * GJ_STAGING_GRANULE, &err);
+	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+	if (pinned)
+		ereport(LOG,
+				(errmsg("gpujoin service: pinned %d MB of staging memory for DMA in %ld ms",
+						gj_service->staging_granules, secs * 1000 + usecs / 1000)));
+	else
+		ereport(LOG,
+				(errmsg("gpujoin service: the staging memory is not pinned; copies to the device go through the driver's buffers"),
+				 errdetail("%s", err.message)));
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.staging_pinned = pinned;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/* The device's free memory after a join opened or closed (cuda only). */
+static void
+refresh_free_memory(void)
+{
+	GjDeviceInfo info;
+
+	if (service_backend != &gj_cuda_backend || !gj_cuda_probe(&info, NULL))
+		return;
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.free_memory = info.free_memory;
+	SpinLockRelease(&gj_service->mutex);
 }
 
 static void
@@ -304,6 +376,7 @@ update_join_count(void)
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.joins_running = n;
 	SpinLockRelease(&gj_service->mutex);
+	refresh_free_memory();
 }
 
 static void

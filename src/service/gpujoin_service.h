@@ -41,7 +41,11 @@ typedef struct GjServiceStatus
 	char		device_name[128];
 	int64		total_memory;	/* cuda: the device's, else 0 */
 	int64		free_memory;
+	int			sm_count;		/* cuda: the device's */
+	int			cc_major;
+	int			cc_minor;
 	int64		memory_in_use;	/* by joins in the service */
+	bool		staging_pinned; /* cuda: the staging area is pinned for DMA */
 	int32		joins_queued;	/* requests waiting for the service */
 	int32		joins_running;
 	int64		joins_served;	/* opened since the service started */
@@ -56,6 +60,9 @@ extern int	gpujoin_service_staging_memory_mb;
 extern void gpujoin_service_init(void);
 extern void gpujoin_service_status(GjServiceStatus *status);
 extern const char *gpujoin_service_state_name(GjServiceState state);
+
+/* service_client.c: the service is ready on the cuda backend */
+extern bool gpujoin_service_runs_cuda(void);
 
 extern PGDLLEXPORT void gpujoin_service_main(Datum main_arg);
 

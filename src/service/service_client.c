@@ -61,6 +61,24 @@ gpujoin_service_ready(void)
 	return ready;
 }
 
+/*
+ * Does the service run the cuda backend, ready for requests?  Then this
+ * process never opens CUDA itself: gpujoin.device = auto and cuda send
+ * their joins to the service.
+ */
+bool
+gpujoin_service_runs_cuda(void)
+{
+	bool		cuda;
+
+	if (!gpujoin_service_ready())
+		return false;
+	SpinLockAcquire(&gj_service->mutex);
+	cuda = gj_service->status.backend == GJ_SERVICE_BACKEND_CUDA;
+	SpinLockRelease(&gj_service->mutex);
+	return cuda;
+}
+
 static void
 set_error(GjError *err, int code, const char *message)
 {

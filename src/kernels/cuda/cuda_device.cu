@@ -124,3 +124,29 @@ gj_cuda_probe(GjDeviceInfo *info, GjError *err)
 	}
 	return true;
 }
+
+/*
+ * Pin a host range for DMA once (the GPU service's staging area): copies
+ * from it then run at the bus's speed without a bounce buffer, and without
+ * a cudaHostRegister per query.  The range stays registered until
+ * gj_cuda_unpin_host or the process exits.
+ */
+extern "C" bool
+gj_cuda_pin_host(void *ptr, size_t len, GjError *err)
+{
+	cudaError_t rc;
+
+	if (!gj_cuda_probe(NULL, err))
+		return false;
+	rc = cudaHostRegister(ptr, len, cudaHostRegisterPortable);
+	if (rc != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_DEVICE, "could not pin the staging memory", rc);
+	return true;
+}
+
+extern "C" void
+gj_cuda_unpin_host(void *ptr)
+{
+	(void) cudaHostUnregister(ptr);
+	(void) cudaGetLastError();
+}

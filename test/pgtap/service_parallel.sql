@@ -1,0 +1,147 @@
+-- service_parallel.sql: parallel GpuJoin through the GPU service
+-- (docs/architecture.md, section 8, phases C and D).  Under a Gather every
+-- process (leader and workers) is a client of the service, which runs its
+-- share of the join on the service's backend: no process opens a device of
+-- its own.  Every parallel join type GpuJoin offers (inner, left, semi,
+-- anti) gives the native plan's rows; a statement_timeout in the middle of
+-- a parallel join leaves nothing in the service.  Also: the service is on
+-- by default, and a cuda service starts only where an NVIDIA driver is.
+-- Runs on whichever backend the service has (cpu in CI, cuda on the GPU
+-- machine); skipped on a cluster without the service.
+\set ON_ERROR_STOP 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+BEGIN;
+SELECT plan(16);
+
+SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
+          'gpujoin.service is on by default');
+SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service_backend'), 'cuda',
+          'gpujoin.service_backend is cuda by default');
+
+CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.served() RETURNS bigint LANGUAGE sql AS $$
+    SELECT substring(status FROM ', ([0-9]+) served$')::bigint
+    FROM gpujoin_devices() WHERE backend = 'service'
+$$;
+
+SELECT current_setting('gpujoin.service') = 'on' AND
+       coalesce((SELECT status LIKE 'ready%' FROM gpujoin_devices() WHERE backend = 'service'), false)
+       AS have_service \gset
+\if :have_service
+-- parallel workers cannot read temporary tables: plain ones, rolled back
+CREATE TABLE gj_par_fact AS
+    SELECT g AS id, (g::bigint * 7919) % 20011 AS k,
+           CASE WHEN g % 101 = 0 THEN NULL ELSE (g % 977)::float8 END AS f
+    FROM generate_series(1, 60000) g;
+CREATE TABLE gj_par_dim AS
+    SELECT g AS k, g % 13 AS w, (g % 211)::float8 AS f
+    FROM generate_series(1, 20000) g;
+INSERT INTO gj_par_dim SELECT k, w + 1, f FROM gj_par_dim WHERE k % 10 = 0;  -- duplicate keys
+ANALYZE gj_par_fact;
+ANALYZE gj_par_dim;
+
+-- Each join runs as a top-level query (a parallel plan is never made for
+-- a query that calls a parallel-unsafe function such as pgTAP's, nor for
+-- plpgsql's EXECUTE), its rows summed up into a digest that \gset keeps.
+\set q_inner 'SELECT f.id, d.w FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k'
+\set q_left 'SELECT f.id, d.w FROM gj_par_fact f LEFT JOIN gj_par_dim d ON f.k = d.k + 15000'
+\set q_semi 'SELECT f.id FROM gj_par_fact f WHERE EXISTS (SELECT 1 FROM gj_par_dim d WHERE d.k = f.k AND d.w > 3)'
+\set q_anti 'SELECT f.id FROM gj_par_fact f WHERE NOT EXISTS (SELECT 1 FROM gj_par_dim d WHERE d.k = f.k + 7)'
+\set q_band 'SELECT f.id, d.k FROM gj_par_fact f JOIN gj_par_dim d ON d.f BETWEEN f.f - 0.5 AND f.f + 0.5 AND d.k < 200'
+\set digest 'SELECT count(*) || \' rows, \' || md5(coalesce(string_agg(t::text, \',\' ORDER BY t::text), \'\')) AS'
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL gpujoin.enabled = off;
+:digest native_inner FROM (:q_inner) t \gset
+:digest native_left FROM (:q_left) t \gset
+:digest native_semi FROM (:q_semi) t \gset
+:digest native_anti FROM (:q_anti) t \gset
+:digest native_band FROM (:q_band) t \gset
+
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL gpujoin.device = service;
+SET LOCAL enable_nestloop = off;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL parallel_leader_participation = on;
+
+SELECT matches(pg_temp.explain_analyze(:'q_inner'),
+               'Workers Launched: [1-9].*Parallel Custom Scan \(GpuJoin\).*Backend: (cpu|cuda) \(service\)',
+               'a parallel GpuJoin runs under a Gather, in the service');
+SELECT matches(pg_temp.explain_analyze(:'q_anti'),
+               'Workers Launched: [1-9].*Parallel Custom Scan \(GpuJoin\).*Backend: (cpu|cuda) \(service\)',
+               'a parallel anti join runs under a Gather, in the service');
+SELECT pg_temp.served() AS served_before \gset
+:digest par_inner FROM (:q_inner) t \gset
+-- (a worker that starts after the others read every page has no outer
+-- rows and opens no join: how many do depends on timing)
+SELECT cmp_ok(pg_temp.served() - :served_before, '>=', 1::bigint,
+              'the parallel join''s processes are clients of the service: it served their joins');
+:digest par_left FROM (:q_left) t \gset
+:digest par_semi FROM (:q_semi) t \gset
+:digest par_anti FROM (:q_anti) t \gset
+:digest par_band FROM (:q_band) t \gset
+SELECT is(:'par_inner'::text, :'native_inner'::text, 'inner hash join, parallel in the service: the rows of the native plan');
+SELECT is(:'par_left'::text, :'native_left'::text, 'left hash join, parallel in the service: the rows of the native plan');
+SELECT is(:'par_semi'::text, :'native_semi'::text, 'semi join, parallel in the service: the rows of the native plan');
+SELECT is(:'par_anti'::text, :'native_anti'::text, 'anti join, parallel in the service: the rows of the native plan');
+SELECT is(:'par_band'::text, :'native_band'::text, 'band join, parallel in the service: the rows of the native plan');
+SET LOCAL gpujoin.device_memory = '1MB';
+:digest tiles_left FROM (:q_left) t \gset
+:digest tiles_anti FROM (:q_anti) t \gset
+SELECT is(:'tiles_left'::text, :'native_left'::text, 'left hash join, parallel in the service with many tiles: the rows of the native plan');
+SELECT is(:'tiles_anti'::text, :'native_anti'::text, 'anti join, parallel in the service with many tiles: the rows of the native plan');
+RESET gpujoin.device_memory;
+
+-- a statement_timeout while the workers' joins run in the service
+CREATE FUNCTION pg_temp.cancelled(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'finished';
+EXCEPTION WHEN query_canceled THEN
+    RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+SET LOCAL statement_timeout = '300ms';
+\set q_slow 'SELECT count(*) FROM (SELECT x.id FROM gj_par_fact x JOIN gj_par_dim y ON x.k * 3 + y.k % 7 > x.k + y.k OFFSET 0) t'
+SELECT matches(pg_temp.explain_analyze(replace(:'q_slow', 'y.k OFFSET', 'y.k AND y.k < 10 OFFSET')),
+               'Workers Launched: [1-9].*Parallel Custom Scan \(GpuJoin\)',
+               'the slow join (on less input) is a parallel GpuJoin');
+SELECT is(pg_temp.cancelled(:'q_slow'),
+          '57014 canceling statement due to statement timeout',
+          'statement_timeout ends a parallel join in the service with the usual error');
+SET LOCAL statement_timeout = 0;
+-- the workers may still be closing their joins: give them up to 5 s
+CREATE FUNCTION pg_temp.service_idle() RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..50 LOOP
+        IF (SELECT status FROM gpujoin_devices() WHERE backend = 'service')
+           ~ ', 0 bytes in use, 0 joins running,' THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RETURN false;
+END $$;
+SELECT ok(pg_temp.service_idle(),
+          'the cancelled parallel join left no staging memory and no join in the service');
+SELECT is((SELECT count(*) || ' rows' FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k),
+          split_part(:'native_inner'::text, ',', 1), 'the next join in the service works');
+\else
+SELECT skip('the cluster runs no GPU service', 14);
+\endif
+
+SELECT * FROM finish();
+ROLLBACK;
