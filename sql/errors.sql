@@ -79,7 +79,7 @@ BEGIN
     DROP TABLE gj_err;
     RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'on the (cpu|cuda) backend', 'on the <backend> backend');
+    RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'on the (cpu|cuda)( \(service\))? backend', 'on the <backend> backend');
 END $$;
 SELECT fault, cond, gj_fault(fault, 'SELECT x.id AS xid, y.id AS yid FROM t_int x JOIN t_int y ON ' || cond) AS result
 FROM unnest(ARRAY['step_error', 'step_oom']) AS fault,

@@ -5,7 +5,9 @@
 #   1. build the extension and the kernel test from scratch (make -B: a warm
 #      machine keeps stale objects);
 #   2. kernel_test: the cuda backend against the cpu backend, no server;
-#   3. the whole suite (test/run_tests.sh) with gpujoin.device = cuda;
+#   3. the whole suite (test/run_tests.sh) with gpujoin.device = cuda, in
+#      the GPU service on cuda (GPU_SERVICE_BACKEND=cpu: the service on the
+#      cpu backend, so the cuda joins run in the backends themselves);
 #   4. compute-sanitizer memcheck on `kernel_test quick`, then racecheck on
 #      every kernel at small sizes (`kernel_test race`), with whatever time is left.
 #
@@ -48,7 +50,8 @@ k_bad=$(grep -c '^not ok' "$out/kernel_test.log")
 echo "kernel_test: $k_ok passed, $k_bad failed ($(head -1 "$out/kernel_test.log")) at $(elapsed) s"
 grep -A3 '^not ok' "$out/kernel_test.log" | head -20
 
-GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda" SKIP_DEPS=1 SKIP_BUILD=1 \
+GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda
+gpujoin.service_backend = ${GPU_SERVICE_BACKEND:-cuda}" SKIP_DEPS=1 SKIP_BUILD=1 \
 	FUZZ_CASES=${FUZZ_CASES:-600} LOAD_DURATION=10 SMITH_SECONDS=5 \
 	timeout $((budget - $(elapsed) - 60)) test/run_tests.sh >"$out/suite.log" 2>&1
 echo "suite at $(elapsed) s: $(tail -2 "$out/suite.log" | head -1)"

@@ -468,7 +468,9 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 		gj_tile_schedule_plan(&gjs->sched,
 						   gjs->outer_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
 						   gjs->inner_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->inner_buf),
-						   budget);
+						   budget,
+						   gjs->backend == &gj_service_cpu_backend ||
+						   gjs->backend == &gj_service_cuda_backend ? gj_service_max_matches() : 0);
 		input->match_capacity = gjs->sched.match_capacity;
 		input->budget_bytes = budget;
 

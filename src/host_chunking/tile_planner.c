@@ -30,7 +30,8 @@
 
 void
 gj_tile_schedule_plan(TileSchedule *sched, int64 outer_rows, int outer_row_bytes,
-				   int64 inner_rows, int inner_row_bytes, int64 budget_bytes)
+				   int64 inner_rows, int inner_row_bytes, int64 budget_bytes,
+				   int64 max_matches)
 {
 	int64		match_capacity;
 	int64		input_budget;
@@ -74,6 +75,9 @@ gj_tile_schedule_plan(TileSchedule *sched, int64 outer_rows, int outer_row_bytes
 
 	/* never more than 2^31 - 1 pairs in one buffer (row numbers are 31 bits) */
 	match_capacity = Min(match_capacity, (int64) GJ_MAX_SIDE_ROWS);
+	/* nor more than the buffer the matches travel back in holds (the service's) */
+	if (max_matches > 0)
+		match_capacity = Min(match_capacity, max_matches);
 	/* a whole outer row's matches must fit the match buffer */
 	inner_tile = Min(inner_tile, match_capacity);
 	outer_tile = Max(outer_tile, 1);

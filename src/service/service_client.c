@@ -79,6 +79,22 @@ gpujoin_service_runs_cuda(void)
 	return cuda;
 }
 
+/*
+ * The most matches one step of a join in the service returns: the client's
+ * result buffers (two row numbers a pair) take at most an eighth of the
+ * staging area, so that several joins fit it at once.  The tile planner
+ * bounds the tiles' inner widths by it (a whole outer row's matches must
+ * fit one step).
+ */
+int64
+gj_service_max_matches(void)
+{
+	if (gj_service == NULL || gj_service->staging_granules == 0)
+		return 0;
+	return Max((int64) gj_service->staging_granules * GJ_STAGING_GRANULE / 8 /
+			   (2 * sizeof(uint32)), 1024);
+}
+
 static void
 set_error(GjError *err, int code, const char *message)
 {

@@ -102,6 +102,7 @@ extern int64 gj_staging_free_dead_owners(void);
 extern const GjBackend gj_service_cpu_backend;
 extern const GjBackend gj_service_cuda_backend;
 extern bool gpujoin_service_ready(void);
+extern int64 gj_service_max_matches(void);
 
 /* gpujoin_service.c: the service's side of a request */
 extern void gj_service_handle_requests(void);
