@@ -129,6 +129,7 @@ typedef struct GpuJoinCounters
 	double		backend_ms;
 	int64		steps_overlapped;	/* steps run while rows were emitted */
 	double		overlap_wait_ms;	/* emission waited for them this long */
+	double		service_queue_ms;	/* waited for room in the GPU service */
 } GpuJoinCounters;
 
 typedef struct GpuJoinState

@@ -146,6 +146,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Backend Time", "ms", counters.backend_ms, 3, es);
 		if (counters.steps_overlapped > 0)
 			ExplainPropertyFloat("Overlap Wait Time", "ms", counters.overlap_wait_ms, 3, es);
+		if (counters.service_queue_ms > 0)
+			ExplainPropertyFloat("Service Queue Time", "ms", counters.service_queue_ms, 3, es);
 		/* this process's own, as the device's clock is per process */
 		if (gjs->counters.stats.transfer_ms > 0)
 			ExplainPropertyFloat("Transfer Time", "ms", gjs->counters.stats.transfer_ms, 3, es);

@@ -475,7 +475,9 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 		input->budget_bytes = budget;
 
 		memset(&err, 0, sizeof(err));
+		gj_service_queue_ms = 0;
 		gjs->backend_state = gpujoin_backend_begin(gjs->backend, input, &err);
+		gjs->counters.service_queue_ms += gj_service_queue_ms;
 		if (gjs->backend_state != NULL)
 			break;
 		if (err.code != GJ_ERR_OUT_OF_MEMORY && err.code != GJ_ERR_OVER_BUDGET)

@@ -92,6 +92,7 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->backend_ms += c->backend_ms;
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;
+	total->service_queue_ms += c->service_queue_ms;
 }
 
 /*

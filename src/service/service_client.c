@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -80,19 +81,22 @@ gpujoin_service_runs_cuda(void)
 }
 
 /*
- * The most matches one step of a join in the service returns: the client's
- * result buffers (two row numbers a pair) take at most an eighth of the
- * staging area, so that several joins fit it at once.  The tile planner
+ * The most matches one step of a join in the service returns: 2M pairs
+ * (16 MB of result buffers), and at most an eighth of the staging area, so
+ * that many joins fit it at once; a step's round trip costs a few
+ * microseconds, so bigger steps would gain nothing.  The tile planner
  * bounds the tiles' inner widths by it (a whole outer row's matches must
  * fit one step).
  */
+#define SERVICE_MAX_STEP_MATCHES	((int64) 2 * 1024 * 1024)
+
 int64
 gj_service_max_matches(void)
 {
 	if (gj_service == NULL || gj_service->staging_granules == 0)
 		return 0;
-	return Max((int64) gj_service->staging_granules * GJ_STAGING_GRANULE / 8 /
-			   (2 * sizeof(uint32)), 1024);
+	return Max(Min((int64) gj_service->staging_granules * GJ_STAGING_GRANULE / 8 /
+				   (2 * sizeof(uint32)), SERVICE_MAX_STEP_MATCHES), 1024);
 }
 
 static void
@@ -210,6 +214,51 @@ put_side(char **at, GjKeyColumns *dst, const GjKeyColumns *src, int64 nrows)
 	}
 }
 
+/*
+ * A chunk of the staging area for a join's inputs and matches.  When other
+ * joins hold the room it needs, wait for them to free it (they do when they
+ * end) instead of running on the cpu backend: up to STAGING_WAIT_MS, since
+ * this backend may itself hold chunks of joins that cannot end before this
+ * one runs (a plan with several GpuJoins), which no wait could free.  The
+ * time waited is queue time, for EXPLAIN ANALYZE.  A cancel or
+ * statement_timeout ends the wait with the usual ERROR; nothing is held yet.
+ */
+#define STAGING_WAIT_MS		10000
+
+double		gj_service_queue_ms = 0;
+
+static char *
+wait_for_staging(Size size)
+{
+	instr_time	start,
+				now;
+	char	   *chunk;
+
+	if ((chunk = gj_staging_alloc(size)) != NULL)
+		return chunk;
+	if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE)
+		return NULL;
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		double		waited;
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 5L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		chunk = gj_staging_alloc(size);
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		waited = INSTR_TIME_GET_MILLISEC(now);
+		if (chunk != NULL || waited >= STAGING_WAIT_MS || !gpujoin_service_ready())
+		{
+			gj_service_queue_ms += waited;
+			return chunk;
+		}
+	}
+}
+
 static void *
 service_begin_join(const GjJoinInput *input, GjError *err)
 {
@@ -220,6 +269,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	int64		capacity = Max(input->match_capacity, 1);
 	Size		size;
 	char	   *at;
+	char	   *chunk;
 
 	if (!gpujoin_service_ready())
 	{
@@ -236,22 +286,23 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		side_bytes(&input->outer, input->outer_nrows) +
 		side_bytes(&input->inner, input->inner_nrows) +
 		2 * MAXALIGN(sizeof(uint32) * capacity);
-	join = calloc(1, sizeof(GjServiceJoinClient));
-	if (join == NULL)
-	{
-		set_error(err, GJ_ERR_OUT_OF_MEMORY, "out of memory");
-		return NULL;
-	}
-	join->chunk = gj_staging_alloc(size);
-	if (join->chunk == NULL)
+	chunk = wait_for_staging(size);
+	if (chunk == NULL)
 	{
 		snprintf(err->message, sizeof(err->message),
 				 "the GPU service's staging area has no room for this join (%zu MB)",
 				 size / (1024 * 1024) + 1);
 		err->code = GJ_ERR_OUT_OF_MEMORY;
-		free(join);
 		return NULL;
 	}
+	join = calloc(1, sizeof(GjServiceJoinClient));
+	if (join == NULL)
+	{
+		gj_staging_free(chunk);
+		set_error(err, GJ_ERR_OUT_OF_MEMORY, "out of memory");
+		return NULL;
+	}
+	join->chunk = chunk;
 	at = join->chunk;
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);

@@ -103,6 +103,7 @@ extern const GjBackend gj_service_cpu_backend;
 extern const GjBackend gj_service_cuda_backend;
 extern bool gpujoin_service_ready(void);
 extern int64 gj_service_max_matches(void);
+extern double gj_service_queue_ms;
 
 /* gpujoin_service.c: the service's side of a request */
 extern void gj_service_handle_requests(void);
