@@ -41,6 +41,7 @@ bool		gpujoin_overlap_steps = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
+int			gpujoin_service_workers = 4;
 int			gpujoin_service_staging_memory_mb = 512;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
@@ -205,6 +206,12 @@ define_gucs(void)
 							"Reserved at server start when gpujoin.service is on; a join that does not fit it runs in the backend.",
 							&gpujoin_service_staging_memory_mb, 512, 1, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.service_workers",
+							"Threads of the GPU service that serve the joins of different sessions at once.",
+							"Each runs one request at a time, on its own device stream; 1 serves them in turn.",
+							&gpujoin_service_workers, 4, 1, 64,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	gpujoin_define_cost_gucs();
 

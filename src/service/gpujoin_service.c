@@ -28,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include "miscadmin.h"
@@ -58,6 +59,7 @@ GjServiceShared *gj_service = NULL;
 typedef struct ServiceJoin
 {
 	bool		in_use;
+	bool		busy;			/* a worker serves a request of it */
 	int			owner_pid;
 	uint64		handle;			/* sequence << 8 | index */
 	GjJoinInput input;			/* the validated copy the backend reads */
@@ -66,6 +68,19 @@ typedef struct ServiceJoin
 
 static ServiceJoin service_joins[GJ_SERVICE_MAX_JOINS];
 static uint64 service_join_seq = 0;
+
+/*
+ * The joins table is shared by the worker threads (service_workers.c) and
+ * the main thread's sweep: joins_lock guards in_use, busy, owner_pid and
+ * handle.  A join's state is used by one thread at a time: the worker that
+ * marked it busy (its client has one request at a time), or the sweep,
+ * which takes only joins that are not busy.  Besides the backend, the
+ * workers call only SetLatch, spinlocks and barriers of PostgreSQL: nothing
+ * that could ereport.
+ */
+static pthread_mutex_t joins_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread ServiceJoin *current_join = NULL;
+static pg_atomic_uint64 served;	/* joins opened, for the status */
 static const GjBackend *service_backend = NULL;
 static uint64 service_generation = 0;
 
@@ -239,6 +254,8 @@ service_exit(int code, Datum arg)
 {
 	int			j;
 
+	/* the workers finish the requests they run (a step is bounded) */
+	gj_service_workers_stop();
 	/* the clients' chunks stay theirs: they free them when their calls fail */
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		if (service_joins[j].in_use && service_backend != NULL)
@@ -365,26 +382,41 @@ side_valid(const GjKeyColumns *cols, int64 nrows, int pid)
 	return true;
 }
 
+/*
+ * The status after a join opened or closed, before its client hears of it
+ * (so that what gpujoin_devices() shows next is up to date).  Called by the
+ * workers: the spinlock and the probe (which has its own lock) are safe in
+ * a thread.
+ */
 static void
 update_join_count(void)
 {
 	int			j,
 				n = 0;
 
+	pthread_mutex_lock(&joins_lock);
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		n += service_joins[j].in_use;
+	pthread_mutex_unlock(&joins_lock);
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.joins_running = n;
+	gj_service->status.joins_served = (int64) pg_atomic_read_u64(&served);
 	SpinLockRelease(&gj_service->mutex);
 	refresh_free_memory();
 }
 
+/* End a join its thread holds (busy): its entry becomes free. */
 static void
 close_join(ServiceJoin *join)
 {
 	service_backend->end_join(join->state);
+	pthread_mutex_lock(&joins_lock);
 	join->state = NULL;
 	join->in_use = false;
+	join->busy = false;
+	pthread_mutex_unlock(&joins_lock);
+	if (current_join == join)
+		current_join = NULL;
 	update_join_count();
 }
 
@@ -411,12 +443,19 @@ handle_open(GjServiceSlot *slot, int pid)
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: an offset, size or algorithm of the join is invalid");
 		return;
 	}
+	pthread_mutex_lock(&joins_lock);
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		if (!service_joins[j].in_use)
 		{
 			join = &service_joins[j];
+			/* taken, busy and with no handle until it is open */
+			join->in_use = true;
+			join->busy = true;
+			join->handle = 0;
+			join->owner_pid = pid;
 			break;
 		}
+	pthread_mutex_unlock(&joins_lock);
 	if (join == NULL)
 	{
 		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
@@ -424,34 +463,52 @@ handle_open(GjServiceSlot *slot, int pid)
 	}
 	join->input = in;
 	join->state = service_backend->begin_join(&join->input, &slot->err);
+	pthread_mutex_lock(&joins_lock);
 	if (join->state == NULL)
 	{
+		join->in_use = false;
+		join->busy = false;
+		pthread_mutex_unlock(&joins_lock);
 		slot->ok = false;
 		return;
 	}
-	join->in_use = true;
-	join->owner_pid = pid;
-	SpinLockAcquire(&gj_service->mutex);
-	gj_service->status.joins_served++;
-	SpinLockRelease(&gj_service->mutex);
 	join->handle = (++service_join_seq << 8) | (uint64) (join - service_joins);
+	join->busy = false;
+	pthread_mutex_unlock(&joins_lock);
+	pg_atomic_fetch_add_u64(&served, 1);
 	slot->join = join->handle;
 	slot->ok = true;
 	update_join_count();
 }
 
-/* The client's join named by the slot's handle, or NULL. */
+/*
+ * The client's join named by the slot's handle, or NULL.  It stays busy,
+ * this thread's, until the request is answered (serve_request).
+ */
 static ServiceJoin *
 find_join(GjServiceSlot *slot, int pid)
 {
 	uint64		index = slot->join & 0xff;
 	ServiceJoin *join = index < GJ_SERVICE_MAX_JOINS ? &service_joins[index] : NULL;
+	bool		found;
 
-	if (join == NULL || !join->in_use || join->handle != slot->join || join->owner_pid != pid)
+	if (join != NULL)
+	{
+		pthread_mutex_lock(&joins_lock);
+		found = join->in_use && !join->busy && join->handle != 0 &&
+			join->handle == slot->join && join->owner_pid == pid;
+		if (found)
+			join->busy = true;
+		pthread_mutex_unlock(&joins_lock);
+		if (!found)
+			join = NULL;
+	}
+	if (join == NULL)
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: no such join of this client");
 		return NULL;
 	}
+	current_join = join;
 	return join;
 }
 
@@ -497,9 +554,72 @@ handle_step(GjServiceSlot *slot, int pid)
 }
 
 /*
- * Serve every submitted request.  The client's pid and latch come from its
- * PGPROC, not from what it wrote: a slot answers only the process that
- * owns it.
+ * Serve the request in the slot of client slotno, on a worker thread
+ * (service_workers.c), and answer it.  The client's pid and latch come
+ * from its PGPROC, not from what it wrote: a slot answers only the process
+ * that owns it.
+ */
+void
+gj_service_serve_request(int slotno)
+{
+	GjServiceSlot *slot = &gj_service->slots[slotno];
+	PGPROC	   *proc = GetPGProcByNumber(slotno);
+	int			pid;
+
+	pg_read_barrier();
+	pid = proc->pid;
+	slot->ok = false;
+	current_join = NULL;
+	if (pid == 0 || slot->client_pid != pid)
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request from a process that does not own its slot");
+	else if (slot->generation != service_generation)
+		fail(slot, GJ_ERR_UNAVAILABLE, "the GPU service restarted");
+	else if (slot->op == GJ_OP_OPEN)
+		handle_open(slot, pid);
+	else if (slot->op == GJ_OP_STEP)
+		handle_step(slot, pid);
+	else if (slot->op == GJ_OP_TILE_CAN_MATCH)
+	{
+		ServiceJoin *join = find_join(slot, pid);
+
+		if (join != NULL)
+		{
+			GjTile		tile = slot->tile;
+
+			slot->can_match = service_backend->tile_can_match == NULL ||
+				service_backend->tile_can_match(join->state, &tile);
+			slot->ok = true;
+		}
+	}
+	else if (slot->op == GJ_OP_CLOSE)
+	{
+		ServiceJoin *join = find_join(slot, pid);
+
+		if (join != NULL)
+		{
+			close_join(join);
+			slot->ok = true;
+		}
+	}
+	else
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request with an unknown operation");
+	/* the join is free for its client's next request */
+	if (current_join != NULL)
+	{
+		pthread_mutex_lock(&joins_lock);
+		current_join->busy = false;
+		pthread_mutex_unlock(&joins_lock);
+		current_join = NULL;
+	}
+	pg_write_barrier();
+	slot->state = GJ_REQ_DONE;
+	SetLatch(&proc->procLatch);
+}
+
+/*
+ * Main thread: hand every newly submitted request to the workers.  A slot
+ * goes from SUBMITTED to RUNNING here, so it is handed over once; its
+ * client waits for DONE.
  */
 void
 gj_service_handle_requests(void)
@@ -509,58 +629,20 @@ gj_service_handle_requests(void)
 	for (i = 0; i < gj_service->nslots; i++)
 	{
 		GjServiceSlot *slot = &gj_service->slots[i];
-		PGPROC	   *proc = GetPGProcByNumber(i);
-		int			pid;
 
 		if (slot->state != GJ_REQ_SUBMITTED)
 			continue;
-		pg_read_barrier();
-		pid = proc->pid;
-		slot->ok = false;
-		if (pid == 0 || slot->client_pid != pid)
-			fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request from a process that does not own its slot");
-		else if (slot->generation != service_generation)
-			fail(slot, GJ_ERR_UNAVAILABLE, "the GPU service restarted");
-		else if (slot->op == GJ_OP_OPEN)
-			handle_open(slot, pid);
-		else if (slot->op == GJ_OP_STEP)
-			handle_step(slot, pid);
-		else if (slot->op == GJ_OP_TILE_CAN_MATCH)
-		{
-			ServiceJoin *join = find_join(slot, pid);
-
-			if (join != NULL)
-			{
-				GjTile		tile = slot->tile;
-
-				slot->can_match = service_backend->tile_can_match == NULL ||
-					service_backend->tile_can_match(join->state, &tile);
-				slot->ok = true;
-			}
-		}
-		else if (slot->op == GJ_OP_CLOSE)
-		{
-			ServiceJoin *join = find_join(slot, pid);
-
-			if (join != NULL)
-			{
-				close_join(join);
-				slot->ok = true;
-			}
-		}
-		else
-			fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request with an unknown operation");
+		slot->state = GJ_REQ_RUNNING;
 		pg_write_barrier();
-		slot->state = GJ_REQ_DONE;
-		SetLatch(&proc->procLatch);
-		CHECK_FOR_INTERRUPTS();
+		gj_service_workers_submit(i);
 	}
 }
 
 /*
  * Once a second: close the joins of clients that are gone and free their
  * staging chunks (a client closes its joins on ERROR and exit; this covers
- * an exit that could not).
+ * an exit that could not).  A join whose request a worker still serves is
+ * left for the next sweep.
  */
 static void
 sweep_dead_clients(void)
@@ -573,12 +655,24 @@ sweep_dead_clients(void)
 		return;
 	last = now;
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
-		if (service_joins[j].in_use && kill(service_joins[j].owner_pid, 0) != 0 && errno == ESRCH)
+	{
+		ServiceJoin *join = &service_joins[j];
+		int			owner = 0;
+
+		pthread_mutex_lock(&joins_lock);
+		if (join->in_use && !join->busy && join->handle != 0 &&
+			kill(join->owner_pid, 0) != 0 && errno == ESRCH)
 		{
-			elog(LOG, "gpujoin service: closing a join of process %d, which has exited",
-				 service_joins[j].owner_pid);
-			close_join(&service_joins[j]);
+			join->busy = true;
+			owner = join->owner_pid;
 		}
+		pthread_mutex_unlock(&joins_lock);
+		if (owner != 0)
+		{
+			elog(LOG, "gpujoin service: closing a join of process %d, which has exited", owner);
+			close_join(join);
+		}
+	}
 	(void) gj_staging_free_dead_owners();
 }
 
@@ -617,13 +711,17 @@ gpujoin_service_main(Datum main_arg)
 		/* status 0: the postmaster does not restart the worker */
 		proc_exit(0);
 	}
+	pg_atomic_init_u64(&served, 0);
+	gj_service_workers_start(gpujoin_service_workers);
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.state = GJ_SERVICE_READY;
+	gj_service->status.workers = gj_service_workers_running();
 	gj_service->service_latch = MyLatch;
 	SpinLockRelease(&gj_service->mutex);
 	ereport(LOG,
-			(errmsg("gpujoin service ready on the %s backend",
-					gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU ? "cpu" : "cuda")));
+			(errmsg("gpujoin service ready on the %s backend, with %d worker threads",
+					gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU ? "cpu" : "cuda",
+					gj_service_workers_running())));
 
 	for (;;)
 	{

@@ -48,6 +48,7 @@ typedef struct GjServiceStatus
 	bool		staging_pinned; /* cuda: the staging area is pinned for DMA */
 	int32		joins_queued;	/* requests waiting for the service */
 	int32		joins_running;
+	int32		workers;		/* threads serving requests */
 	int64		joins_served;	/* opened since the service started */
 	char		message[256];	/* why there is no device */
 } GjServiceStatus;
@@ -56,6 +57,7 @@ typedef struct GjServiceStatus
 extern bool gpujoin_service_enabled;
 extern int	gpujoin_service_backend;
 extern int	gpujoin_service_staging_memory_mb;
+extern int	gpujoin_service_workers;
 
 extern void gpujoin_service_init(void);
 extern void gpujoin_service_status(GjServiceStatus *status);

@@ -35,7 +35,8 @@
 typedef enum GjRequestState
 {
 	GJ_REQ_IDLE = 0,
-	GJ_REQ_SUBMITTED,
+	GJ_REQ_SUBMITTED,			/* by the client */
+	GJ_REQ_RUNNING,				/* handed to a worker thread by the service */
 	GJ_REQ_DONE
 } GjRequestState;
 
@@ -107,5 +108,12 @@ extern double gj_service_queue_ms;
 
 /* gpujoin_service.c: the service's side of a request */
 extern void gj_service_handle_requests(void);
+extern void gj_service_serve_request(int slotno);
+
+/* service_workers.c: the threads that serve requests */
+extern void gj_service_workers_start(int nworkers);
+extern int	gj_service_workers_running(void);
+extern void gj_service_workers_submit(int slotno);
+extern void gj_service_workers_stop(void);
 
 #endif							/* GPUJOIN_SERVICE_SHARED_H */

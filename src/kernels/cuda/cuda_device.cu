@@ -6,11 +6,13 @@
  *	  into GjError.
  *
  * The device is opened lazily, in the backend process that first runs a
- * join (never in the postmaster: CUDA does not survive fork).  A backend
- * process is single-threaded, so the probe's cache needs no locking.
+ * join (never in the postmaster: CUDA does not survive fork).  The GPU
+ * service calls the probe from its worker threads too: probe_lock guards
+ * the probe's cache.
  *
  *-------------------------------------------------------------------------
  */
+#include <pthread.h>
 #include <time.h>
 
 #include "cuda_internal.cuh"
@@ -35,6 +37,7 @@ gj_cuda_fail(GjError *err, int code, const char *what, cudaError_t rc)
 	return false;
 }
 
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool probe_done = false;
 static bool probe_ok = false;
 static GjError probe_error;
@@ -89,8 +92,21 @@ cuda_open(GjDeviceInfo *info, GjError *err)
 	return true;
 }
 
+static bool cuda_probe_locked(GjDeviceInfo *info, GjError *err);
+
 extern "C" bool
 gj_cuda_probe(GjDeviceInfo *info, GjError *err)
+{
+	bool		ok;
+
+	pthread_mutex_lock(&probe_lock);
+	ok = cuda_probe_locked(info, err);
+	pthread_mutex_unlock(&probe_lock);
+	return ok;
+}
+
+static bool
+cuda_probe_locked(GjDeviceInfo *info, GjError *err)
 {
 	bool		first = false;
 	size_t		free_bytes,
