@@ -132,10 +132,6 @@ echo "| --- | --: | --: | --: |"
 f=$(first_join "$FORCE; $SERIAL")
 w=$(warm_join "$FORCE; $SERIAL")
 echo "| the service ($SERVICE_BACKEND) | $f | $w | $(awk -v f="$f" -v w="$w" 'BEGIN {printf "%+.1f ms", f - w}') |"
-# what any first query of a connection pays (catalog caches, planning)
-f=$(first_join "$NATIVE; $SERIAL")
-w=$(warm_join "$NATIVE; $SERIAL")
-echo "| native (for reference) | $f | $w | $(awk -v f="$f" -v w="$w" 'BEGIN {printf "%+.1f ms", f - w}') |"
 
 # pgbench: a mix of GpuJoins from many clients at once
 cat >"$CLUSTER_DIR/mix.sql" <<'SQL'
