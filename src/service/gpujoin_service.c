@@ -210,10 +210,11 @@ gpujoin_service_status(GjServiceStatus *status)
 	SpinLockAcquire(&gj_service->mutex);
 	*status = gj_service->status;
 	SpinLockRelease(&gj_service->mutex);
-	/* queued: requests submitted and not yet answered (one may be running) */
+	/* queued: requests submitted and not yet answered (those running included) */
 	status->joins_queued = 0;
 	for (i = 0; i < gj_service->nslots; i++)
-		status->joins_queued += gj_service->slots[i].state == GJ_REQ_SUBMITTED;
+		status->joins_queued += gj_service->slots[i].state == GJ_REQ_SUBMITTED ||
+			gj_service->slots[i].state == GJ_REQ_RUNNING;
 }
 
 const char *
