@@ -119,6 +119,17 @@ row "band count, service, parallel, rows to partial Agg" "$BAND_N x $BAND_N" "$F
 row "band rows returned, service, one process" "$BAND_N x $BAND_N" "$FORCE; $SERIAL" "$BAND_ROWS" "$BAND_ROWS"
 row "band rows returned, service, parallel" "$BAND_N x $BAND_N" "$FORCE" "$BAND_ROWS" "$BAND_ROWS"
 
+# where the time of the equi-join goes (the node's own clocks, summed over the processes)
+echo
+echo "Time breakdown, $EQUI_SUM (EXPLAIN ANALYZE, TIMING OFF):"
+for settings in "$FORCE; $SERIAL" "$FORCE; $ROWS_TO_PG"; do
+	echo
+	echo "$settings"
+	psql -c "$settings" -c "EXPLAIN (ANALYZE, TIMING OFF) $EQUI_SUM" |
+		grep -E 'Custom Scan|GPU Aggregates|Workers Launched|Backend:|Input:|Rows Drained|Steps:|Drain Time|Backend Time|Queue Time|Execution Time' |
+		sed -E 's/ +\(cost=[^)]*\)//; s/^ +/    /'
+done
+
 # the first GpuJoin of a new connection, against the same in a warm one
 SMALL="SELECT count(*) FROM small_r r JOIN small_s s ON s.t BETWEEN r.t - 50 AND r.t + 50"
 first_join() {
