@@ -317,6 +317,13 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
+	/*
+	 * gpujoin.debug_fault = service_bad_request: a request whose input lies
+	 * outside the staging area (on the service's control block), for the
+	 * test that the service refuses it (test/pgtap/service_faults.sql).
+	 */
+	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_REQUEST)
+		slot->input = (const GjJoinInput *) gj_service;
 	if (!service_call(slot, generation, err))
 	{
 		gj_staging_free(join->chunk);
