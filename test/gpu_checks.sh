@@ -51,7 +51,7 @@ echo "kernel_test: $k_ok passed, $k_bad failed ($(head -1 "$out/kernel_test.log"
 grep -A3 '^not ok' "$out/kernel_test.log" | head -20
 
 GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda
-gpujoin.service_backend = ${GPU_SERVICE_BACKEND:-cuda}" SKIP_DEPS=1 SKIP_BUILD=1 \
+gpujoin.service_backend = ${GPU_SERVICE_BACKEND:-cuda}" SERVICE_BACKEND=${GPU_SERVICE_BACKEND:-cuda} SKIP_DEPS=1 SKIP_BUILD=1 \
 	FUZZ_CASES=${FUZZ_CASES:-600} LOAD_DURATION=10 SMITH_SECONDS=5 \
 	timeout $((budget - $(elapsed) - 60)) test/run_tests.sh >"$out/suite.log" 2>&1
 echo "suite at $(elapsed) s: $(tail -2 "$out/suite.log" | head -1)"

@@ -12,7 +12,9 @@
 # (test/kernels: the cpu backend against a brute-force reference, no
 # server), and the reliability tests on the same
 # cluster: the randomized differential test (test/fuzz, one test per query),
-# the load test (test/load) and SQLsmith (test/sqlsmith); their FUZZ_*,
+# the load test (test/load) and SQLsmith (test/sqlsmith), and on a cluster
+# of its own the GPU service killed mid-join (test/load/service_crash.sh,
+# on SERVICE_BACKEND, default cpu); their FUZZ_*,
 # LOAD_* and SMITH_* variables pass through (README, "Reliability testing").
 #
 # Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
@@ -151,12 +153,14 @@ run_suite symbols test/check_symbols.sh
 # SKIP_RELIABILITY.
 run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_test cpu'
 
-# fuzz, load, sqlsmith: each script ends with "<name>: N passed, N failed"
+# fuzz, load, sqlsmith, service_crash: each script ends with "<name>: N passed, N failed"
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
 	run_suite fuzz test/fuzz/run_fuzz.sh
 	run_suite load test/load/run_load.sh
 	run_suite sqlsmith test/sqlsmith/run_sqlsmith.sh
+	# on a cluster of its own: the service killed with SIGKILL mid-join
+	run_suite service_crash test/load/service_crash.sh
 fi
 
 echo
