@@ -29,6 +29,7 @@ OBJS = \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \
 	src/custom_scan/gpujoin_overlap.o \
+	src/custom_scan/gpujoin_spill.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/custom_scan/gpujoin_agg_groups.o \
@@ -37,6 +38,7 @@ OBJS = \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/key_encoding.o \
 	src/host_chunking/tile_planner.o \
+	src/host_chunking/spill_files.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \
 	src/kernels/cpu/cpu_nestloop.o \

@@ -34,6 +34,7 @@ extern bool gpujoin_enabled;
 extern int	gpujoin_device;
 extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
+extern bool gpujoin_enable_spill;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
