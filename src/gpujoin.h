@@ -65,6 +65,9 @@ extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											Relids outer_relids, Relids inner_relids,
 											List **band_clauses);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
+extern double gpujoin_input_host_bytes(Path *path);
+extern Cost gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
+							   Path *outer_path, Path *inner_path, double *chunk_pairs);
 extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 									 double outer_rows, double inner_rows,
 									 double candidates, int device_columns,

@@ -158,11 +158,14 @@ gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf)
 			spill->chunks = repalloc(spill->chunks, sizeof(GjSpillChunk) * spill->maxchunks);
 	}
 	chunk = &spill->chunks[spill->nchunks++];
-	/* after a read the file's position is anywhere: chunks go at its end */
-	if (BufFileSeek(spill->file, 0, 0, SEEK_END) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not seek to the end of GpuJoin temporary file")));
+
+	/*
+	 * A side's chunks are all written during its drain, before any is read
+	 * back, so each goes where the previous one ended.  (BufFileSeek's
+	 * SEEK_END would not do: it measures the file without the BufFile's
+	 * buffer, whose bytes a chunk written there would overwrite.)
+	 */
+	Assert(spill->loaded == -1);
 	BufFileTell(spill->file, &chunk->fileno, &chunk->offset);
 	chunk->nrows = nrows;
 	chunk->bytes = buf->bytes_stored;
