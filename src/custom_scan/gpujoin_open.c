@@ -13,6 +13,9 @@
  *	  outer side is not read when no inner row can match): a Seq Scan of a
  *	  heap table is read by the columnar heap reader
  *	  (host_chunking/heap_reader.c), any other child plan row by row;
+ *	  a side past its share of gpujoin.max_host_memory spills to a
+ *	  temporary file in chunks, and the join then runs chunk pair by chunk
+ *	  pair (gpujoin_spill.c), each pair opened as below (gpujoin_open_pair);
  *	- clear the match flags of the outer join types;
  *	- choose the backend that runs the join (the cpu backend for a partial
  *	  plan, or one that has the planned algorithm);
