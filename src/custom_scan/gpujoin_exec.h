@@ -270,6 +270,7 @@ typedef struct GpuJoinState
 	int			inner_chunk;
 	uint8	  **inner_chunk_matched;	/* RIGHT, FULL: per inner chunk */
 	int			inner_chunk_flags;	/* entries allocated there */
+	bool		inner_matched_borrowed; /* inner_matched is one of those */
 
 	GpuJoinCounters counters;	/* for EXPLAIN ANALYZE, summed over rescans */
 

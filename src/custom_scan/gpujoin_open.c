@@ -526,6 +526,13 @@ gpujoin_prepare(GpuJoinState *gjs)
 		return gpujoin_spill_start(gjs);
 
 	/* every rescan starts with no row matched */
+	if (gjs->inner_matched_borrowed)
+	{
+		/* a spilled execution's per-chunk flags are not ours to reuse */
+		gjs->inner_matched = NULL;
+		gjs->inner_matched_bytes = 0;
+		gjs->inner_matched_borrowed = false;
+	}
 	if (gjs->fill_outer || gjs->once_per_outer)
 		gjs->outer_matched = gpujoin_match_flags_reset(gjs->join_cxt, gjs->outer_matched,
 													   &gjs->outer_matched_bytes,

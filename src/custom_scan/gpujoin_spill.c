@@ -171,6 +171,7 @@ start_outer_chunk(GpuJoinState *gjs, int chunk)
 static uint8 *
 inner_chunk_flags(GpuJoinState *gjs, int chunk)
 {
+	gjs->inner_matched_borrowed = true;
 	if (gjs->inner_chunk_matched[chunk] == NULL)
 		gjs->inner_chunk_matched[chunk] =
 			MemoryContextAllocZero(gjs->join_cxt, Max((gjs->inner_buf.nrows + 7) / 8, 1));
