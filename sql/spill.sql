@@ -146,6 +146,13 @@ SELECT gj_spill_compare('auto', '
     SELECT o.id, (SELECT count(*) FROM (SELECT * FROM sp_r WHERE id > o.id * 100) x
                   JOIN sp_s y ON x.k = y.k) AS n
     FROM sp_r o WHERE o.id <= 5') AS param_in_child;
+-- the inner side drained again, spilled in some executions and not in others
+SELECT q, gj_spill_compare('auto', q) AS result
+FROM unnest(ARRAY[
+  'SELECT o.id, (SELECT count(*) FROM sp_s y RIGHT JOIN (SELECT * FROM sp_r WHERE id > o.id * 600) x
+                 ON x.k = y.k) AS n FROM sp_r o WHERE o.id <= 5',
+  'SELECT o.id, (SELECT count(*) FROM sp_s y FULL JOIN (SELECT * FROM sp_r WHERE id > o.id * 600) x
+                 ON x.k = y.k) AS n FROM sp_r o WHERE o.id <= 5']) AS q;
 
 -- statement_timeout cancels a spilled join: no temporary file is left
 CREATE TABLE sp_big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 30000) g;

@@ -17,7 +17,10 @@
 # (the joined rows come out of the GpuJoin node).  Times are the median of
 # RUNS (default 3) after a warm-up, with psql's \timing; each row also shows
 # both plans' row counts and what GpuJoin spilled (EXPLAIN ANALYZE).  The
-# throwaway cluster (test/lib/cluster.sh) takes the installed library.
+# throwaway cluster (test/lib/cluster.sh) takes the installed library; with
+# RUNNING_CLUSTER=1 the server of PGHOST/PGPORT is used instead (a database
+# bench_spill is made there and dropped), e.g. a cluster started with the
+# library under test while others install theirs.
 #
 #   N=200000 HOST_MEMORY=1MB RUNS=1 test/bench/bench_spill.sh
 set -euo pipefail
@@ -33,12 +36,19 @@ done
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 . test/bench/time_query.sh
-trap 'cluster_stop' EXIT
-GPUJOIN_CLUSTER_CONF="${GPUJOIN_CLUSTER_CONF:-}
+if [ -n "${RUNNING_CLUSTER:-}" ]; then
+	DB=bench_spill
+	"$PG_BINDIR/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+	trap '"$PG_BINDIR/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB"' EXIT
+else
+	DB=postgres
+	trap 'cluster_stop' EXIT
+	GPUJOIN_CLUSTER_CONF="${GPUJOIN_CLUSTER_CONF:-}
 autovacuum = off
 jit = off" cluster_start
+fi
 
-psql() { "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres "$@"; }
+psql() { "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 COMMON="SET max_parallel_workers_per_gather = 0; SET work_mem = '$WORK_MEM'; SET gpujoin.max_host_memory = '$HOST_MEMORY'; SET gpujoin.enable_aggregate = off"
 GPU="$COMMON; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off"
 NATIVE="$COMMON; SET gpujoin.enabled = off"
