@@ -395,11 +395,12 @@ gpujoin_agg_run_pair(GpuJoinAggState *gas)
 								  gas->spec.nargs);
 
 	/*
-	 * The inputs, the argument columns and the groups count together.  A
-	 * spilled join (never grouped: gpujoin_agg_begin) holds a chunk of each
-	 * side, and the argument columns of those chunks only.
+	 * The inputs, the argument columns and the groups count together.
+	 * Without GROUP BY the inputs spill past their share instead
+	 * (gpujoin_spill.c), and the argument columns of the rows held, a few
+	 * bytes a row, come on top: no ERROR then.
 	 */
-	if (!gjs->spilled &&
+	if ((gas->agg.ngroup > 0 || !gpujoin_enable_spill) &&
 		gjs->outer_buf.bytes_stored + gjs->inner_buf.bytes_stored +
 		(int64) MemoryContextMemAllocated(gas->agg_cxt, true) >
 		(int64) gpujoin_max_host_memory_kb * 1024)
