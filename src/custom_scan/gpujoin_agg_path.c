@@ -416,6 +416,17 @@ join_restrictlist(RelOptInfo *joinrel)
 	return NIL;
 }
 
+/*
+ * The groups of a grouped aggregate (their hash table, numbers and partials)
+ * take about 100 kB however few the rows, all counted against
+ * gpujoin.max_host_memory (gpujoin_agg_exec.c): measured by the fuzzer at
+ * gpujoin.max_host_memory = 64kB, where such joins of a few hundred rows
+ * ended with the limit's ERROR.  Below this setting, the setting's minimum
+ * before the inputs could spill, grouped aggregates are left to
+ * PostgreSQL's Agg (over a GpuJoin, which may spill).
+ */
+#define GROUPED_AGG_MIN_HOST_MEMORY_KB	1024
+
 /* see cost_gpujoin_agg */
 #define COUNT_LOOP_SPEEDUP	4.0
 #define FILTER_CANDIDATES	3.0
@@ -601,6 +612,13 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		 * without GROUP BY can add up: a group's columns come from its
 		 * first rows, which must stay in memory.
 		 */
+		if (agg_info.ngroup > 0 &&
+			gpujoin_max_host_memory_kb < GROUPED_AGG_MIN_HOST_MEMORY_KB)
+		{
+			elog(DEBUG1, "GpuJoin: grouped aggregate not offered below gpujoin.max_host_memory = %d kB",
+				 GROUPED_AGG_MIN_HOST_MEMORY_KB);
+			continue;
+		}
 		if (gpujoin_input_host_bytes(outer_path) + gpujoin_input_host_bytes(inner_path) >
 			(double) gpujoin_max_host_memory_kb * 1024.0 &&
 			(agg_info.ngroup > 0 || !gpujoin_enable_spill))
