@@ -306,7 +306,7 @@ extern void gpujoin_spill_before_drain(GpuJoinState *gjs, int side);
 extern void gpujoin_spill_after_drain(GpuJoinState *gjs, int side);
 extern GpuJoinPhase gpujoin_spill_start(GpuJoinState *gjs);
 extern GpuJoinPhase gpujoin_spill_next(GpuJoinState *gjs);
-extern bool gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain);
+extern void gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain);
 extern void gpujoin_spill_end(GpuJoinState *gjs);
 extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
 								  struct ExplainState *es);

@@ -282,16 +282,11 @@ gpujoin_spill_next(GpuJoinState *gjs)
  * At a rescan: a side drained again loses its file; a side that keeps its
  * rows keeps its chunks, read again from the first.
  */
-bool
+void
 gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain)
 {
-	GjSpillFile *spill = side_spill(gjs, side);
-
-	if (spill->nchunks == 0)
-		return false;
 	if (redrain)
-		gj_spill_file_close(spill);
-	return true;
+		gj_spill_file_close(side_spill(gjs, side));
 }
 
 /* EndCustomScan: close and remove the files. */
