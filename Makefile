@@ -30,6 +30,7 @@ OBJS = \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \
 	src/custom_scan/gpujoin_overlap.o \
+	src/custom_scan/gpujoin_spill.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/custom_scan/gpujoin_agg_groups.o \
@@ -38,6 +39,7 @@ OBJS = \
 	src/host_chunking/host_buffers.o \
 	src/host_chunking/key_encoding.o \
 	src/host_chunking/tile_planner.o \
+	src/host_chunking/spill_files.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \
 	src/kernels/cpu/cpu_nestloop.o \
@@ -83,7 +85,7 @@ else
 OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input spill
 REGRESS_OPTS = --load-extension=gpujoin
 ISOLATION = columnar_mvcc columnar_serializable
 ISOLATION_OPTS = --load-extension=gpujoin

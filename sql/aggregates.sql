@@ -161,7 +161,10 @@ SELECT gj_fault('step_error', 'SELECT count(*) AS n FROM t_int x JOIN t_int y ON
 RESET gpujoin.debug_fault;
 SELECT gj_compare('SELECT count(*) FROM t_int x JOIN t_int y ON x.b < y.b') AS after_fault;
 
--- the groups count against gpujoin.max_host_memory with the inputs
+-- the groups count against gpujoin.max_host_memory with the inputs; inputs
+-- estimated over it are not offered to the aggregate node when grouped (its
+-- groups' rows must stay in memory: no spill), and PostgreSQL's Agg runs
+-- over a GpuJoin that spills (spill.sql)
 CREATE TABLE t_aggmem AS SELECT g AS a FROM generate_series(1, 20000) g;
 ANALYZE t_aggmem;
 SET gpujoin.max_host_memory = '1MB';

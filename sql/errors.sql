@@ -88,9 +88,11 @@ ORDER BY 1, 2;
 RESET gpujoin.debug_fault;
 SELECT gj_compare('SELECT x.id, y.id FROM t_int x JOIN t_int y ON x.b = y.b') AS result;
 
--- gpujoin.max_host_memory: a join whose inputs would not fit is left to
+-- gpujoin.max_host_memory without spilling (gpujoin.enable_spill = off; the
+-- spill is spill.sql's): a join whose inputs would not fit is left to
 -- PostgreSQL, and one the planner underestimated ends with a clear ERROR
 SET gpujoin.max_host_memory = '1MB';
+SET gpujoin.enable_spill = off;
 CREATE TABLE t_hostmem AS SELECT g AS a FROM generate_series(1, 100000) g;
 ANALYZE t_hostmem;
 BEGIN;
@@ -105,4 +107,5 @@ WHERE x.a % 1 = 0 AND y.a % 1 = 0;
 \set VERBOSITY default
 ROLLBACK;
 RESET gpujoin.max_host_memory;
+RESET gpujoin.enable_spill;
 SELECT gj_compare('SELECT x.a FROM t_hostmem x JOIN t_hostmem y ON x.a = y.a + 1') AS result;

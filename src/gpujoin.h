@@ -34,6 +34,7 @@ extern bool gpujoin_enabled;
 extern int	gpujoin_device;
 extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
+extern bool gpujoin_enable_spill;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
@@ -67,6 +68,9 @@ extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											List **band_clauses);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
 extern const GpuJoinCostProfile *gpujoin_parallel_costs(void);
+extern double gpujoin_input_host_bytes(Path *path);
+extern Cost gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
+							   Path *outer_path, Path *inner_path, double *chunk_pairs);
 extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 									 double outer_rows, double inner_rows,
 									 double candidates, int device_columns,

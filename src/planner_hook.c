@@ -33,6 +33,7 @@ bool		gpujoin_enabled = true;
 int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 int			gpujoin_device_memory_kb = 0;
 int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
+bool		gpujoin_enable_spill = true;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
@@ -144,10 +145,18 @@ define_gucs(void)
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpujoin.max_host_memory",
 							"Host memory one GpuJoin may use to hold its two inputs.",
-							"GpuJoin cannot spill: a join whose inputs are estimated to need more is "
-							"left to PostgreSQL's plans, and one that needs more at execution ends with an ERROR.",
-							&gpujoin_max_host_memory_kb, 4 * 1024 * 1024, 1024, INT_MAX,
+							"Past it the inputs spill to temporary files and are joined chunk pair by chunk "
+							"pair (gpujoin.enable_spill); without spilling, a join whose inputs are estimated "
+							"to need more is left to PostgreSQL's plans, and one that needs more at execution "
+							"ends with an ERROR.",
+							&gpujoin_max_host_memory_kb, 4 * 1024 * 1024, 64, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.enable_spill",
+							 "Lets GpuJoin spill inputs larger than gpujoin.max_host_memory to temporary files.",
+							 "The spilled inputs are joined chunk pair by chunk pair; the files count in "
+							 "temp_file_limit.  Off, such a join is left to PostgreSQL or ends with an ERROR.",
+							 &gpujoin_enable_spill, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpujoin.algorithm",
 							 "Join algorithm GpuJoin uses: auto, nestloop, sortmerge or hash.",
 							 NULL,

@@ -163,6 +163,14 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 	gas->agg_cxt = AllocSetContextCreate(gas->gj.join_cxt, "GpuJoin aggregates",
 										 ALLOCSET_DEFAULT_SIZES);
 
+	/*
+	 * Grouped aggregates number each side's rows into groups and return a
+	 * group's columns from its first rows, which must stay in memory: such
+	 * a join does not spill (gpujoin_agg_path.c does not offer it over
+	 * gpujoin.max_host_memory).
+	 */
+	if (gas->agg.ngroup > 0)
+		gas->gj.spill_allowed = false;
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_groups_init(&gas->groups, &gas->agg,
 								list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS),
@@ -371,25 +379,29 @@ gpujoin_agg_merge_partial(GpuJoinAggState *gas, const GjAggPartial *step)
 		gj_agg_merge(&gas->total.acc[a], &step->acc[a], gas->spec.args[a].cls);
 }
 
-/* Run the whole join, reducing every step. */
+/*
+ * Join the two buffers as they are now (the whole inputs, or one chunk pair
+ * of a spilled join), reducing every step into the partials.
+ */
 static void
-gpujoin_agg_run(GpuJoinAggState *gas)
+gpujoin_agg_run_pair(GpuJoinAggState *gas)
 {
 	GpuJoinState *gjs = &gas->gj;
 	bool		backend_reduces;
 
-	/* the backend's aggregate fast path: range widths, no pair formed */
-	gjs->wants_agg_step = gjs->info.algorithm == GJ_ALGO_SORTMERGE &&
-		!gjs->info.filter_needed && gjs->host_qual == NULL;
-	if (gpujoin_prepare(gjs) != GJ_PHASE_RUN_STEP)
-		return;					/* an empty join */
 	gpujoin_agg_arg_columns(gas);
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_groups_number(&gas->groups, gjs, gas->var_cols, gas->agg_cxt,
 								  gas->spec.nargs);
 
-	/* the inputs, the argument columns and the groups count together */
-	if (gjs->outer_buf.bytes_stored + gjs->inner_buf.bytes_stored +
+	/*
+	 * The inputs, the argument columns and the groups count together.
+	 * Without GROUP BY the inputs spill past their share instead
+	 * (gpujoin_spill.c), and the argument columns of the rows held, a few
+	 * bytes a row, come on top: no ERROR then.
+	 */
+	if ((gas->agg.ngroup > 0 || !gpujoin_enable_spill) &&
+		gjs->outer_buf.bytes_stored + gjs->inner_buf.bytes_stored +
 		(int64) MemoryContextMemAllocated(gas->agg_cxt, true) >
 		(int64) gpujoin_max_host_memory_kb * 1024)
 		ereport(ERROR,
@@ -447,6 +459,37 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 				gpujoin_agg_reduce_matches(gas);
 		}
 		return;
+	}
+}
+
+/*
+ * Run the whole join, reducing every step: one join of the two inputs, or,
+ * when they spilled, one per chunk pair (gpujoin_spill.c), all into the
+ * same partials.  The aggregate node's join is an inner join, so a spilled
+ * join has no unmatched rows to emit between its chunk pairs.
+ */
+static void
+gpujoin_agg_run(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	GpuJoinPhase phase;
+
+	/* the backend's aggregate fast path: range widths, no pair formed */
+	gjs->wants_agg_step = gjs->info.algorithm == GJ_ALGO_SORTMERGE &&
+		!gjs->info.filter_needed && gjs->host_qual == NULL;
+	phase = gpujoin_prepare(gjs);
+	for (;;)
+	{
+		if (phase == GJ_PHASE_RUN_STEP)
+			gpujoin_agg_run_pair(gas);
+		if (!gjs->spilled)
+			return;
+		phase = gpujoin_spill_next(gjs);
+		Assert(phase == GJ_PHASE_RUN_STEP || phase == GJ_PHASE_DONE);
+		if (phase == GJ_PHASE_DONE)
+			return;
+		/* the argument columns were those of the previous chunk pair */
+		MemoryContextReset(gas->agg_cxt);
 	}
 }
 

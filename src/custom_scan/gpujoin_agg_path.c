@@ -416,6 +416,17 @@ join_restrictlist(RelOptInfo *joinrel)
 	return NIL;
 }
 
+/*
+ * The groups of a grouped aggregate (their hash table, numbers and partials)
+ * take about 100 kB however few the rows, all counted against
+ * gpujoin.max_host_memory (gpujoin_agg_exec.c): measured by the fuzzer at
+ * gpujoin.max_host_memory = 64kB, where such joins of a few hundred rows
+ * ended with the limit's ERROR.  Below this setting, the setting's minimum
+ * before the inputs could spill, grouped aggregates are left to
+ * PostgreSQL's Agg (over a GpuJoin, which may spill).
+ */
+#define GROUPED_AGG_MIN_HOST_MEMORY_KB	1024
+
 /* see cost_gpujoin_agg */
 #define COUNT_LOOP_SPEEDUP	4.0
 #define FILTER_CANDIDATES	3.0
@@ -450,6 +461,13 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 
 	startup = outer_path->total_cost + inner_path->total_cost +
 		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
+	/* inputs past gpujoin.max_host_memory: written and read in chunks */
+	{
+		double		chunk_pairs;
+
+		startup += gpujoin_spill_cost(costs, join_info->algorithm, outer_path, inner_path,
+									  &chunk_pairs);
+	}
 	if (method != GJ_AGG_METHOD_JOIN)
 	{
 		/*
@@ -587,6 +605,28 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		if (!analyse_aggregates(root, agg_exprs, relids, &agg_info, &aggrefs, &arg_exprs,
 								&group_exprs, side_vars))
 			continue;
+
+		/*
+		 * Inputs past gpujoin.max_host_memory spill and are joined chunk
+		 * pair by chunk pair (gpujoin_spill.c), which only aggregates
+		 * without GROUP BY can add up: a group's columns come from its
+		 * first rows, which must stay in memory.
+		 */
+		if (agg_info.ngroup > 0 &&
+			gpujoin_max_host_memory_kb < GROUPED_AGG_MIN_HOST_MEMORY_KB)
+		{
+			elog(DEBUG1, "GpuJoin: grouped aggregate not offered below gpujoin.max_host_memory = %d kB",
+				 GROUPED_AGG_MIN_HOST_MEMORY_KB);
+			continue;
+		}
+		if (gpujoin_input_host_bytes(outer_path) + gpujoin_input_host_bytes(inner_path) >
+			(double) gpujoin_max_host_memory_kb * 1024.0 &&
+			(agg_info.ngroup > 0 || !gpujoin_enable_spill))
+		{
+			elog(DEBUG1, "GpuJoin: aggregate not offered: its inputs need more than gpujoin.max_host_memory and %s",
+				 agg_info.ngroup > 0 ? "grouped aggregates do not spill" : "gpujoin.enable_spill is off");
+			continue;
+		}
 
 		/* the join's own algorithm, and counting matches where it applies */
 		for (pass = 0; pass < 2; pass++)

@@ -201,6 +201,61 @@ gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 }
 
 /*
+ * Host memory of a drained input, by the planner's estimate: per row the
+ * stored columns, their null flags and the key columns (host_buffers.c).
+ */
+double
+gpujoin_input_host_bytes(Path *path)
+{
+	return path->rows * (path->pathtarget->width + 24.0);
+}
+
+/*
+ * The cost of spilling inputs past gpujoin.max_host_memory (gpujoin_spill.c),
+ * 0 when they fit.  The inner side may hold half the limit and the outer
+ * side what the inner side leaves; a side past its share is written to a
+ * temporary file once and read back in chunks: the outer side once, the
+ * inner side once per outer chunk, a page at seq_page_cost each way, as
+ * cost_hashjoin() counts its batches.  Each chunk pair is a join of its own:
+ * its startup, and the sorted and hash joins' per-row work on every pair's
+ * rows (an inner chunk is sorted or hashed again for each outer chunk, an
+ * outer chunk probes each inner chunk).  The nested loop's pairs are the
+ * same in chunks.  *chunk_pairs is set to the pairs expected.
+ */
+Cost
+gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
+				   Path *outer_path, Path *inner_path, double *chunk_pairs)
+{
+	double		limit = (double) gpujoin_max_host_memory_kb * 1024.0;
+	double		outer_bytes = gpujoin_input_host_bytes(outer_path);
+	double		inner_bytes = gpujoin_input_host_bytes(inner_path);
+	double		inner_chunks = 1;
+	double		outer_chunks = 1;
+	double		outer_share;
+	double		pages = 0;
+	Cost		cost;
+
+	if (inner_bytes > limit / 2)
+		inner_chunks = ceil(inner_bytes / (limit / 2));
+	outer_share = Max(limit - Min(inner_bytes, limit / 2), limit / 4);
+	if (outer_bytes > outer_share)
+		outer_chunks = ceil(outer_bytes / outer_share);
+	*chunk_pairs = outer_chunks * inner_chunks;
+	if (*chunk_pairs <= 1)
+		return 0;
+	if (outer_chunks > 1)
+		pages += 2 * ceil(outer_bytes / BLCKSZ);
+	if (inner_chunks > 1)
+		pages += ceil(inner_bytes / BLCKSZ) * (1 + outer_chunks);
+	cost = pages * seq_page_cost + (*chunk_pairs - 1) * costs->startup_cost;
+	if (algorithm != GJ_ALGO_NESTLOOP)
+		cost += gpujoin_device_work_cost(costs, algorithm,
+										 outer_path->rows * (inner_chunks - 1),
+										 inner_path->rows * (outer_chunks - 1), 0, 1, 1.0);
+	return cost;
+}
+
+/*
  * Band selectivity.  PostgreSQL estimates each inequality of a band
  * `s.t BETWEEN r.t - 50 AND r.t + 50` at a default 1/3 and the pair at 1/9
  * of all pairs, where the band holds width / (range of s.t) of them: at

@@ -24,6 +24,10 @@
  *	EMIT_UNMATCHED  after the last tile, for outer joins: each row of a
  *			  preserved side whose match flag is clear, with NULLs in the
  *			  other side's columns, through the filter, projected
+ *	NEXT_CHUNK  a join whose inputs spilled to temporary files: after each
+ *			  chunk pair's last tile, the next chunk pair (back to
+ *			  RUN_STEP), or a finished chunk's unmatched rows (back to
+ *			  EMIT_UNMATCHED); see gpujoin_spill.c
  *	DONE	  nothing left
  *
  * Join types are handled here, not on the backends, which only return
@@ -340,6 +344,8 @@ gpujoin_emit_unmatched(GpuJoinState *gjs)
 		int64		row;
 		const uint8 *flags;
 
+		if (pos >= gjs->unmatched_end)
+			return NULL;
 		if (pos < nouter)
 		{
 			if (!gjs->fill_outer)
@@ -445,7 +451,11 @@ gpujoin_exec(CustomScanState *node)
 				slot = gpujoin_emit_unmatched(gjs);
 				if (slot != NULL)
 					return slot;
-				gjs->phase = GJ_PHASE_DONE;
+				gjs->phase = gjs->spilled ? GJ_PHASE_NEXT_CHUNK : GJ_PHASE_DONE;
+				break;
+
+			case GJ_PHASE_NEXT_CHUNK:
+				gjs->phase = gpujoin_spill_next(gjs);
 				break;
 
 			case GJ_PHASE_DONE:

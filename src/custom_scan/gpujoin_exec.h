@@ -33,6 +33,7 @@
 #include "gpujoin.h"
 #include "host_chunking/heap_reader.h"
 #include "host_chunking/host_buffers.h"
+#include "host_chunking/spill_files.h"
 #include "host_chunking/tile_planner.h"
 
 typedef enum GpuJoinPhase
@@ -42,8 +43,18 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_EMIT,
 	GJ_PHASE_HOST_PAIRS,
 	GJ_PHASE_EMIT_UNMATCHED,
+	GJ_PHASE_NEXT_CHUNK,		/* spilled: the next chunk pair, or unmatched
+								 * rows of a finished chunk (gpujoin_spill.c) */
 	GJ_PHASE_DONE
 } GpuJoinPhase;
+
+/* Where a spilled join is in its chunk pairs (gpujoin_spill.c). */
+typedef enum GjSpillStage
+{
+	GJ_SPILL_PAIRS,				/* joining outer_chunk with each inner chunk */
+	GJ_SPILL_OUTER_DONE,		/* outer_chunk met every inner chunk */
+	GJ_SPILL_INNER_UNMATCHED	/* the inner chunks' unmatched rows */
+} GjSpillStage;
 
 /*
  * Where one scan tuple column comes from, resolved to the stored arrays so
@@ -130,6 +141,10 @@ typedef struct GpuJoinCounters
 	int64		steps_overlapped;	/* steps run while rows were emitted */
 	double		overlap_wait_ms;	/* emission waited for them this long */
 	double		service_queue_ms;	/* waited for room in the GPU service */
+	/* host spill, per side, outer then inner: */
+	int64		spill_chunks[2];	/* chunks written to temporary files */
+	int64		spill_bytes[2]; /* bytes written there */
+	int64		chunk_pairs;	/* chunk pairs joined */
 } GpuJoinCounters;
 
 typedef struct GpuJoinState
@@ -158,6 +173,7 @@ typedef struct GpuJoinState
 	int64		outer_matched_bytes;	/* allocated sizes, kept across rescans */
 	int64		inner_matched_bytes;
 	int64		unmatched_pos;	/* EMIT_UNMATCHED: outer rows, then inner rows */
+	int64		unmatched_end;	/* ... up to this position */
 
 	/*
 	 * scan tuple column k = host column scan_cols[k] of the buffer of side
@@ -236,6 +252,27 @@ typedef struct GpuJoinState
 	bool		double_buffered;	/* the backend agreed to it */
 	bool		no_overlap;		/* it did not: steps run one at a time */
 
+	/*
+	 * Host spill (gpujoin_spill.c): a side that outgrew its share of
+	 * gpujoin.max_host_memory is in chunks in a temporary file, and the join
+	 * runs chunk pair by chunk pair, each an ordinary join of the two
+	 * buffers.  An outer chunk meets every inner chunk before the next one
+	 * is read, so its match flags (outer_matched) are those of one chunk;
+	 * the inner rows' flags of RIGHT and FULL joins are kept per inner
+	 * chunk for the whole join (inner_chunk_matched), and the unmatched
+	 * inner rows emitted after the last outer chunk.
+	 */
+	bool		spill_allowed;	/* the node can join in chunks */
+	GjSpillFile outer_spill;
+	GjSpillFile inner_spill;
+	bool		spilled;		/* this execution joins in chunks */
+	GjSpillStage spill_stage;
+	int			outer_chunk;	/* the chunk pair being joined */
+	int			inner_chunk;
+	uint8	  **inner_chunk_matched;	/* RIGHT, FULL: per inner chunk */
+	int			inner_chunk_flags;	/* entries allocated there */
+	bool		inner_matched_borrowed; /* inner_matched is one of those */
+
 	GpuJoinCounters counters;	/* for EXPLAIN ANALYZE, summed over rescans */
 
 	/*
@@ -257,6 +294,23 @@ extern void gpujoin_end(CustomScanState *node);
 extern void gpujoin_rescan(CustomScanState *node);
 extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
 extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
+extern void gpujoin_release_backend(void *arg);
+extern GpuJoinPhase gpujoin_open_pair(GpuJoinState *gjs);
+extern uint8 *gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated,
+										int64 nrows);
+
+/*
+ * gpujoin_spill.c: inputs larger than gpujoin.max_host_memory, spilled to
+ * temporary files during the drain and joined chunk pair by chunk pair.
+ */
+extern void gpujoin_spill_before_drain(GpuJoinState *gjs, int side);
+extern void gpujoin_spill_after_drain(GpuJoinState *gjs, int side);
+extern GpuJoinPhase gpujoin_spill_start(GpuJoinState *gjs);
+extern GpuJoinPhase gpujoin_spill_next(GpuJoinState *gjs);
+extern void gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain);
+extern void gpujoin_spill_end(GpuJoinState *gjs);
+extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
+								  struct ExplainState *es);
 
 /*
  * gpujoin_steps.c: the steps of a join and the pairs they return, for both
@@ -308,10 +362,15 @@ gpujoin_stats_add(GjStats *total, const GjStats *s)
 	total->transfer_ms += s->transfer_ms;
 }
 
-/* After the tiles: the unmatched rows of the preserved sides, or nothing. */
+/*
+ * After the tiles: the unmatched rows of the preserved sides, or nothing;
+ * spilled, the next chunk pair.
+ */
 static inline GpuJoinPhase
 gpujoin_phase_after_tiles(GpuJoinState *gjs)
 {
+	if (gjs->spilled)
+		return GJ_PHASE_NEXT_CHUNK;
 	return gjs->fill_outer || gjs->fill_inner ? GJ_PHASE_EMIT_UNMATCHED : GJ_PHASE_DONE;
 }
 

@@ -11,7 +11,8 @@
  * each side, tiles and steps run, pairs the device evaluated, matches it
  * returned, pairs the host rechecked or rejected, unmatched rows emitted
  * null-extended, and where the time went; and how each input was read
- * (the columnar heap reader and its pages, or the child plan).  With step overlap, Backend Time
+ * (the columnar heap reader and its pages, or the child plan), and, for a
+ * join whose inputs spilled, the chunks written and the bytes.  With step overlap, Backend Time
  * counts the steps that ran while rows were emitted too, and Overlap Wait
  * Time the part of it the emission had to wait for.
  *
@@ -120,6 +121,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_input("Inner Input", gjs->inner_reader, &counters, 1, es);
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
+	gpujoin_spill_explain(gjs, &counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
 	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);
 	ExplainPropertyInteger("Steps", NULL, counters.steps, es);

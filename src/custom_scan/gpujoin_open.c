@@ -13,6 +13,9 @@
  *	  outer side is not read when no inner row can match): a Seq Scan of a
  *	  heap table is read by the columnar heap reader
  *	  (host_chunking/heap_reader.c), any other child plan row by row;
+ *	  a side past its share of gpujoin.max_host_memory spills to a
+ *	  temporary file in chunks, and the join then runs chunk pair by chunk
+ *	  pair (gpujoin_spill.c), each pair opened as below (gpujoin_open_pair);
  *	- clear the match flags of the outer join types;
  *	- choose the backend that runs the join (the cpu backend for a partial
  *	  plan, or one that has the planned algorithm);
@@ -53,8 +56,12 @@
 
 static void gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan);
 
-/* Release the backend's memory; safe to call more than once. */
-static void
+/*
+ * Release the backend's memory; safe to call more than once.  Also the
+ * callback of the node's memory context, and called between the chunk
+ * pairs of a spilled join.
+ */
+void
 gpujoin_release_backend(void *arg)
 {
 	GpuJoinState *gjs = arg;
@@ -146,6 +153,10 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 							   gjs->info.inner_key_collations);
 	gjs->outer_reader = gj_heap_reader_create(gjs->outer_ps, &gjs->outer_buf, gjs->join_cxt);
 	gjs->inner_reader = gj_heap_reader_create(gjs->inner_ps, &gjs->inner_buf, gjs->join_cxt);
+	gj_spill_file_init(&gjs->outer_spill, gjs->join_cxt);
+	gj_spill_file_init(&gjs->inner_spill, gjs->join_cxt);
+	/* the aggregate node turns it off where it cannot join in chunks */
+	gjs->spill_allowed = true;
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
 	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
@@ -207,6 +218,7 @@ gpujoin_drain_side(GpuJoinState *gjs, int side)
 				end;
 
 	INSTR_TIME_SET_CURRENT(start);
+	gpujoin_spill_before_drain(gjs, side);
 	if (reader != NULL)
 		gj_heap_reader_counters(reader, &before);
 	if (reader != NULL && gj_heap_reader_drain(reader, buf, other_side_bytes))
@@ -229,11 +241,12 @@ gpujoin_drain_side(GpuJoinState *gjs, int side)
 		}
 		gjs->counters.child_plan_drains[outer ? 0 : 1]++;
 	}
+	gpujoin_spill_after_drain(gjs, side);
 	buf->complete = true;
 	if (outer)
-		gjs->counters.outer_drained += buf->nrows;
+		gjs->counters.outer_drained += buf->nrows + gjs->outer_spill.rows;
 	else
-		gjs->counters.inner_drained += buf->nrows;
+		gjs->counters.inner_drained += buf->nrows + gjs->inner_spill.rows;
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->counters.input_ms[outer ? 0 : 1] += INSTR_TIME_GET_MILLISEC(end);
@@ -251,7 +264,7 @@ gpujoin_drain_inputs(GpuJoinState *gjs)
 {
 	if (!gjs->inner_buf.complete)
 		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
-	if (gjs->inner_buf.nrows == 0 && !gjs->fill_outer)
+	if (gjs->inner_buf.nrows + gjs->inner_spill.rows == 0 && !gjs->fill_outer)
 		return false;
 	if (!gjs->outer_buf.complete)
 		gpujoin_drain_side(gjs, GJ_SIDE_OUTER);
@@ -304,8 +317,8 @@ gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
  * A cleared bitmap of one match flag per row, reusing the previous one
  * (kept in join_cxt across rescans) when it is big enough.
  */
-static uint8 *
-match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated, int64 nrows)
+uint8 *
+gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated, int64 nrows)
 {
 	int64		bytes = Max((nrows + 7) / 8, 1);
 
@@ -519,26 +532,55 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 GpuJoinPhase
 gpujoin_prepare(GpuJoinState *gjs)
 {
-	GjJoinInput input;
-
+	gjs->spilled = false;
 	gjs->inexact_keys = NULL;
 	gjs->outer_inexact = NULL;
 	gjs->inner_inexact = NULL;
 	gjs->in_host_pairs = false;
 	if (!gpujoin_drain_inputs(gjs))
 		return GJ_PHASE_DONE;
-	gpujoin_resolve_scan_columns(gjs);
+	if (gjs->outer_spill.nchunks > 0 || gjs->inner_spill.nchunks > 0)
+		return gpujoin_spill_start(gjs);
 
 	/* every rescan starts with no row matched */
+	if (gjs->inner_matched_borrowed)
+	{
+		/* a spilled execution's per-chunk flags are not ours to reuse */
+		gjs->inner_matched = NULL;
+		gjs->inner_matched_bytes = 0;
+		gjs->inner_matched_borrowed = false;
+	}
 	if (gjs->fill_outer || gjs->once_per_outer)
-		gjs->outer_matched = match_flags_reset(gjs->join_cxt, gjs->outer_matched,
-											   &gjs->outer_matched_bytes,
-											   gjs->outer_buf.nrows);
+		gjs->outer_matched = gpujoin_match_flags_reset(gjs->join_cxt, gjs->outer_matched,
+													   &gjs->outer_matched_bytes,
+													   gjs->outer_buf.nrows);
 	if (gjs->fill_inner)
-		gjs->inner_matched = match_flags_reset(gjs->join_cxt, gjs->inner_matched,
-											   &gjs->inner_matched_bytes,
-											   gjs->inner_buf.nrows);
+		gjs->inner_matched = gpujoin_match_flags_reset(gjs->join_cxt, gjs->inner_matched,
+													   &gjs->inner_matched_bytes,
+													   gjs->inner_buf.nrows);
 	gjs->unmatched_pos = 0;
+	gjs->unmatched_end = gjs->outer_buf.nrows + gjs->inner_buf.nrows;
+	return gpujoin_open_pair(gjs);
+}
+
+/*
+ * Open the join of the two buffers as they are now: the whole inputs, or
+ * one chunk pair of a spilled join (gpujoin_spill.c).  Returns RUN_STEP,
+ * or, when a side is empty and no pair can match, what comes after the
+ * tiles.
+ */
+GpuJoinPhase
+gpujoin_open_pair(GpuJoinState *gjs)
+{
+	GjJoinInput input;
+
+	gjs->inexact_keys = NULL;
+	gjs->outer_inexact = NULL;
+	gjs->inner_inexact = NULL;
+	gjs->in_host_pairs = false;
+	gjs->matches.count = 0;
+	gjs->match_pos = 0;
+	gpujoin_resolve_scan_columns(gjs);
 	if (gjs->outer_buf.nrows == 0 || gjs->inner_buf.nrows == 0)
 		return gpujoin_phase_after_tiles(gjs);
 
@@ -555,19 +597,28 @@ gpujoin_end(CustomScanState *node)
 	GpuJoinState *gjs = (GpuJoinState *) node;
 
 	gpujoin_release_backend(gjs);
+	gpujoin_spill_end(gjs);
 	ExecEndNode(gjs->outer_ps);
 	ExecEndNode(gjs->inner_ps);
 }
 
 /*
- * A side whose parameters did not change keeps its drained rows: only the
- * tile schedule starts over.  A side whose parameters changed is drained
- * again (its child rescans itself on the next ExecProcNode).
+ * A side whose parameters did not change keeps its drained rows (or its
+ * spilled chunks): only the tile schedule starts over.  A side whose
+ * parameters changed is drained again (its child rescans itself on the
+ * next ExecProcNode).
  */
 static void
-gpujoin_reset_side(PlanState *child, GjHeapReader *reader, HostSideBuffer *buf)
+gpujoin_reset_side(GpuJoinState *gjs, int side)
 {
-	if (child->chgParam == NULL && buf->complete)
+	bool		outer = side == GJ_SIDE_OUTER;
+	PlanState  *child = outer ? gjs->outer_ps : gjs->inner_ps;
+	GjHeapReader *reader = outer ? gjs->outer_reader : gjs->inner_reader;
+	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
+	bool		redrain = !(child->chgParam == NULL && buf->complete);
+
+	gpujoin_spill_rescan_side(gjs, side, redrain);
+	if (!redrain)
 		return;
 	if (child->chgParam == NULL)
 		ExecReScan(child);
@@ -587,8 +638,9 @@ gpujoin_rescan(CustomScanState *node)
 		UpdateChangedParamSet(gjs->inner_ps, node->ss.ps.chgParam);
 	}
 	gpujoin_release_backend(gjs);
-	gpujoin_reset_side(gjs->inner_ps, gjs->inner_reader, &gjs->inner_buf);
-	gpujoin_reset_side(gjs->outer_ps, gjs->outer_reader, &gjs->outer_buf);
+	gpujoin_reset_side(gjs, GJ_SIDE_INNER);
+	gpujoin_reset_side(gjs, GJ_SIDE_OUTER);
+	gjs->spilled = false;
 	gjs->tile_open = false;
 	gjs->matches.count = 0;
 	gjs->match_pos = 0;

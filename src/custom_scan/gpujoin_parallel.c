@@ -88,7 +88,10 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 		total->input_pages[side] += c->input_pages[side];
 		total->child_plan_drains[side] += c->child_plan_drains[side];
 		total->input_ms[side] += c->input_ms[side];
+		total->spill_chunks[side] += c->spill_chunks[side];
+		total->spill_bytes[side] += c->spill_bytes[side];
 	}
+	total->chunk_pairs += c->chunk_pairs;
 	total->backend_ms += c->backend_ms;
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;

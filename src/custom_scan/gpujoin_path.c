@@ -72,7 +72,9 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  * outer join also walks the match flags of its preserved side(s) after the
  * last tile, and its filter (quals pushed down from WHERE) is evaluated on
  * every row it forms.  The device work is in the constants of the backend
- * that will run it (gpujoin_costs.c).
+ * that will run it (gpujoin_costs.c).  Inputs past gpujoin.max_host_memory
+ * add their spill: the temporary files' pages and the chunk pairs' extra
+ * work (gpujoin_spill_cost).
  */
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
@@ -95,6 +97,7 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	double		unmatched_scan = 0;
 	Cost		startup;
 	Cost		run;
+	double		chunk_pairs;
 
 	/* a band: from the inner key's histogram (gpujoin_costs.c), not 1/9 */
 	device_clauses = extract_actual_clauses(device_rinfos, false);
@@ -136,6 +139,8 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		unmatched_scan * cpu_operator_cost +
 		(formed + unmatched_scan) * other_cost.per_tuple +
 		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
+	/* inputs past gpujoin.max_host_memory: written and read in chunks */
+	startup += gpujoin_spill_cost(costs, algorithm, outer_path, inner_path, &chunk_pairs);
 
 	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;
 	cpath->path.total_cost = cpath->path.startup_cost + run;
@@ -207,20 +212,28 @@ native_full_join_exists(List *join_rinfos, RelOptInfo *outerrel, RelOptInfo *inn
 }
 
 /*
- * Do both inputs fit gpujoin.max_host_memory, by the planner's estimate?
- * GpuJoin holds them in memory (it cannot spill, as a hash join would), so
- * a join that would not fit is left to PostgreSQL's own plans.  The
- * executor enforces the limit too, should the estimate be wrong.
+ * May GpuJoin hold these inputs, by the planner's estimate?  Those within
+ * gpujoin.max_host_memory, always; bigger ones where the executor may spill
+ * them to temporary files (gpujoin.enable_spill, and not in a partial
+ * plan, whose processes would each spill the whole inner side): the spill
+ * is costed then (gpujoin_spill_cost).  Otherwise the join is left to
+ * PostgreSQL's own plans.  The executor enforces the limit too, should the
+ * estimate be wrong.
  */
 static bool
-host_memory_fits(Path *outer_path, Path *inner_path)
+host_memory_fits(Path *outer_path, Path *inner_path, bool may_spill)
 {
-	/* per row: the stored columns, null flags and key columns */
-	double		bytes = outer_path->rows * (outer_path->pathtarget->width + 24.0) +
-		inner_path->rows * (inner_path->pathtarget->width + 24.0);
+	double		bytes = gpujoin_input_host_bytes(outer_path) +
+		gpujoin_input_host_bytes(inner_path);
 
 	if (bytes <= (double) gpujoin_max_host_memory_kb * 1024.0)
 		return true;
+	if (may_spill && gpujoin_enable_spill)
+	{
+		elog(DEBUG1, "GpuJoin: its inputs need about %.0f kB of host memory, more than gpujoin.max_host_memory (%d kB): they will spill",
+			 bytes / 1024.0, gpujoin_max_host_memory_kb);
+		return true;
+	}
 	elog(DEBUG1, "GpuJoin: not offered: its inputs need about %.0f kB of host memory, more than gpujoin.max_host_memory (%d kB)",
 		 bytes / 1024.0, gpujoin_max_host_memory_kb);
 	return false;
@@ -415,7 +428,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 						outer_path->pathtarget, inner_path->pathtarget))
 		return;
 
-	if (host_memory_fits(outer_path, inner_path))
+	if (host_memory_fits(outer_path, inner_path, true))
 	{
 		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, device_rinfos,
 								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
@@ -454,7 +467,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 		}
 		if (inner_safe != NULL && outer_partial->param_info == NULL &&
 			outer_partial->parallel_workers > 0 &&
-			host_memory_fits(outer_partial, inner_safe) &&
+			host_memory_fits(outer_partial, inner_safe, false) &&
 			vars_available(joinrel->reltarget->exprs, outer_partial->pathtarget,
 						   inner_safe->pathtarget) &&
 			vars_available(extract_actual_clauses(extra->restrictlist, false),

@@ -124,10 +124,23 @@ gj_host_buffer_set_key_hashes(HostSideBuffer *buf, List *hashfuncs, List *collat
 void
 gj_host_buffer_reserve(HostSideBuffer *buf, int64 nrows)
 {
-	/* never more than gpujoin.max_host_memory would let the drain store */
-	int64		most = (int64) gpujoin_max_host_memory_kb * 1024 / Max(row_bytes(buf), 1);
+	/* never more than gpujoin.max_host_memory (or a spill chunk) would hold */
+	int64		limit = buf->spill != NULL ? buf->spill_limit :
+		(int64) gpujoin_max_host_memory_kb * 1024;
+	int64		most = limit / Max(row_bytes(buf), 1);
 
 	nrows = Min(nrows, Min(most, GJ_MAX_SIDE_ROWS));
+	if (nrows > buf->capacity)
+		host_buffer_grow(buf, nrows);
+}
+
+/*
+ * Room for nrows rows, exactly as asked: a spilled chunk read back
+ * (spill_files.c) knows its size.
+ */
+void
+gj_host_buffer_make_room(HostSideBuffer *buf, int64 nrows)
+{
 	if (nrows > buf->capacity)
 		host_buffer_grow(buf, nrows);
 }
@@ -438,14 +451,22 @@ gj_host_buffer_append_columns(HostSideBuffer *buf, int n, Datum *const *values,
 }
 
 /*
- * ERROR when the rows drained so far and the other side's outgrow
- * gpujoin.max_host_memory: GpuJoin holds both inputs in memory.
+ * When the rows drained so far outgrow the side's share of
+ * gpujoin.max_host_memory: spill them, if the buffer may spill (see
+ * HostSideBuffer.spill), else ERROR when they and the other side's outgrow
+ * gpujoin.max_host_memory.
  */
 void
-gj_host_buffer_check_limit(const HostSideBuffer *buf, int64 other_side_bytes)
+gj_host_buffer_check_limit(HostSideBuffer *buf, int64 other_side_bytes)
 {
 	int64		host_limit = (int64) gpujoin_max_host_memory_kb * 1024;
 
+	if (buf->spill != NULL)
+	{
+		if (unlikely(buf->bytes_stored > buf->spill_limit && buf->nrows > 0))
+			buf->spill(buf, buf->spill_arg);
+		return;
+	}
 	if (unlikely(buf->bytes_stored + other_side_bytes > host_limit))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

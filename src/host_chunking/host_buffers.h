@@ -95,6 +95,16 @@ typedef struct HostSideBuffer
 	uint32	   *inexact_rows;	/* the flagged rows' numbers, ascending */
 	int64		ninexact;
 	bool		encoded;		/* gj_host_buffer_encode ran since the drain */
+
+	/*
+	 * Spilling (spill_files.c).  When spill is set, a drain whose rows
+	 * outgrow spill_limit bytes hands them to spill(buf, spill_arg), which
+	 * writes them to a temporary file as one chunk and empties the buffer,
+	 * instead of raising gpujoin.max_host_memory's ERROR.
+	 */
+	void		(*spill) (struct HostSideBuffer *buf, void *arg);
+	void	   *spill_arg;
+	int64		spill_limit;
 } HostSideBuffer;
 
 extern void gj_host_buffer_init(HostSideBuffer *buf, MemoryContext parent,
@@ -106,8 +116,9 @@ extern void gj_host_buffer_append(HostSideBuffer *buf, TupleTableSlot *slot);
 extern void gj_host_buffer_append_columns(HostSideBuffer *buf, int n, Datum *const *values,
 										  bool *const *isnull);
 extern void gj_host_buffer_reserve(HostSideBuffer *buf, int64 nrows);
+extern void gj_host_buffer_make_room(HostSideBuffer *buf, int64 nrows);
 extern void gj_host_buffer_reset(HostSideBuffer *buf);
-extern void gj_host_buffer_check_limit(const HostSideBuffer *buf, int64 other_side_bytes);
+extern void gj_host_buffer_check_limit(HostSideBuffer *buf, int64 other_side_bytes);
 extern void gj_host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
 extern int	gj_host_buffer_key_row_bytes(const HostSideBuffer *buf);
 

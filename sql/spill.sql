@@ -1,0 +1,185 @@
+--
+-- spill: a GpuJoin whose inputs outgrow gpujoin.max_host_memory spills them
+-- to temporary files and joins them chunk pair by chunk pair, with the
+-- native plan's answer (as a multiset, NULLs and duplicate keys included)
+-- for every algorithm, every join type and aggregates over the join;
+-- EXPLAIN ANALYZE shows the chunks; a rescanned spilled join reads its
+-- files again or drains again; statement_timeout and temp_file_limit end a
+-- spilled join with a clean ERROR and leave no temporary file behind.
+--
+SET client_min_messages = warning;
+
+-- about 5 chunks of each side at the smallest gpujoin.max_host_memory
+CREATE TABLE sp_r AS
+SELECT g AS id,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE g % 700 END AS k,
+       (g % 350)::numeric / 4 AS n,
+       'r' || (g % 500) AS t
+FROM generate_series(1, 3000) g;
+CREATE TABLE sp_s AS
+SELECT g AS id,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE (g * 3) % 900 END AS k,
+       (g % 420)::numeric / 4 AS n,
+       'r' || (g % 700) AS t
+FROM generate_series(1, 2500) g;
+ANALYZE sp_r;
+ANALYZE sp_s;
+
+-- gj_compare under an algorithm, and whether GpuJoin spilled doing it
+CREATE FUNCTION gj_spill_compare(alg text, query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    result text;
+    line text;
+    spilled boolean := false;
+BEGIN
+    PERFORM set_config('gpujoin.algorithm', alg, true);
+    result := gj_compare(query);
+    PERFORM gj_force(true);
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        IF line ~ 'Chunks Spilled: [1-9]' THEN
+            spilled := true;
+        END IF;
+    END LOOP;
+    PERFORM gj_force(false);
+    PERFORM set_config('gpujoin.enabled', 'on', true);
+    RETURN result || CASE WHEN spilled THEN ', spilled' ELSE '' END;
+END $$;
+
+-- the temporary files of this cluster's default tablespace
+CREATE FUNCTION gj_temp_files() RETURNS bigint LANGUAGE sql AS
+$$ SELECT count(*) FROM pg_ls_tmpdir() $$;
+
+SET gpujoin.max_host_memory = '64kB';
+
+-- every join type under every algorithm (one the join cannot use falls back)
+SELECT alg, q, gj_spill_compare(alg, q) AS result
+FROM unnest(ARRAY['nestloop', 'sortmerge', 'hash']) AS alg,
+     unnest(ARRAY[
+       'SELECT r.id, s.id, r.t, s.t FROM sp_r r JOIN sp_s s ON r.k = s.k',
+       'SELECT r.id, s.id, s.t FROM sp_r r LEFT JOIN sp_s s ON r.k = s.k',
+       'SELECT r.id, s.id, r.t FROM sp_r r RIGHT JOIN sp_s s ON r.k = s.k',
+       'SELECT r.id, s.id FROM sp_r r FULL JOIN sp_s s ON r.k = s.k',
+       'SELECT r.id, r.t FROM sp_r r WHERE EXISTS (SELECT 1 FROM sp_s s WHERE s.k = r.k)',
+       'SELECT r.id, r.k FROM sp_r r WHERE NOT EXISTS (SELECT 1 FROM sp_s s WHERE s.k = r.k)',
+       'SELECT r.id, s.id FROM sp_r r JOIN sp_s s ON r.k BETWEEN s.k - 1 AND s.k + 1',
+       'SELECT r.id, s.id FROM sp_r r LEFT JOIN sp_s s ON r.k BETWEEN s.k - 1 AND s.k + 1 AND s.id % 3 = 0',
+       'SELECT r.id, s.id FROM sp_r r JOIN sp_s s ON r.k = s.k AND r.t < s.t',
+       'SELECT r.id, s.id FROM sp_r r LEFT JOIN sp_s s ON r.k = s.k WHERE coalesce(s.id, 0) % 2 = 0',
+       'SELECT r.id, s.id, r.n FROM sp_r r JOIN sp_s s ON r.n = s.n',
+       'SELECT r.id, s.id FROM sp_r r FULL JOIN sp_s s ON r.t = s.t'
+     ]) AS q
+ORDER BY alg, q;
+
+-- aggregates over a spilled join add up their partials over the chunk pairs
+SELECT alg, q, gj_spill_compare(alg, q) AS result
+FROM unnest(ARRAY['nestloop', 'sortmerge', 'hash']) AS alg,
+     unnest(ARRAY[
+       'SELECT count(*), sum(r.id), min(s.k), max(r.t), avg(s.id) FROM sp_r r JOIN sp_s s ON r.k = s.k',
+       'SELECT count(*), sum(s.id) FROM sp_r r JOIN sp_s s ON r.k < s.k',
+       'SELECT count(*), sum(r.n) FROM sp_r r JOIN sp_s s ON r.n = s.n'
+     ]) AS q
+ORDER BY alg, q;
+
+-- the aggregate node does not spill grouped aggregates: a native Agg over
+-- a spilled GpuJoin runs them
+SELECT gj_spill_compare('auto',
+  'SELECT r.k, count(*), sum(s.id) FROM sp_r r JOIN sp_s s ON r.k = s.k GROUP BY r.k') AS grouped;
+
+-- EXPLAIN ANALYZE shows the chunks and bytes spilled
+CREATE FUNCTION gj_spill_explain(query text, nestloop boolean DEFAULT false)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    PERFORM gj_force(true);
+    IF nestloop THEN
+        PERFORM set_config('enable_nestloop', 'on', true);
+        PERFORM set_config('enable_material', 'off', true);
+        PERFORM set_config('gpujoin.enable_aggregate', 'off', true);
+    END IF;
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        IF line ~ '(GpuJoin|Rows Drained|Chunk|Spilled|Join Type)' THEN
+            RETURN NEXT line;
+        END IF;
+    END LOOP;
+    PERFORM gj_force(false);
+    PERFORM set_config('gpujoin.enabled', 'on', true);
+END $$;
+SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_r r FULL JOIN sp_s s ON r.k = s.k');
+
+-- within the limit nothing spills
+RESET gpujoin.max_host_memory;
+SELECT gj_spill_compare('auto', 'SELECT r.id, s.id FROM sp_r r FULL JOIN sp_s s ON r.k = s.k') AS in_memory;
+SET gpujoin.max_host_memory = '64kB';
+
+-- rescans: a spilled join as the inner side of a nested loop reads its
+-- files again; a parameter in a child drains that side again
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL enable_nestloop = on;
+SET LOCAL enable_material = off;
+SET LOCAL gpujoin.enable_aggregate = off;
+CREATE TEMP TABLE sp_rescan_gpu AS
+SELECT z.id AS z, j.x, j.y
+FROM (SELECT id FROM sp_r WHERE id <= 3) z,
+     (SELECT x.id AS x, y.id AS y FROM sp_r x RIGHT JOIN sp_s y ON x.k = y.k OFFSET 0) j
+WHERE z.id < coalesce(j.x, 0) + 2;
+COMMIT;
+BEGIN;
+SELECT gj_force(false);
+CREATE TEMP TABLE sp_rescan_native AS
+SELECT z.id AS z, j.x, j.y
+FROM (SELECT id FROM sp_r WHERE id <= 3) z,
+     (SELECT x.id AS x, y.id AS y FROM sp_r x RIGHT JOIN sp_s y ON x.k = y.k OFFSET 0) j
+WHERE z.id < coalesce(j.x, 0) + 2;
+COMMIT;
+SELECT (SELECT count(*) FROM sp_rescan_gpu) AS nrows,
+       (SELECT count(*) FROM ((TABLE sp_rescan_gpu EXCEPT ALL TABLE sp_rescan_native)
+         UNION ALL (TABLE sp_rescan_native EXCEPT ALL TABLE sp_rescan_gpu)) d) AS differ;
+-- (three loops, the chunks written once and read three times)
+SELECT gj_spill_explain('
+SELECT z.id AS z, j.x, j.y
+FROM (SELECT id FROM sp_r WHERE id <= 3) z,
+     (SELECT x.id AS x, y.id AS y FROM sp_r x RIGHT JOIN sp_s y ON x.k = y.k OFFSET 0) j
+WHERE z.id < coalesce(j.x, 0) + 2', true);
+SELECT gj_spill_compare('auto', '
+    SELECT o.id, (SELECT count(*) FROM (SELECT * FROM sp_r WHERE id > o.id * 100) x
+                  JOIN sp_s y ON x.k = y.k) AS n
+    FROM sp_r o WHERE o.id <= 5') AS param_in_child;
+-- the inner side drained again, spilled in some executions and not in others
+SELECT q, gj_spill_compare('auto', q) AS result
+FROM unnest(ARRAY[
+  'SELECT o.id, (SELECT count(*) FROM sp_s y RIGHT JOIN (SELECT * FROM sp_r WHERE id > o.id * 600) x
+                 ON x.k = y.k) AS n FROM sp_r o WHERE o.id <= 5',
+  'SELECT o.id, (SELECT count(*) FROM sp_s y FULL JOIN (SELECT * FROM sp_r WHERE id > o.id * 600) x
+                 ON x.k = y.k) AS n FROM sp_r o WHERE o.id <= 5']) AS q;
+
+-- statement_timeout cancels a spilled join: no temporary file is left
+CREATE TABLE sp_big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 30000) g;
+ANALYZE sp_big;
+SELECT gj_temp_files() AS temp_files_before;
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL gpujoin.algorithm = 'nestloop';
+SET LOCAL gpujoin.enable_aggregate = off;
+SET LOCAL statement_timeout = '300ms';
+SELECT count(*) FROM sp_big x JOIN sp_big y ON x.k < y.k;
+ROLLBACK;
+SELECT gj_temp_files() AS temp_files_after_cancel;
+
+-- temp_file_limit bounds the spill: a clean ERROR, no file left
+BEGIN;
+SELECT gj_force(true);
+SET LOCAL temp_file_limit = '100kB';
+SELECT count(*) FROM sp_big x JOIN sp_big y ON x.k = y.k;
+ROLLBACK;
+SELECT gj_temp_files() AS temp_files_after_limit;
+
+-- gpujoin.enable_spill = off: not offered, and an underestimate ERRORs
+SET gpujoin.enable_spill = off;
+SELECT gj_spill_compare('auto', 'SELECT r.id, s.id FROM sp_r r JOIN sp_s s ON r.k = s.k') AS spill_off;
+RESET gpujoin.enable_spill;
+
+RESET gpujoin.max_host_memory;
+DROP TABLE sp_r, sp_s, sp_big;
+DROP FUNCTION gj_spill_compare(text, text), gj_temp_files(), gj_spill_explain(text, boolean);
