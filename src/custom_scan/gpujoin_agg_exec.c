@@ -77,6 +77,7 @@ typedef struct GpuJoinAggState
 	GjKeyColumns var_cols[2];	/* the columns the programs load, per side */
 	MemoryContext agg_cxt;		/* value columns and results; reset on rescan */
 	bool		has_error_rows; /* some argument needs the host */
+	bool		spec_offered;	/* the backend was opened with spec */
 	bool		done;
 
 	/* GROUP BY: group numbers and partials, in agg_cxt */
@@ -92,6 +93,7 @@ static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
 static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
 
 /*
  * The plan's methods (gpujoin_agg_path.c sets them), named GpuJoin as the
@@ -143,6 +145,7 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
 	gas->gj.agg_dominance = gas->agg.dominance;
+	gas->gj.before_open = gpujoin_agg_before_open;
 	gas->spec.nargs = gas->agg.nargs;
 	for (i = 0; i < gas->agg.nargs; i++)
 	{
@@ -371,18 +374,18 @@ gpujoin_agg_merge_partial(GpuJoinAggState *gas, const GjAggPartial *step)
 		gj_agg_merge(&gas->total.acc[a], &step->acc[a], gas->spec.args[a].cls);
 }
 
-/* Run the whole join, reducing every step. */
+/*
+ * The aggregate node's part of gpujoin_prepare, once the inputs are drained
+ * and the keys encoded, before the backend opens: the argument columns,
+ * the groups, and the spec the backend will reduce with, which the backend
+ * gets with the join (input->agg_spec: the GPU service's proxy stages it
+ * then, so that a spec with no room falls back as any join does).
+ */
 static void
-gpujoin_agg_run(GpuJoinAggState *gas)
+gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 {
-	GpuJoinState *gjs = &gas->gj;
-	bool		backend_reduces;
+	GpuJoinAggState *gas = (GpuJoinAggState *) gjs;
 
-	/* the backend's aggregate fast path: range widths, no pair formed */
-	gjs->wants_agg_step = gjs->info.algorithm == GJ_ALGO_SORTMERGE &&
-		!gjs->info.filter_needed && gjs->host_qual == NULL;
-	if (gpujoin_prepare(gjs) != GJ_PHASE_RUN_STEP)
-		return;					/* an empty join */
 	gpujoin_agg_arg_columns(gas);
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_groups_number(&gas->groups, gjs, gas->var_cols, gas->agg_cxt,
@@ -412,7 +415,7 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	 * backend to drop those.  With host quals every pair needs the host
 	 * anyway, and so do groups of both sides too many for a dense array.
 	 */
-	backend_reduces = gjs->backend->agg_step != NULL && gjs->host_qual == NULL &&
+	gas->spec_offered = gjs->host_qual == NULL &&
 		(gas->agg.ngroup == 0 || gas->groups.dense);
 	gas->spec.rows_need_host = gas->has_error_rows;
 	gas->spec.host_later[0] = gjs->outer_inexact;
@@ -420,6 +423,24 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	gas->spec.ngroups = 1;
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_groups_spec(&gas->groups, &gas->spec);
+	input->agg_spec = gas->spec_offered ? &gas->spec : NULL;
+}
+
+/* Run the whole join, reducing every step. */
+static void
+gpujoin_agg_run(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+	bool		backend_reduces;
+
+	/* the backend's aggregate fast path: range widths, no pair formed */
+	gjs->wants_agg_step = gjs->info.algorithm == GJ_ALGO_SORTMERGE &&
+		!gjs->info.filter_needed && gjs->host_qual == NULL;
+	gas->spec_offered = false;
+	if (gpujoin_prepare(gjs) != GJ_PHASE_RUN_STEP)
+		return;					/* an empty join */
+	/* the backend that opened the join: it may have fallen back */
+	backend_reduces = gjs->backend->agg_step != NULL && gas->spec_offered;
 
 	for (;;)
 	{

@@ -544,6 +544,8 @@ gpujoin_prepare(GpuJoinState *gjs)
 
 	gpujoin_pick_backend(gjs);
 	gpujoin_join_input(gjs, &input);
+	if (gjs->before_open != NULL)
+		gjs->before_open(gjs, &input);
 	gpujoin_open_backend(gjs, &input);
 	gjs->tile_open = false;
 	return GJ_PHASE_RUN_STEP;
