@@ -13,9 +13,13 @@
  *	  like; only a pair that uses the row makes PostgreSQL evaluate it, so
  *	  the host evaluates the original expression then, raising PostgreSQL's
  *	  own error);
- *	- with a backend that has an agg_step (the cpu backend), a sort-merge
- *	  join whose bounds are its whole condition is reduced in the backend
- *	  without a pair being written (kernels/cpu/cpu_agg.c);
+ *	- with a backend that has an agg_step (every backend, the GPU
+ *	  service's proxy included), the backend reduces what it can of each
+ *	  step and returns only the pairs the host must reduce: a sort-merge
+ *	  join whose bounds are its whole condition without a pair being
+ *	  written (kernels/cpu/cpu_agg.c).  The argument columns, the groups
+ *	  and the spec are built before the backend opens (before_open), and
+ *	  the backend is opened with the spec;
  *	- every other step's match buffer is reduced here, in a C loop over the
  *	  pairs and the value columns; only pairs the device flagged RECHECK, or
  *	  that have host quals, get a scan tuple for ExecQual.

@@ -6,18 +6,26 @@
  *	  shared_preload_libraries and gpujoin.service is on, that opens the
  *	  backend named by gpujoin.service_backend once and keeps it.
  *
- Phases A and B of the design: the process, its control block, request
- * slots and staging area in shared memory (service_shared.h), its life
- * cycle (start, "no device" exit, restart by the postmaster after a
- * failure), what gpujoin_devices() shows of it, and the service's side of
- * the requests of clients that run a join in it (gpujoin.device = service;
- * the client side is service_client.c): open a join on the service's
- * backend, run its steps, close it.  Requests are served one at a time on
+ * Phase B of the design and the aggregate steps of phase C: the process,
+ * its control block, request slots and staging area in shared memory
+ * (service_shared.h), its life cycle (start, "no device" exit, restart by
+ * the postmaster after a failure), what gpujoin_devices() shows of it, and
+ * the service's side of the requests of clients that run a join in it
+ * (gpujoin.device = service; the client side is service_client.c): open a
+ * join on the service's backend, run its steps or its aggregate steps,
+ * finish its aggregates, close it.  Requests are served one at a time on
  * the main thread; a step is bounded in work, so a waiting client waits at
- * most a few steps of others.  Every pointer of a request is checked
- * against the staging chunks its client owns before it is followed.  Once
- * a second, the service closes the joins and frees the chunks of clients
- * that are gone.
+ * most a few steps of others.
+ *
+ * Every pointer of a request is checked against the staging chunks its
+ * client owns before it is followed, and every program against the columns
+ * it loads and the interpreter's stack; what the client could change under
+ * a running join and whose values index memory (an aggregate spec's pair
+ * programs and group numbers, each checked below the spec's groups) is
+ * copied into the service's own memory, as the backends copy the join's
+ * program.  The partials an aggregate step writes stay in the client's
+ * chunk and are checked again at every step.  Once a second, the service
+ * closes the joins and frees the chunks of clients that are gone.
  *
  * Why a background worker and not a thread of the postmaster: CUDA does
  * not survive fork, and the postmaster must never open it; a worker is a

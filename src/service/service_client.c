@@ -10,10 +10,22 @@
  * matches the service writes into the chunk; end_join closes the join and
  * frees the chunk.  The executor above sees a backend like the others, so
  * every algorithm and join type, tile schedules, rechecks and the host's
- * pairs work unchanged, and tile pruning asks the service.  Phase B of
- * docs/architecture.md, section 8: no aggregate steps (the executor then
- * reduces on the cpu backend in the backend process, as for any backend
- * without them) and no step overlap yet.
+ * pairs work unchanged, and tile pruning asks the service.
+ *
+ * Aggregates (agg_step, agg_finish; kernels/agg_spec.h): the aggregate node
+ * gives the spec with the join (GjJoinInput.agg_spec), and begin_join
+ * copies it into the same chunk: the argument value columns and pair
+ * programs, the columns the programs load, each row's group, the rows the
+ * host joins later, and zeroed partials (per group of the spec, a pair
+ * count and an accumulator per argument).  A spec the staging area has no
+ * room for fails begin_join with GJ_ERR_OUT_OF_MEMORY, and the executor
+ * runs the join on the cpu backend in this process, as for any join that
+ * does not fit.  Each agg_step has the service reduce into the partials in
+ * the chunk, over all the join's steps (as the cuda backend keeps its
+ * accumulators on the device); the pairs the host must reduce come back as
+ * a step's matches.  agg_finish has the service add what its backend
+ * still holds and adds the partials into the executor's.  Not yet: step
+ * overlap (double_buffer) through the service.
  *
  * A call waits on this process's latch, never processing interrupts: a
  * step is bounded in work like a step in the backend, and the executor
@@ -48,11 +60,10 @@ typedef struct GjServiceJoinClient
 
 	/*
 	 * Aggregates: the executor's spec as begin_join got it (agg_step must be
-	 * given the same), its copy in the chunk, and the partials the service
-	 * reduces into there and that agg_finish adds into the executor's.
+	 * given the same), and the partials in the chunk that the service
+	 * reduces into and that agg_finish adds into the executor's.
 	 */
 	const GjAggSpec *agg_spec;
-	GjAggSpec  *staged_spec;
 	GjAggPartial *staged_partial;
 	int64	   *staged_group_pairs;
 	GjAggAcc   *staged_group_acc;
