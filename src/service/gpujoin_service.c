@@ -6,16 +6,16 @@
  *	  shared_preload_libraries and gpujoin.service is on, that opens the
  *	  backend named by gpujoin.service_backend once and keeps it.
  *
- * Phase B of the design and the aggregate steps of phase C: the process,
- * its control block, request slots and staging area in shared memory
- * (service_shared.h), its life cycle (start, "no device" exit, restart by
- * the postmaster after a failure), what gpujoin_devices() shows of it, and
- * the service's side of the requests of clients that run a join in it
- * (gpujoin.device = service; the client side is service_client.c): open a
- * join on the service's backend, run its steps or its aggregate steps,
- * finish its aggregates, close it.  Requests are served one at a time on
- * the main thread; a step is bounded in work, so a waiting client waits at
- * most a few steps of others.
+ * The process, its control block, request slots and staging area in
+ * shared memory (service_shared.h), its life cycle (start, "no device"
+ * exit, restart by the postmaster after a failure), what gpujoin_devices()
+ * shows of it, and the service's side of the requests of clients that run
+ * a join in it (the client side is service_client.c): open a join on the
+ * service's backend, run its steps or its aggregate steps, finish its
+ * aggregates, close it.  The main thread hands submitted requests to the
+ * worker threads (service_workers.c), which serve them with nothing of
+ * PostgreSQL but spinlocks, barriers and SetLatch; a step is bounded in
+ * work, so a waiting client waits at most a few steps of others.
  *
  * Every pointer of a request is checked against the staging chunks its
  * client owns before it is followed, and every program against the columns

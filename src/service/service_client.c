@@ -17,10 +17,10 @@
  * copies it into the same chunk: the argument value columns and pair
  * programs, the columns the programs load, each row's group, the rows the
  * host joins later, and zeroed partials (per group of the spec, a pair
- * count and an accumulator per argument).  A spec the staging area has no
- * room for fails begin_join with GJ_ERR_OUT_OF_MEMORY, and the executor
- * runs the join on the cpu backend in this process, as for any join that
- * does not fit.  Each agg_step has the service reduce into the partials in
+ * count and an accumulator per argument).  The chunk waits for room as
+ * any join's does (wait_for_staging); one the staging area can never hold
+ * fails begin_join with GJ_ERR_OUT_OF_MEMORY, and the executor runs the
+ * join on the cpu backend in this process.  Each agg_step has the service reduce into the partials in
  * the chunk, over all the join's steps (as the cuda backend keeps its
  * accumulators on the device); the pairs the host must reduce come back as
  * a step's matches.  agg_finish has the service add what its backend
