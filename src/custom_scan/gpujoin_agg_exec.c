@@ -13,9 +13,13 @@
  *	  like; only a pair that uses the row makes PostgreSQL evaluate it, so
  *	  the host evaluates the original expression then, raising PostgreSQL's
  *	  own error);
- *	- with a backend that has an agg_step (the cpu backend), a sort-merge
- *	  join whose bounds are its whole condition is reduced in the backend
- *	  without a pair being written (kernels/cpu/cpu_agg.c);
+ *	- with a backend that has an agg_step (every backend, the GPU
+ *	  service's proxy included), the backend reduces what it can of each
+ *	  step and returns only the pairs the host must reduce: a sort-merge
+ *	  join whose bounds are its whole condition without a pair being
+ *	  written (kernels/cpu/cpu_agg.c).  The argument columns, the groups
+ *	  and the spec are built before the backend opens (before_open), and
+ *	  the backend is opened with the spec;
  *	- every other step's match buffer is reduced here, in a C loop over the
  *	  pairs and the value columns; only pairs the device flagged RECHECK, or
  *	  that have host quals, get a scan tuple for ExecQual.
@@ -77,6 +81,7 @@ typedef struct GpuJoinAggState
 	GjKeyColumns var_cols[2];	/* the columns the programs load, per side */
 	MemoryContext agg_cxt;		/* value columns and results; reset on rescan */
 	bool		has_error_rows; /* some argument needs the host */
+	bool		spec_offered;	/* the backend was opened with spec */
 	bool		done;
 
 	/* GROUP BY: group numbers and partials, in agg_cxt */
@@ -92,6 +97,7 @@ static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
 static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
 
 /*
  * The plan's methods (gpujoin_agg_path.c sets them), named GpuJoin as the
@@ -143,6 +149,7 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
 	gas->gj.agg_dominance = gas->agg.dominance;
+	gas->gj.before_open = gpujoin_agg_before_open;
 	gas->spec.nargs = gas->agg.nargs;
 	for (i = 0; i < gas->agg.nargs; i++)
 	{
@@ -380,14 +387,17 @@ gpujoin_agg_merge_partial(GpuJoinAggState *gas, const GjAggPartial *step)
 }
 
 /*
- * Join the two buffers as they are now (the whole inputs, or one chunk pair
- * of a spilled join), reducing every step into the partials.
+ * The aggregate node's part of opening the join (gpujoin_open_pair), once
+ * the inputs (the whole inputs, or one chunk pair of a spilled join) are
+ * drained and the keys encoded, before the backend opens: the argument
+ * columns, the groups, and the spec the backend will reduce with, which the
+ * backend gets with the join (input->agg_spec: the GPU service's proxy
+ * stages it then, so that a spec with no room falls back as any join does).
  */
 static void
-gpujoin_agg_run_pair(GpuJoinAggState *gas)
+gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 {
-	GpuJoinState *gjs = &gas->gj;
-	bool		backend_reduces;
+	GpuJoinAggState *gas = (GpuJoinAggState *) gjs;
 
 	gpujoin_agg_arg_columns(gas);
 	if (gas->agg.ngroup > 0)
@@ -424,7 +434,7 @@ gpujoin_agg_run_pair(GpuJoinAggState *gas)
 	 * backend to drop those.  With host quals every pair needs the host
 	 * anyway, and so do groups of both sides too many for a dense array.
 	 */
-	backend_reduces = gjs->backend->agg_step != NULL && gjs->host_qual == NULL &&
+	gas->spec_offered = gjs->host_qual == NULL &&
 		(gas->agg.ngroup == 0 || gas->groups.dense);
 	gas->spec.rows_need_host = gas->has_error_rows;
 	gas->spec.host_later[0] = gjs->outer_inexact;
@@ -432,6 +442,20 @@ gpujoin_agg_run_pair(GpuJoinAggState *gas)
 	gas->spec.ngroups = 1;
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_groups_spec(&gas->groups, &gas->spec);
+	input->agg_spec = gas->spec_offered ? &gas->spec : NULL;
+}
+
+/*
+ * Join the two buffers as they are now (the whole inputs, or one chunk pair
+ * of a spilled join), reducing every step into the partials.
+ */
+static void
+gpujoin_agg_run_pair(GpuJoinAggState *gas)
+{
+	GpuJoinState *gjs = &gas->gj;
+
+	/* the backend that opened the join: it may have fallen back */
+	bool		backend_reduces = gjs->backend->agg_step != NULL && gas->spec_offered;
 
 	for (;;)
 	{
@@ -477,6 +501,7 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	/* the backend's aggregate fast path: range widths, no pair formed */
 	gjs->wants_agg_step = gjs->info.algorithm == GJ_ALGO_SORTMERGE &&
 		!gjs->info.filter_needed && gjs->host_qual == NULL;
+	gas->spec_offered = false;
 	phase = gpujoin_prepare(gjs);
 	for (;;)
 	{
@@ -484,12 +509,16 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 			gpujoin_agg_run_pair(gas);
 		if (!gjs->spilled)
 			return;
+		/*
+		 * The argument columns are those of this chunk pair: the next pair's
+		 * are built when it opens (gpujoin_agg_before_open).
+		 */
+		MemoryContextReset(gas->agg_cxt);
+		gas->spec_offered = false;
 		phase = gpujoin_spill_next(gjs);
 		Assert(phase == GJ_PHASE_RUN_STEP || phase == GJ_PHASE_DONE);
 		if (phase == GJ_PHASE_DONE)
 			return;
-		/* the argument columns were those of the previous chunk pair */
-		MemoryContextReset(gas->agg_cxt);
 	}
 }
 

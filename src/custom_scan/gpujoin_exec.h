@@ -217,6 +217,14 @@ typedef struct GpuJoinState
 	const char *fallback_reason;	/* ... for this reason */
 	bool		wants_agg_step; /* the aggregate node can reduce in a backend */
 	bool		agg_dominance;	/* the aggregate node counts by dominance */
+
+	/*
+	 * The aggregate node's part of opening the join, or NULL: called by
+	 * gpujoin_prepare once the keys are encoded, before the backend opens,
+	 * so that the node can give the backend its aggregate spec
+	 * (input->agg_spec).
+	 */
+	void		(*before_open) (struct GpuJoinState *gjs, GjJoinInput *input);
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */

@@ -22,6 +22,9 @@
  *	- encode the keys that depend on the whole input (numeric fixed point,
  *	  host_chunking/key_encoding.c) and decide whether the device's answer
  *	  can be used at all;
+ *	- let the aggregate node build what its backend reduces with (its
+ *	  before_open: argument columns, groups, the spec), which the backend
+ *	  is opened with;
  *	- cut the join matrix into tiles and open the backend, halving the
  *	  budget when the device runs out of memory, and running the join on the
  *	  cpu backend when even the smallest budget does not fit.
@@ -586,6 +589,8 @@ gpujoin_open_pair(GpuJoinState *gjs)
 
 	gpujoin_pick_backend(gjs);
 	gpujoin_join_input(gjs, &input);
+	if (gjs->before_open != NULL)
+		gjs->before_open(gjs, &input);
 	gpujoin_open_backend(gjs, &input);
 	gjs->tile_open = false;
 	return GJ_PHASE_RUN_STEP;

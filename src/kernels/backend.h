@@ -88,6 +88,9 @@ typedef struct GjEquiSpec
 	int32_t		cls[GJ_MAX_KEY_COLS];
 } GjEquiSpec;
 
+struct GjAggSpec;				/* kernels/agg_spec.h */
+struct GjAggPartial;			/* kernels/agg_reduce.h */
+
 /* Everything a backend needs to know about one join, in host memory. */
 typedef struct GjJoinInput
 {
@@ -110,6 +113,15 @@ typedef struct GjJoinInput
 	 * matches by dominance instead of evaluating pairs: the planner chose it.
 	 */
 	int32_t		agg_dominance;
+
+	/*
+	 * The spec every agg_step of the join will be given, its contents fixed
+	 * until end_join, or NULL when the executor calls no agg_step.  A
+	 * backend that must copy the spec before its steps (the GPU service's
+	 * proxy, which stages it in shared memory) does so here; the others
+	 * ignore it.
+	 */
+	const struct GjAggSpec *agg_spec;
 } GjJoinInput;
 
 /*
@@ -157,9 +169,6 @@ typedef struct GjError
 #define GJ_ERR_UNAVAILABLE	3
 #define GJ_ERR_OVER_BUDGET	4	/* begin_join: the join does not fit the budget
 								 * at any tile size */
-
-struct GjAggSpec;				/* kernels/agg_reduce.h */
-struct GjAggPartial;
 
 typedef struct GjBackend
 {

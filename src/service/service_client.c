@@ -10,10 +10,22 @@
  * matches the service writes into the chunk; end_join closes the join and
  * frees the chunk.  The executor above sees a backend like the others, so
  * every algorithm and join type, tile schedules, rechecks and the host's
- * pairs work unchanged, and tile pruning asks the service.  Phase B of
- * docs/architecture.md, section 8: no aggregate steps (the executor then
- * reduces on the cpu backend in the backend process, as for any backend
- * without them) and no step overlap yet.
+ * pairs work unchanged, and tile pruning asks the service.
+ *
+ * Aggregates (agg_step, agg_finish; kernels/agg_spec.h): the aggregate node
+ * gives the spec with the join (GjJoinInput.agg_spec), and begin_join
+ * copies it into the same chunk: the argument value columns and pair
+ * programs, the columns the programs load, each row's group, the rows the
+ * host joins later, and zeroed partials (per group of the spec, a pair
+ * count and an accumulator per argument).  The chunk waits for room as
+ * any join's does (wait_for_staging); one the staging area can never hold
+ * fails begin_join with GJ_ERR_OUT_OF_MEMORY, and the executor runs the
+ * join on the cpu backend in this process.  Each agg_step has the service reduce into the partials in
+ * the chunk, over all the join's steps (as the cuda backend keeps its
+ * accumulators on the device); the pairs the host must reduce come back as
+ * a step's matches.  agg_finish has the service add what its backend
+ * still holds and adds the partials into the executor's.  Not yet: step
+ * overlap (double_buffer) through the service.
  *
  * A call waits on this process's latch, never processing interrupts: a
  * step is bounded in work like a step in the backend, and the executor
@@ -45,6 +57,17 @@ typedef struct GjServiceJoinClient
 	uint32	   *result_inner;
 	int64		capacity;
 	int32		algorithm;		/* GjAlgorithm of the join */
+
+	/*
+	 * Aggregates: the executor's spec as begin_join got it (agg_step must be
+	 * given the same), and the partials in the chunk that the service
+	 * reduces into and that agg_finish adds into the executor's.
+	 */
+	const GjAggSpec *agg_spec;
+	GjAggPartial *staged_partial;
+	int64	   *staged_group_pairs;
+	GjAggAcc   *staged_group_acc;
+	bool		agg_finished;
 } GjServiceJoinClient;
 
 /* Is the service running, ready for requests? */
@@ -259,6 +282,122 @@ wait_for_staging(Size size)
 	}
 }
 
+/* The rows of the side an aggregate argument's values come from. */
+static int64
+arg_rows(const GjAggArg *arg, const GjJoinInput *input)
+{
+	return arg->side == GJ_AGG_SIDE_OUTER ? input->outer_nrows : input->inner_nrows;
+}
+
+/*
+ * Bytes of the aggregate spec in the chunk: the spec, the arguments' value
+ * columns and pair programs, the columns the pair programs load, the
+ * groups of each row, the host_later flags, and the partials the service
+ * reduces into: per group of the spec (gpujoin.max_dense_groups at most,
+ * gpujoin_agg_groups.c) a pair count and an accumulator per argument.
+ */
+static Size
+agg_spec_bytes(const GjAggSpec *spec, const GjJoinInput *input)
+{
+	Size		size = MAXALIGN(sizeof(GjAggSpec)) + MAXALIGN(sizeof(GjAggPartial));
+	int			a;
+
+	for (a = 0; a < spec->nargs; a++)
+	{
+		const GjAggArg *arg = &spec->args[a];
+
+		if (arg->side == GJ_AGG_SIDE_PAIR)
+			size += MAXALIGN(sizeof(GjInstr) * arg->ninstrs);
+		else
+		{
+			size += MAXALIGN(sizeof(int64) * arg_rows(arg, input));
+			if (arg->flags != NULL)
+				size += MAXALIGN(arg_rows(arg, input));
+		}
+	}
+	size += side_bytes(&spec->pair_cols[0], input->outer_nrows);
+	size += side_bytes(&spec->pair_cols[1], input->inner_nrows);
+	if (spec->outer_group != NULL)
+	{
+		Size		groups = gj_agg_spec_groups(spec);
+
+		size += MAXALIGN(sizeof(uint32) * input->outer_nrows);
+		if (spec->inner_group != NULL)
+			size += MAXALIGN(sizeof(uint32) * input->inner_nrows);
+		size += MAXALIGN(sizeof(int64) * groups);
+		size += MAXALIGN(sizeof(GjAggAcc) * groups * spec->nargs);
+	}
+	if (spec->host_later[0] != NULL)
+		size += MAXALIGN(input->outer_nrows);
+	if (spec->host_later[1] != NULL)
+		size += MAXALIGN(input->inner_nrows);
+	return size;
+}
+
+/*
+ * Copy the aggregate spec into the chunk at *at, its pointers pointing at
+ * the copies, and lay out the zeroed partials after it.
+ */
+static GjAggSpec *
+put_agg_spec(char **at, GjServiceJoinClient *join, const GjAggSpec *spec,
+			 const GjJoinInput *input)
+{
+	GjAggSpec  *staged = put(at, spec, sizeof(GjAggSpec));
+	GjAggPartial *partial;
+	int			a;
+
+	for (a = 0; a < spec->nargs; a++)
+	{
+		const GjAggArg *arg = &spec->args[a];
+		GjAggArg   *to = &staged->args[a];
+		int64		nrows = arg_rows(arg, input);
+
+		if (arg->side == GJ_AGG_SIDE_PAIR)
+		{
+			to->instrs = put(at, arg->instrs, sizeof(GjInstr) * arg->ninstrs);
+			to->values = NULL;
+			to->flags = NULL;
+			continue;
+		}
+		to->instrs = NULL;
+		to->ninstrs = 0;
+		to->values = put(at, arg->values, sizeof(int64) * nrows);
+		to->flags = arg->flags == NULL ? NULL : put(at, arg->flags, nrows);
+	}
+	put_side(at, &staged->pair_cols[0], &spec->pair_cols[0], input->outer_nrows);
+	put_side(at, &staged->pair_cols[1], &spec->pair_cols[1], input->inner_nrows);
+	if (spec->outer_group != NULL)
+		staged->outer_group = put(at, spec->outer_group, sizeof(uint32) * input->outer_nrows);
+	if (spec->inner_group != NULL)
+		staged->inner_group = put(at, spec->inner_group, sizeof(uint32) * input->inner_nrows);
+	if (spec->host_later[0] != NULL)
+		staged->host_later[0] = put(at, spec->host_later[0], input->outer_nrows);
+	if (spec->host_later[1] != NULL)
+		staged->host_later[1] = put(at, spec->host_later[1], input->inner_nrows);
+
+	partial = (GjAggPartial *) *at;
+	memset(partial, 0, sizeof(GjAggPartial));
+	*at += MAXALIGN(sizeof(GjAggPartial));
+	if (spec->outer_group != NULL)
+	{
+		int64		groups = gj_agg_spec_groups(spec);
+		Size		acc_bytes = sizeof(GjAggAcc) * groups * spec->nargs;
+
+		partial->group_pairs = (int64 *) *at;
+		memset(partial->group_pairs, 0, sizeof(int64) * groups);
+		*at += MAXALIGN(sizeof(int64) * groups);
+		partial->group_acc = (GjAggAcc *) *at;
+		memset(partial->group_acc, 0, acc_bytes);
+		*at += MAXALIGN(acc_bytes);
+	}
+	join->agg_spec = spec;
+	join->staged_partial = partial;
+	join->staged_group_pairs = partial->group_pairs;
+	join->staged_group_acc = partial->group_acc;
+	join->agg_finished = false;
+	return staged;
+}
+
 static void *
 service_begin_join(const GjJoinInput *input, GjError *err)
 {
@@ -286,6 +425,8 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		side_bytes(&input->outer, input->outer_nrows) +
 		side_bytes(&input->inner, input->inner_nrows) +
 		2 * MAXALIGN(sizeof(uint32) * capacity);
+	if (input->agg_spec != NULL)
+		size += agg_spec_bytes(input->agg_spec, input);
 	chunk = wait_for_staging(size);
 	if (chunk == NULL)
 	{
@@ -311,12 +452,17 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	join->result_outer = (uint32 *) at;
 	at += MAXALIGN(sizeof(uint32) * capacity);
 	join->result_inner = (uint32 *) at;
+	at += MAXALIGN(sizeof(uint32) * capacity);
+	shared_input->agg_spec = input->agg_spec == NULL ? NULL :
+		put_agg_spec(&at, join, input->agg_spec, input);
+	Assert(at <= join->chunk + size);
 	join->capacity = capacity;
 	join->generation = generation;
 	join->algorithm = input->algorithm;
 
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
+	slot->agg_partial = join->staged_partial;
 	/*
 	 * gpujoin.debug_fault = service_bad_request: a request whose input lies
 	 * outside the staging area (on the service's control block), for the
@@ -334,16 +480,27 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	return join;
 }
 
-static bool
-service_run_step(void *state, const GjTile *tile, int64_t *outer_next,
-				 GjMatches *matches, GjStats *stats, GjError *err)
+static void
+add_stats(GjStats *into, const GjStats *from)
 {
-	GjServiceJoinClient *join = state;
+	into->pairs_evaluated += from->pairs_evaluated;
+	into->device_matches += from->device_matches;
+	into->bytes_to_device += from->bytes_to_device;
+	into->bytes_from_device += from->bytes_from_device;
+	into->kernel_ms += from->kernel_ms;
+	into->transfer_ms += from->transfer_ms;
+}
+
+/* A STEP or an AGG_STEP: the matches come back in the chunk. */
+static bool
+service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
+			 int64_t *outer_next, GjMatches *matches, GjStats *stats, GjError *err)
+{
 	GjServiceSlot *slot;
 
 	if ((slot = my_slot(err)) == NULL)
 		return false;
-	slot->op = GJ_OP_STEP;
+	slot->op = op;
 	slot->join = join->handle;
 	slot->tile = *tile;
 	slot->outer_next = *outer_next;	/* where the step starts */
@@ -356,12 +513,88 @@ service_run_step(void *state, const GjTile *tile, int64_t *outer_next,
 	matches->outer_rows = join->result_outer;
 	matches->inner_rows = join->result_inner;
 	matches->count = slot->nmatches;
-	stats->pairs_evaluated += slot->stats.pairs_evaluated;
-	stats->device_matches += slot->stats.device_matches;
-	stats->bytes_to_device += slot->stats.bytes_to_device;
-	stats->bytes_from_device += slot->stats.bytes_from_device;
-	stats->kernel_ms += slot->stats.kernel_ms;
-	stats->transfer_ms += slot->stats.transfer_ms;
+	add_stats(stats, &slot->stats);
+	return true;
+}
+
+static bool
+service_run_step(void *state, const GjTile *tile, int64_t *outer_next,
+				 GjMatches *matches, GjStats *stats, GjError *err)
+{
+	return service_step(state, GJ_OP_STEP, tile, outer_next, matches, stats, err);
+}
+
+/*
+ * An aggregate step: the service reduces into the partials in the chunk
+ * (the join's, over all its steps, as the cuda backend keeps them on the
+ * device), so *partial is left alone until agg_finish; the pairs the host
+ * must reduce come back as a step's matches do.
+ */
+static bool
+service_agg_step(void *state, const GjTile *tile, int64_t *outer_next,
+				 const GjAggSpec *spec, GjAggPartial *partial,
+				 GjMatches *matches, GjStats *stats, GjError *err)
+{
+	GjServiceJoinClient *join = state;
+
+	if (spec != join->agg_spec || join->agg_finished)
+	{
+		set_error(err, GJ_ERR_DEVICE,
+				  "an aggregate step in the GPU service needs the spec the join was opened with");
+		return false;
+	}
+	return service_step(join, GJ_OP_AGG_STEP, tile, outer_next, matches, stats, err);
+}
+
+/*
+ * After the last aggregate step: the service adds what its backend still
+ * holds into the partials in the chunk and returns their totals there;
+ * they are added into the executor's *partial (gj_agg_merge: groups and
+ * arguments in the same layout, agg_spec.h).
+ */
+static bool
+service_agg_finish(void *state, const GjAggSpec *spec, GjAggPartial *partial,
+				   GjStats *stats, GjError *err)
+{
+	GjServiceJoinClient *join = state;
+	GjServiceSlot *slot;
+	const GjAggPartial *staged = join->staged_partial;
+	int			nargs = spec->nargs;
+	int			a;
+
+	if (spec != join->agg_spec || join->agg_finished)
+	{
+		set_error(err, GJ_ERR_DEVICE,
+				  "aggregates in the GPU service are finished once, with the spec the join was opened with");
+		return false;
+	}
+	if ((slot = my_slot(err)) == NULL)
+		return false;
+	slot->op = GJ_OP_AGG_FINISH;
+	slot->join = join->handle;
+	if (!service_call(slot, join->generation, err))
+		return false;
+	join->agg_finished = true;
+	add_stats(stats, &slot->stats);
+
+	partial->pairs += staged->pairs;
+	for (a = 0; a < nargs; a++)
+		gj_agg_merge(&partial->acc[a], &staged->acc[a], spec->args[a].cls);
+	if (spec->outer_group != NULL && partial->group_pairs != NULL)
+	{
+		int64		groups = gj_agg_spec_groups(spec);
+		int64		g;
+
+		for (g = 0; g < groups; g++)
+		{
+			if (join->staged_group_pairs[g] == 0)
+				continue;		/* no pair, nothing reduced */
+			partial->group_pairs[g] += join->staged_group_pairs[g];
+			for (a = 0; a < nargs; a++)
+				gj_agg_merge(&partial->group_acc[g * nargs + a],
+							 &join->staged_group_acc[g * nargs + a], spec->args[a].cls);
+		}
+	}
 	return true;
 }
 
@@ -424,6 +657,8 @@ service_end_join(void *state)
 		.run_step = service_run_step, \
 		.end_join = service_end_join, \
 		.tile_can_match = service_tile_can_match, \
+		.agg_step = service_agg_step, \
+		.agg_finish = service_agg_finish, \
 		.algorithms = (1u << GJ_ALGO_NESTLOOP) | (1u << GJ_ALGO_SORTMERGE) | (1u << GJ_ALGO_HASH), \
 	}
 

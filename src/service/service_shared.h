@@ -26,6 +26,7 @@
 #include "storage/latch.h"
 #include "storage/spin.h"
 
+#include "kernels/agg_reduce.h"
 #include "kernels/backend.h"
 #include "service/gpujoin_service.h"
 
@@ -45,7 +46,9 @@ typedef enum GjRequestOp
 	GJ_OP_OPEN = 1,				/* begin_join on the input at input */
 	GJ_OP_STEP,					/* run_step of join on tile */
 	GJ_OP_TILE_CAN_MATCH,		/* tile_can_match of join on tile */
-	GJ_OP_CLOSE					/* end_join of join */
+	GJ_OP_CLOSE,				/* end_join of join */
+	GJ_OP_AGG_STEP,				/* agg_step of join on tile */
+	GJ_OP_AGG_FINISH			/* agg_finish of join */
 } GjRequestOp;
 
 typedef struct GjServiceSlot
@@ -58,8 +61,11 @@ typedef struct GjServiceSlot
 
 	/* OPEN */
 	const GjJoinInput *input;	/* in one of the client's chunks */
+	GjAggPartial *agg_partial;	/* with input->agg_spec: where the service
+								 * reduces (AGG_STEP) and returns (AGG_FINISH)
+								 * the join's partial aggregates */
 
-	/* STEP */
+	/* STEP, AGG_STEP */
 	GjTile		tile;
 	uint32	   *result_outer;	/* room for result_capacity rows each */
 	uint32	   *result_inner;

@@ -10,7 +10,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(23);
+SELECT plan(74);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -70,6 +70,39 @@ INSERT INTO queries VALUES
     ('hash and a theta qual, full', 'SELECT sr.id, ss.id FROM sr FULL JOIN ss ON sr.a = ss.a AND sr.f + ss.f > 150'),
     ('anti', 'SELECT sr.id FROM sr WHERE NOT EXISTS (SELECT 1 FROM ss WHERE ss.a = sr.a + 3)'),
     ('semi, nestloop', 'SELECT sr.id FROM sr WHERE EXISTS (SELECT 1 FROM ss WHERE ss.a <> sr.a AND ss.id < sr.id - 2000)');
+-- aggregates over joins, reduced in the service (agg_step), each under the
+-- algorithms it can run with; numeric keys, some with no exact device value
+-- (1e25 + g: the host joins those rows), and NULLs
+CREATE TEMP TABLE sn AS SELECT g AS id, g % 4 AS k,
+    CASE WHEN g % 11 = 0 THEN NULL WHEN g % 97 = 0 THEN 1e25 + g ELSE round((g % 300)::numeric / 7, 6) END AS n
+    FROM generate_series(1, 1500) g;
+CREATE TEMP TABLE tn AS SELECT g AS id, g % 3 AS k,
+    CASE WHEN g % 13 = 0 THEN NULL WHEN g % 89 = 0 THEN 1e25 + g ELSE round((g % 280)::numeric / 7, 6) END AS n
+    FROM generate_series(1, 1200) g;
+ANALYZE sn;
+ANALYZE tn;
+CREATE TEMP TABLE aggqueries (name text, q text, algorithms text[], reduced bool);
+INSERT INTO aggqueries VALUES
+    ('count, sum, avg, min, max', 'SELECT count(*), sum(sr.a), avg(ss.id), min(ss.f), max(sr.f), count(sr.f) FROM sr JOIN ss ON sr.a = ss.a',
+     '{auto,nestloop,sortmerge,hash}', true),
+    ('range runs', 'SELECT count(*), sum(ss.id), min(sr.id), max(ss.a), avg(sr.a) FROM sr JOIN ss ON ss.a BETWEEN sr.a AND sr.a + 20',
+     '{auto,nestloop,sortmerge}', true),
+    ('GROUP BY outer', 'SELECT sr.a % 10, count(*), sum(ss.id), max(ss.f) FROM sr JOIN ss ON sr.a = ss.a GROUP BY 1',
+     '{auto,nestloop,sortmerge,hash}', true),
+    ('GROUP BY inner', 'SELECT ss.a % 7, count(*), min(sr.id), avg(sr.a) FROM sr JOIN ss ON sr.a < ss.a AND sr.id < 300 GROUP BY 1',
+     '{auto,nestloop,sortmerge}', true),
+    ('GROUP BY both sides', 'SELECT sr.a % 5, ss.a % 3, count(*), sum(sr.id + ss.id) FROM sr JOIN ss ON sr.a = ss.a GROUP BY 1, 2',
+     '{auto,nestloop,sortmerge,hash}', true),
+    ('dominance count', 'SELECT count(*) FROM sr JOIN ss ON sr.a < ss.a AND sr.id > ss.id',
+     '{auto,nestloop}', true),
+    ('pair arguments', 'SELECT count(*), sum(sr.a * ss.a), max(sr.f + ss.f) FROM sr JOIN ss ON sr.a = ss.a + 1',
+     '{auto,nestloop,sortmerge,hash}', false),
+    ('HAVING', 'SELECT sr.a % 10, count(*) FROM sr JOIN ss ON sr.a = ss.a GROUP BY 1 HAVING count(*) > 330',
+     '{auto,hash}', false),
+    ('numeric keys and NULLs', 'SELECT count(*), sum(sn.id), max(tn.id), min(sn.k + tn.k) FROM sn JOIN tn ON sn.n = tn.n',
+     '{auto,nestloop,sortmerge,hash}', false),
+    ('numeric band, GROUP BY', 'SELECT tn.k, count(*), sum(sn.id) FROM sn JOIN tn ON sn.n BETWEEN tn.n - 1 AND tn.n GROUP BY 1',
+     '{auto,nestloop,sortmerge}', false);
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.enabled = off;
 CREATE FUNCTION pg_temp.rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
@@ -78,7 +111,14 @@ BEGIN
     EXECUTE 'SELECT coalesce(array_agg(t::text ORDER BY t::text), ''{}'') FROM (' || q || ') t' INTO result;
     RETURN result;
 END $$;
+-- the rows of q under gpujoin.algorithm = algorithm
+CREATE FUNCTION pg_temp.rows_with(q text, algorithm text) RETURNS text[] LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('gpujoin.algorithm', algorithm, true);
+    RETURN pg_temp.rows_of(q);
+END $$;
 CREATE TEMP TABLE native AS SELECT name, pg_temp.rows_of(q) AS rows FROM queries;
+CREATE TEMP TABLE aggnative AS SELECT name, pg_temp.rows_of(q) AS rows FROM aggqueries;
 SET LOCAL gpujoin.enabled = on;
 SET LOCAL enable_nestloop = off;
 SET LOCAL enable_hashjoin = off;
@@ -96,6 +136,23 @@ SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$',
                'after the joins the service holds no staging memory and no join, and says it served them');
+
+SELECT matches(pg_temp.explain_analyze(q), 'GPU Aggregates: .*Backend: cpu \(service\)\n',
+               'EXPLAIN ANALYZE: aggregates, ' || name || ', ran in the service (no fallback)')
+    FROM aggqueries ORDER BY name;
+SELECT matches(pg_temp.explain_analyze(q), 'Pairs Reduced in Backend: [1-9]',
+               'EXPLAIN ANALYZE: aggregates, ' || name || ', reduced in the service')
+    FROM aggqueries WHERE reduced ORDER BY name;
+SELECT matches(pg_temp.explain_analyze(q), 'Algorithm: nestloop \(dominance counting\)',
+               'EXPLAIN ANALYZE: the dominance count in the service counts by dominance')
+    FROM aggqueries WHERE name = 'dominance count';
+SELECT is(pg_temp.rows_with(q, algorithm), (SELECT rows FROM aggnative n WHERE n.name = aggqueries.name),
+          'aggregates, ' || name || ', gpujoin.algorithm = ' || algorithm || ', in the service: the rows of the native plan')
+    FROM aggqueries, unnest(algorithms) AS algorithm ORDER BY name, algorithm;
+SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
+SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
+               ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$',
+               'after the aggregates the service holds no staging memory and no join');
 
 -- a statement_timeout in the middle of a join in the service
 CREATE TEMP TABLE big AS SELECT g AS a FROM generate_series(1, 30000) g;
@@ -127,7 +184,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service on the cpu backend', 22);
+SELECT skip('the cluster runs no GPU service on the cpu backend', 73);
 \endif
 
 SELECT * FROM finish();
