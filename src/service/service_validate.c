@@ -1,0 +1,287 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_validate.c
+ *	  The GPU service's checks of a client's request (docs/architecture.md,
+ *	  section 8, "Validation"): every pointer against the staging chunks the
+ *	  client owns, every program against the columns it loads and the
+ *	  interpreter's stack, every group number against the groups of the
+ *	  partials; and the service's own copies of what the client could change
+ *	  under a running join and whose values index memory (an aggregate
+ *	  spec's pair programs and group numbers).
+ *
+ * The worker threads call these (service_workers.c): nothing here calls a
+ * PostgreSQL function but the staging area's ownership check (a spinlock)
+ * and malloc'd memory.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "service/service_shared.h"
+#include "service/service_validate.h"
+
+/* Does the side's every column lie in the client's chunks? */
+bool
+gj_service_side_valid(const GjKeyColumns *cols, int64 nrows, int pid)
+{
+	int			c;
+
+	if (cols->ncols < 0 || cols->ncols > GJ_MAX_KEY_COLS || nrows < 0 || nrows > GJ_MAX_SIDE_ROWS)
+		return false;
+	for (c = 0; c < cols->ncols; c++)
+	{
+		if (!gj_staging_owned_by(cols->values[c], sizeof(int64) * nrows, pid))
+			return false;
+		if (cols->isnull[c] != NULL && !gj_staging_owned_by(cols->isnull[c], nrows, pid))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Can the interpreter run the program without reading outside what it is
+ * given (gj_program_run trusts the compiler's checks, and the program came
+ * from a client)?  Every opcode known, no stack underflow or overflow, and
+ * every LOAD of a column the side has.  A program of outer columns only
+ * (range bounds, run with no inner side) passes inner_ncols 0.
+ */
+bool
+gj_service_program_valid(const GjInstr *instrs, int ninstrs, int outer_ncols, int inner_ncols)
+{
+	int			depth = 0;
+	int			pc;
+
+	if (ninstrs < 0 || ninstrs > GJ_MAX_INSTRS)
+		return false;
+	for (pc = 0; pc < ninstrs; pc++)
+	{
+		const GjInstr *in = &instrs[pc];
+		int			pops,
+					pushes = 1;
+
+		switch (in->op)
+		{
+			case GJOP_LOAD_OUTER:
+			case GJOP_LOAD_INNER:
+				if (in->arg < 0 ||
+					in->arg >= (in->op == GJOP_LOAD_OUTER ? outer_ncols : inner_ncols))
+					return false;
+				pops = 0;
+				break;
+			case GJOP_CONST:
+			case GJOP_CONST_NULL:
+				pops = 0;
+				break;
+			case GJOP_NEG:
+			case GJOP_ABS:
+			case GJOP_INT_TO_FLOAT:
+			case GJOP_FLOAT_TO_FLOAT4:
+			case GJOP_INT_NARROW:
+			case GJOP_NOT:
+			case GJOP_IS_NULL:
+			case GJOP_IS_NOT_NULL:
+				pops = 1;
+				break;
+			case GJOP_EQ:
+			case GJOP_NE:
+			case GJOP_LT:
+			case GJOP_LE:
+			case GJOP_GT:
+			case GJOP_GE:
+			case GJOP_ADD:
+			case GJOP_SUB:
+			case GJOP_MUL:
+			case GJOP_DIV:
+			case GJOP_MOD:
+			case GJOP_DATE_PLI:
+			case GJOP_DATE_MII:
+			case GJOP_DATE_MI:
+			case GJOP_AND:
+			case GJOP_OR:
+				pops = 2;
+				break;
+			default:
+				return false;
+		}
+		if (depth < pops || depth - pops + pushes > GJ_MAX_STACK)
+			return false;
+		depth += pushes - pops;
+	}
+	return true;
+}
+
+/* Do the join's programs and its range and hash keys name columns it has? */
+bool
+gj_service_join_specs_valid(const GjJoinInput *in)
+{
+	int			k;
+
+	if (!gj_service_program_valid(in->instrs, in->ninstrs, in->outer.ncols, in->inner.ncols))
+		return false;
+	if (in->algorithm == GJ_ALGO_SORTMERGE &&
+		(in->range.inner_col < 0 || in->range.inner_col >= in->inner.ncols ||
+		 !gj_service_program_valid(in->range.lo_instrs, in->range.lo_ninstrs, in->outer.ncols, 0) ||
+		 !gj_service_program_valid(in->range.hi_instrs, in->range.hi_ninstrs, in->outer.ncols, 0)))
+		return false;
+	if (in->algorithm == GJ_ALGO_HASH)
+	{
+		if (in->equi.nkeys < 0 || in->equi.nkeys > GJ_MAX_KEY_COLS)
+			return false;
+		for (k = 0; k < in->equi.nkeys; k++)
+			if (in->equi.outer_cols[k] < 0 || in->equi.outer_cols[k] >= in->outer.ncols ||
+				in->equi.inner_cols[k] < 0 || in->equi.inner_cols[k] >= in->inner.ncols)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * A checked copy of one side's group numbers (malloc'd; NULL when the
+ * array lies outside the client's chunks, a number is out of range, or
+ * memory runs out): each row's group indexes the partials the backend
+ * writes.
+ */
+static uint32 *
+copy_groups(const uint32 *groups, int64 nrows, int64 ngroups, int pid)
+{
+	uint32	   *copy;
+	int64		r;
+
+	if (!gj_staging_owned_by(groups, sizeof(uint32) * nrows, pid))
+		return NULL;
+	copy = malloc(sizeof(uint32) * Max(nrows, 1));
+	if (copy == NULL)
+		return NULL;
+	for (r = 0; r < nrows; r++)
+	{
+		copy[r] = groups[r];
+		if (copy[r] != GJ_AGG_GROUP_DEFERRED && copy[r] >= ngroups)
+		{
+			free(copy);
+			return NULL;
+		}
+	}
+	return copy;
+}
+
+void
+gj_service_free_agg(ServiceAgg *agg)
+{
+	if (agg == NULL)
+		return;
+	free(agg->outer_group);
+	free(agg->inner_group);
+	free(agg);
+}
+
+/* Do the partials still lie in the client's chunks (checked at each use)? */
+bool
+gj_service_partials_owned(const ServiceAgg *agg, int pid)
+{
+	return gj_staging_owned_by(agg->client_partial, sizeof(GjAggPartial), pid) &&
+		(agg->spec.outer_group == NULL ||
+		 (gj_staging_owned_by(agg->partial.group_pairs, agg->group_pairs_bytes, pid) &&
+		  gj_staging_owned_by(agg->partial.group_acc, agg->group_acc_bytes, pid)));
+}
+
+/*
+ * The aggregates of a join whose input has an agg_spec: the spec copied
+ * and checked (every pointer in the client's chunks for the rows it
+ * covers, every program against the columns it loads, every group number
+ * below the groups of the partials), the partials at client_partial.
+ * NULL, with the reason in *why, when anything is invalid.
+ */
+ServiceAgg *
+gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial, int pid,
+				 const char **why)
+{
+	ServiceAgg *agg;
+	GjAggSpec  *spec;
+	int64		max_groups = (int64) gj_service->staging_granules * GJ_STAGING_GRANULE / sizeof(int64);
+	int64		nrows[2] = {in->outer_nrows, in->inner_nrows};
+	int			a,
+				side;
+
+	*why = "its aggregate spec is invalid";
+	if (!gj_staging_owned_by(in->agg_spec, sizeof(GjAggSpec), pid) ||
+		!gj_staging_owned_by(client_partial, sizeof(GjAggPartial), pid))
+		return NULL;
+	if ((agg = calloc(1, sizeof(ServiceAgg))) == NULL)
+	{
+		*why = "the GPU service is out of memory";
+		return NULL;
+	}
+	spec = &agg->spec;
+	*spec = *in->agg_spec;
+	agg->client_partial = client_partial;
+	if (spec->nargs < 0 || spec->nargs > GJ_AGG_MAX_ARGS ||
+		!gj_service_side_valid(&spec->pair_cols[0], in->outer_nrows, pid) ||
+		!gj_service_side_valid(&spec->pair_cols[1], in->inner_nrows, pid))
+		goto invalid;
+	for (a = 0; a < spec->nargs; a++)
+	{
+		GjAggArg   *arg = &spec->args[a];
+
+		if (arg->cls != GJ_CLASS_INT && arg->cls != GJ_CLASS_FLOAT)
+			goto invalid;
+		if (arg->side == GJ_AGG_SIDE_PAIR)
+		{
+			if (arg->ninstrs < 1 || arg->ninstrs > GJ_MAX_INSTRS ||
+				!gj_staging_owned_by(arg->instrs, sizeof(GjInstr) * arg->ninstrs, pid))
+				goto invalid;
+			memcpy(agg->pair_instrs[a], arg->instrs, sizeof(GjInstr) * arg->ninstrs);
+			arg->instrs = agg->pair_instrs[a];
+			if (!gj_service_program_valid(arg->instrs, arg->ninstrs, spec->pair_cols[0].ncols,
+							   spec->pair_cols[1].ncols))
+				goto invalid;
+			continue;
+		}
+		if (arg->side != GJ_AGG_SIDE_OUTER && arg->side != GJ_AGG_SIDE_INNER)
+			goto invalid;
+		if (!gj_staging_owned_by(arg->values, sizeof(int64) * nrows[arg->side], pid) ||
+			(arg->flags != NULL && !gj_staging_owned_by(arg->flags, nrows[arg->side], pid)))
+			goto invalid;
+	}
+	for (side = 0; side < 2; side++)
+		if (spec->host_later[side] != NULL &&
+			!gj_staging_owned_by(spec->host_later[side], nrows[side], pid))
+			goto invalid;
+
+	if (spec->outer_group == NULL)
+	{
+		/* no GROUP BY: the partials are the accumulators of the struct */
+		if (spec->inner_group != NULL)
+			goto invalid;
+		return agg;
+	}
+	if (spec->ngroups < 1 || spec->ngroups > max_groups ||
+		(spec->inner_group != NULL &&
+		 (spec->ninner_groups < 1 || spec->ninner_groups > max_groups / spec->ngroups)))
+		goto invalid;
+	if (spec->inner_group == NULL)
+		spec->ninner_groups = 1;
+	agg->outer_group = copy_groups(spec->outer_group, in->outer_nrows, spec->ngroups, pid);
+	if (agg->outer_group == NULL)
+		goto invalid;
+	spec->outer_group = agg->outer_group;
+	if (spec->inner_group != NULL)
+	{
+		agg->inner_group = copy_groups(spec->inner_group, in->inner_nrows,
+									   spec->ninner_groups, pid);
+		if (agg->inner_group == NULL)
+			goto invalid;
+		spec->inner_group = agg->inner_group;
+	}
+	agg->partial.group_pairs = client_partial->group_pairs;
+	agg->partial.group_acc = client_partial->group_acc;
+	agg->group_pairs_bytes = sizeof(int64) * gj_agg_spec_groups(spec);
+	agg->group_acc_bytes = sizeof(GjAggAcc) * gj_agg_spec_groups(spec) * spec->nargs;
+	if (!gj_service_partials_owned(agg, pid))
+		goto invalid;
+	return agg;
+
+invalid:
+	gj_service_free_agg(agg);
+	return NULL;
+}
+
