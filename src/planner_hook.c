@@ -213,7 +213,7 @@ define_gucs(void)
 							 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpujoin.service_staging_memory",
 							"Shared memory where backends hand the GPU service the inputs of their joins and it returns matches.",
-							"Reserved at server start when gpujoin.service is on; a join that does not fit it runs in the backend.",
+							"Reserved at server start when the service runs; a join that finds it full waits up to 10 s for room, one that can never fit runs in the backend.",
 							&gpujoin_service_staging_memory_mb, 512, 1, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 
