@@ -29,19 +29,7 @@ DB=gpujoin_load
 PSQL="$PG_BINDIR/psql -X -q -A -t"
 OUT=$(mktemp -d /tmp/gpujoin_load.XXXXXX)
 chmod 755 "$OUT"
-passed=0
-failed=0
-
-check() {
-	# check NAME CONDITION-EXIT-STATUS [DETAIL]
-	if [ "$2" = 0 ]; then
-		echo "ok - $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $1${3:+: $3}"
-		failed=$((failed + 1))
-	fi
-}
+. test/lib/check.sh
 
 finish() {
 	[ -z "${LOAD_USE_SERVER:-}" ] && cluster_stop

@@ -26,18 +26,7 @@ restart_after_crash = on" cluster_start || {
 }
 OUT=$CLUSTER_DIR
 PSQL="$PG_BINDIR/psql -X -q -At -v ON_ERROR_STOP=1 -d postgres"
-passed=0
-failed=0
-check() {
-	if [ "$2" = 0 ]; then
-		echo "ok - $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $1"
-		[ -n "${3:-}" ] && echo "#   $3"
-		failed=$((failed + 1))
-	fi
-}
+. test/lib/check.sh
 # the service's pid once it is ready and not old_pid (waits up to 60 s:
 # the server may still be recovering)
 service_pid() {

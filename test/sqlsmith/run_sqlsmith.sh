@@ -22,18 +22,7 @@ SEED=${SMITH_SEED:-1}
 DB=gpujoin_smith
 PSQL="$PG_BINDIR/psql -X -q -A -t"
 OUT=$(mktemp -d /tmp/gpujoin_smith.XXXXXX)
-passed=0
-failed=0
-
-check() {
-	if [ "$2" = 0 ]; then
-		echo "ok - $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $1${3:+: $3}"
-		failed=$((failed + 1))
-	fi
-}
+. test/lib/check.sh
 
 finish() {
 	[ -z "${SMITH_USE_SERVER:-}" ] && cluster_stop
