@@ -95,11 +95,19 @@ service_row(ReturnSetInfo *rsinfo)
 	else if (st.state == GJ_SERVICE_NO_DEVICE)
 		snprintf(status, sizeof(status), "no device (%s backend): %s", backend, st.message);
 	else if (st.state == GJ_SERVICE_READY)
+	{
+		char		budget[64] = "no limit";
+
+		if (st.device_budget > 0)
+			snprintf(budget, sizeof(budget), "of %lld", (long long) st.device_budget);
 		snprintf(status, sizeof(status),
 				 "ready (%s backend), pid %d, started %lld times, %lld bytes in use, "
-				 "%d joins running, %d queued, %lld served",
+				 "%d joins running, %d queued, %lld served; "
+				 "device memory: %lld bytes reserved (%s), %d joins waiting",
 				 backend, st.pid, (long long) st.starts, (long long) st.memory_in_use,
-				 st.joins_running, st.joins_queued, (long long) st.joins_served);
+				 st.joins_running, st.joins_queued, (long long) st.joins_served,
+				 (long long) st.device_reserved, budget, st.joins_waiting);
+	}
 	else
 		snprintf(status, sizeof(status), "%s (%s backend)",
 				 gpujoin_service_state_name(st.state), backend);

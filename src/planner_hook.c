@@ -44,6 +44,7 @@ bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
 int			gpujoin_service_workers = 4;
 int			gpujoin_service_staging_memory_mb = 512;
+int			gpujoin_service_device_memory_kb = 0;
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
@@ -216,6 +217,13 @@ define_gucs(void)
 							"Reserved at server start when the service runs; a join that finds it full waits up to 10 s for room, one that can never fit runs in the backend.",
 							&gpujoin_service_staging_memory_mb, 512, 1, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.service_device_memory",
+							"Device memory the GPU service's joins may reserve together; 0 is nine tenths of what the device has free when the service starts.",
+							"Each join reserves its budget (gpujoin.device_memory, or half of this total) when it opens; one that finds less than a quarter of it free waits for "
+							"other joins to close (up to 10 s), then runs with what is free, in smaller tiles.  With gpujoin.service_backend = cpu, 0 is no limit.",
+							&gpujoin_service_device_memory_kb, 0, 0, INT_MAX,
+							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpujoin.service_workers",
 							"Threads of the GPU service that serve the joins of different sessions at once.",

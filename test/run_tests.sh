@@ -153,14 +153,16 @@ run_suite symbols test/check_symbols.sh
 # SKIP_RELIABILITY.
 run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_test cpu'
 
-# fuzz, load, sqlsmith, service_crash: each script ends with "<name>: N passed, N failed"
+# fuzz, load, sqlsmith, service_crash, service_budget: each script ends with "<name>: N passed, N failed"
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
 	run_suite fuzz test/fuzz/run_fuzz.sh
 	run_suite load test/load/run_load.sh
 	run_suite sqlsmith test/sqlsmith/run_sqlsmith.sh
-	# on a cluster of its own: the service killed with SIGKILL mid-join
+	# on clusters of their own: the service killed with SIGKILL mid-join,
+	# and the service's device memory budget (a postmaster setting)
 	run_suite service_crash test/load/service_crash.sh
+	run_suite service_budget test/load/service_budget.sh
 fi
 
 echo

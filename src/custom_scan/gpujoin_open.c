@@ -452,7 +452,10 @@ gpujoin_join_input(GpuJoinState *gjs, GjJoinInput *input)
  * memory than the budget promised (another process took it, or
  * fragmentation), halve the budget and so the tiles, and try again; below
  * MIN_RETRY_BUDGET give up on the device and run the join on the cpu
- * backend, which gives the same rows.
+ * backend, which gives the same rows.  In the GPU service the join first
+ * waits for its share of the service's device memory budget
+ * (service_budget.c), and runs with smaller tiles when less is free; only
+ * when none came within the bound does it run on the cpu backend.
  */
 static void
 gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
@@ -461,11 +464,14 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 				end;
 	GjError		err;
 	int64		budget;
+	double		budget_wait_left = gj_service_budget_wait_bound();
 
 	if (gpujoin_device_memory_kb > 0)
 		budget = (int64) gpujoin_device_memory_kb * 1024;
 	else if (gjs->backend == &gj_cuda_backend)
 		budget = gjs->cuda_info.free_memory / 2;
+	else if (gj_backend_in_service(gjs->backend) && gj_service_budget_total() > 0)
+		budget = Max(gj_service_budget_total() / 2, MIN_RETRY_BUDGET);
 	else if (gjs->backend == &gj_service_cuda_backend)
 	{
 		/* half of what the service's device has free now */
@@ -481,22 +487,42 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
+		memset(&err, 0, sizeof(err));
+		if (gj_backend_in_service(gjs->backend))
+		{
+			double		waited = 0;
+			int64		granted = gj_service_budget_wait(budget, MIN_RETRY_BUDGET,
+														 &budget_wait_left, &waited);
+
+			gjs->counters.service_queue_ms += waited;
+			if (granted == 0)
+			{
+				err.code = GJ_ERR_BUSY;
+				snprintf(err.message, sizeof(err.message),
+						 "the GPU service's device memory (gpujoin.service_device_memory) stayed reserved by other joins for %.0f s",
+						 gj_service_budget_wait_bound() / 1000.0);
+				goto on_cpu;
+			}
+			budget = granted;
+		}
 		gj_tile_schedule_plan(&gjs->sched,
 						   gjs->outer_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
 						   gjs->inner_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->inner_buf),
 						   budget,
-						   gjs->backend == &gj_service_cpu_backend ||
-						   gjs->backend == &gj_service_cuda_backend ? gj_service_max_matches() : 0);
+						   gj_backend_in_service(gjs->backend) ? gj_service_max_matches() : 0);
 		input->match_capacity = gjs->sched.match_capacity;
 		input->budget_bytes = budget;
 
-		memset(&err, 0, sizeof(err));
 		gj_service_queue_ms = 0;
 		gjs->backend_state = gpujoin_backend_begin(gjs->backend, input, &err);
 		gjs->counters.service_queue_ms += gj_service_queue_ms;
 		if (gjs->backend_state != NULL)
 			break;
-		if (err.code != GJ_ERR_OUT_OF_MEMORY && err.code != GJ_ERR_OVER_BUDGET)
+		/* another join took the budget since this one looked: wait again */
+		if (err.code == GJ_ERR_BUSY && budget_wait_left > 0)
+			continue;
+		if (err.code != GJ_ERR_OUT_OF_MEMORY && err.code != GJ_ERR_OVER_BUDGET &&
+			err.code != GJ_ERR_BUSY)
 			gpujoin_backend_error(gjs, &err);
 		/* over the budget at any tile size: no smaller tiles will do */
 		if (err.code == GJ_ERR_OUT_OF_MEMORY && budget / 2 >= MIN_RETRY_BUDGET)
@@ -507,6 +533,7 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 				 err.message, (long long) (budget / 1024));
 			continue;
 		}
+on_cpu:
 		if (gjs->backend == &gj_cpu_backend)
 			gpujoin_backend_error(gjs, &err);
 		ereport(NOTICE,
@@ -514,7 +541,7 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 						gjs->backend->name),
 				 errdetail("%s", err.message)));
 		gjs->fallback_from = gjs->backend;
-		gjs->fallback_reason = "out of memory";
+		gjs->fallback_reason = err.code == GJ_ERR_BUSY ? "device memory busy" : "out of memory";
 		gjs->backend = &gj_cpu_backend;
 		/* a set budget bounds the cpu backend's tiles too, as on cpu */
 		budget = gpujoin_device_memory_kb > 0 ?

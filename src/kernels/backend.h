@@ -169,6 +169,8 @@ typedef struct GjError
 #define GJ_ERR_UNAVAILABLE	3
 #define GJ_ERR_OVER_BUDGET	4	/* begin_join: the join does not fit the budget
 								 * at any tile size */
+#define GJ_ERR_BUSY			5	/* the GPU service: its device memory budget is
+								 * reserved by other joins (service_budget.c) */
 
 typedef struct GjBackend
 {

@@ -75,6 +75,7 @@ typedef struct ServiceJoin
 	GjJoinInput input;			/* the validated copy the backend reads */
 	ServiceAgg *agg;			/* NULL: no aggregate steps */
 	void	   *state;
+	int64		reserved;		/* of the device budget (service_budget.c) */
 } ServiceJoin;
 
 static ServiceJoin service_joins[GJ_SERVICE_MAX_JOINS];
@@ -300,6 +301,7 @@ open_backend(char *message, size_t len)
 		gj_service->status.total_memory = 0;
 		gj_service->status.free_memory = 0;
 		SpinLockRelease(&gj_service->mutex);
+		gj_service_budget_init(0);
 		return true;
 	}
 	memset(&info, 0, sizeof(info));
@@ -318,6 +320,7 @@ open_backend(char *message, size_t len)
 	gj_service->status.cc_major = info.cc_major;
 	gj_service->status.cc_minor = info.cc_minor;
 	SpinLockRelease(&gj_service->mutex);
+	gj_service_budget_init(info.free_memory);
 	pin_staging();
 	return true;
 }
@@ -405,6 +408,7 @@ close_join(ServiceJoin *join)
 {
 	service_backend->end_join(join->state);
 	gj_service_free_agg(join->agg);
+	gj_service_budget_release(join->reserved);
 	pthread_mutex_lock(&joins_lock);
 	join->state = NULL;
 	join->agg = NULL;
@@ -480,11 +484,24 @@ handle_open(GjServiceSlot *slot, int pid)
 		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
 		return;
 	}
+	/* the budget is reserved before the backend allocates it */
+	join->reserved = Max(in.budget_bytes, 0);
+	if (!gj_service_budget_reserve(join->reserved))
+	{
+		pthread_mutex_lock(&joins_lock);
+		join->in_use = false;
+		join->busy = false;
+		pthread_mutex_unlock(&joins_lock);
+		gj_service_free_agg(agg);
+		fail(slot, GJ_ERR_BUSY, "the GPU service's device memory is reserved by other joins");
+		return;
+	}
 	join->input = in;
 	join->state = service_backend->begin_join(&join->input, &slot->err);
 	pthread_mutex_lock(&joins_lock);
 	if (join->state == NULL)
 	{
+		gj_service_budget_release(join->reserved);
 		join->in_use = false;
 		join->busy = false;
 		pthread_mutex_unlock(&joins_lock);

@@ -50,6 +50,10 @@ typedef struct GjServiceStatus
 	int32		joins_running;
 	int32		workers;		/* threads serving requests */
 	int64		joins_served;	/* opened since the service started */
+	int64		device_budget;	/* for all joins together, 0: no limit
+								 * (service_budget.c) */
+	int64		device_reserved;	/* by the joins open now */
+	int32		joins_waiting;	/* clients waiting for device memory */
 	char		message[256];	/* why there is no device */
 } GjServiceStatus;
 
@@ -58,6 +62,7 @@ extern bool gpujoin_service_enabled;
 extern int	gpujoin_service_backend;
 extern int	gpujoin_service_staging_memory_mb;
 extern int	gpujoin_service_workers;
+extern int	gpujoin_service_device_memory_kb;
 
 extern void gpujoin_service_init(void);
 extern void gpujoin_service_status(GjServiceStatus *status);

@@ -109,6 +109,13 @@ extern int64 gj_staging_free_dead_owners(void);
 extern const GjBackend gj_service_cpu_backend;
 extern const GjBackend gj_service_cuda_backend;
 extern bool gpujoin_service_ready(void);
+
+/* Does this backend run the join in the GPU service? */
+static inline bool
+gj_backend_in_service(const GjBackend *backend)
+{
+	return backend == &gj_service_cpu_backend || backend == &gj_service_cuda_backend;
+}
 extern int64 gj_service_max_matches(void);
 extern double gj_service_queue_ms;
 
@@ -117,6 +124,15 @@ extern void gj_service_handle_requests(void);
 extern void gj_service_serve_request(int slotno);
 
 /* service_workers.c: the threads that serve requests */
+/* service_budget.c: the device memory of all joins together */
+extern void gj_service_budget_init(int64 device_free_memory);
+extern bool gj_service_budget_reserve(int64 bytes);
+extern void gj_service_budget_release(int64 bytes);
+extern int64 gj_service_budget_total(void);
+extern int64 gj_service_budget_wait(int64 budget, int64 min_budget,
+									double *deadline_ms, double *waited_ms);
+extern double gj_service_budget_wait_bound(void);
+
 extern void gj_service_workers_start(int nworkers);
 extern int	gj_service_workers_running(void);
 extern void gj_service_workers_submit(int slotno);

@@ -186,12 +186,12 @@ if [ "$($PSQL -d $DB -c "SHOW gpujoin.service")" = on ]; then
 	status=""
 	for i in $(seq 30); do
 		status=$($PSQL -d $DB -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'")
-		echo "$status" | grep -qE ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$' && break
+		echo "$status" | grep -qE ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$' && break
 		sleep 0.2
 	done
 	echo "# service: $status"
 	check "the service served the clients' joins, and after them and a client terminated mid-join it holds nothing" \
-		$([ "${terminated:-0}" -gt 0 ] && echo "$status" | grep -qE ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$' &&
+		$([ "${terminated:-0}" -gt 0 ] && echo "$status" | grep -qE ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$' &&
 			echo 0 || echo 1) "terminated ${terminated:-0}; $status"
 fi
 

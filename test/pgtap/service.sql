@@ -48,7 +48,7 @@ SELECT current_setting('gpujoin.service') = 'on' AND
 SELECT coalesce(pg_temp.service_pid(), 0) AS first_pid \gset
 SELECT ok(:first_pid <> 0, 'the service runs: pg_stat_activity shows backend_type "gpujoin service"');
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
-               '^ready \(cpu backend\), pid [0-9]+, started [0-9]+ times, 0 bytes in use, 0 joins running, 0 queued, [0-9]+ served$',
+               '^ready \(cpu backend\), pid [0-9]+, started [0-9]+ times, 0 bytes in use, 0 joins running, 0 queued, [0-9]+ served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
                'gpujoin_devices(): the service row says ready on the cpu backend, its pid, memory in use and joins');
 SELECT is((SELECT name FROM gpujoin_devices() WHERE backend = 'service'), 'host processor',
           'the service row names the device the service opened');
@@ -134,7 +134,7 @@ SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.
           name || ' in the service, many tiles: the rows of the native plan')
     FROM queries ORDER BY name;
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
-               ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$',
+               ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
                'after the joins the service holds no staging memory and no join, and says it served them');
 
 SELECT matches(pg_temp.explain_analyze(q), 'GPU Aggregates: .*Backend: cpu \(service\)\n',
@@ -151,7 +151,7 @@ SELECT is(pg_temp.rows_with(q, algorithm), (SELECT rows FROM aggnative n WHERE n
     FROM aggqueries, unnest(algorithms) AS algorithm ORDER BY name, algorithm;
 SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
-               ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served$',
+               ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
                'after the aggregates the service holds no staging memory and no join');
 
 -- a statement_timeout in the middle of a join in the service

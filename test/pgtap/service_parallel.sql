@@ -30,7 +30,7 @@ BEGIN
 END $$;
 
 CREATE FUNCTION pg_temp.served() RETURNS bigint LANGUAGE sql AS $$
-    SELECT substring(status FROM ', ([0-9]+) served$')::bigint
+    SELECT substring(status FROM ', ([0-9]+) served;')::bigint
     FROM gpujoin_devices() WHERE backend = 'service'
 $$;
 

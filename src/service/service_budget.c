@@ -1,0 +1,196 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_budget.c
+ *	  The GPU service's device memory budget: one total for every join it
+ *	  runs, which a join waits for instead of running out of memory.
+ *
+ * Without it, every join in the service took half of what the device had
+ * free when it opened, so a few concurrent joins ran the device out of
+ * memory and retried with smaller tiles, or fell back to the cpu backend.
+ * Now the service owns the budget: gpujoin.service_device_memory (or, at 0,
+ * nine tenths of what the device has free when the service starts; no
+ * limit on the cpu backend) is shared by every join, each join reserves
+ * its own budget (gpujoin.device_memory, or half of the total) when it
+ * opens and gives it back when it closes, however it closes: by its
+ * client, on ERROR, or in the sweep of a client that died.
+ *
+ * The reservation itself is the service's (gj_service_budget_reserve, in
+ * the thread that opens the join, under the control block's spinlock), so
+ * two clients can never both take the last of it.  A client first waits
+ * (gj_service_budget_wait) until enough is free: at least a quarter of the
+ * budget it asked for.  It then takes what there is, up to its budget,
+ * and plans smaller tiles if it has to: a join that does not fit waits or
+ * runs smaller, it does not fail over to the cpu backend.  The wait is
+ * bounded (10 s, as the staging area's) because a plan can hold budget in
+ * one of its own joins while another of them waits; past the bound the
+ * join runs on the cpu backend in the backend process, with a NOTICE.
+ * EXPLAIN ANALYZE counts the wait in "Service Queue Time", and
+ * gpujoin_devices() shows the budget, what is reserved and the joins
+ * waiting for it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
+
+#include "gpujoin.h"
+#include "service/service_shared.h"
+
+/* The longest a join waits for device memory before it runs on the cpu. */
+#define BUDGET_WAIT_MS		10000.0
+
+/*
+ * The service's total, set when it opens its backend: the setting, else
+ * nine tenths of what the device has free then (the tenth left over is
+ * for the contexts, streams and the CUDA libraries' own allocations).  0
+ * means no limit, the cpu backend's default.
+ */
+void
+gj_service_budget_init(int64 device_free_memory)
+{
+	int64		total = (int64) gpujoin_service_device_memory_kb * 1024;
+
+	if (total == 0 && device_free_memory > 0)
+		total = device_free_memory / 10 * 9;
+	else if (total > 0 && device_free_memory > 0)
+		total = Min(total, device_free_memory);
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.device_budget = total;
+	gj_service->status.device_reserved = 0;
+	gj_service->status.joins_waiting = 0;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/*
+ * In the service, when a join opens: reserve its budget.  False when the
+ * rest of the total is too small (another client took it since this one
+ * looked); the client then waits again.  Only the spinlock: safe in a
+ * worker thread.
+ */
+bool
+gj_service_budget_reserve(int64 bytes)
+{
+	bool		ok = true;
+
+	if (bytes < 0)
+		return false;
+	SpinLockAcquire(&gj_service->mutex);
+	if (gj_service->status.device_budget > 0 &&
+		gj_service->status.device_reserved + bytes > gj_service->status.device_budget)
+		ok = false;
+	else
+		gj_service->status.device_reserved += bytes;
+	SpinLockRelease(&gj_service->mutex);
+	return ok;
+}
+
+/* In the service, when a join closes (or failed to open): give it back. */
+void
+gj_service_budget_release(int64 bytes)
+{
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.device_reserved -= bytes;
+	Assert(gj_service->status.device_reserved >= 0);
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/* The service's total, 0 for no limit. */
+int64
+gj_service_budget_total(void)
+{
+	int64		total;
+
+	SpinLockAcquire(&gj_service->mutex);
+	total = gj_service->status.device_budget;
+	SpinLockRelease(&gj_service->mutex);
+	return total;
+}
+
+/* What the service has not reserved, or -1 for no limit. */
+static int64
+budget_available(void)
+{
+	int64		left;
+
+	SpinLockAcquire(&gj_service->mutex);
+	left = gj_service->status.device_budget > 0 ?
+		gj_service->status.device_budget - gj_service->status.device_reserved : -1;
+	SpinLockRelease(&gj_service->mutex);
+	return left;
+}
+
+static void
+count_waiting(int delta)
+{
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->status.joins_waiting += delta;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/*
+ * In the client, before it opens a join of this budget in the service:
+ * the budget to open it with, once the service has at least a quarter of
+ * it (and min_budget) free, and never more than the total; 0 when none
+ * came within the bound (*deadline_ms, the milliseconds the join may still
+ * wait, shared by its retries).  Adds the time waited to *waited_ms.
+ * Cancellable: a cancel or statement_timeout ends the wait with its ERROR.
+ */
+int64
+gj_service_budget_wait(int64 budget, int64 min_budget, double *deadline_ms, double *waited_ms)
+{
+	int64		total = gj_service_budget_total();
+	int64		want;
+	int64		left;
+	instr_time	start,
+				now;
+	double		waited = 0;
+
+	if (total > 0)
+		budget = Min(budget, total);
+	want = Max(Min(budget, min_budget), budget / 4);
+	left = budget_available();
+	if (left < 0 || left >= want)
+		return left < 0 ? budget : Min(budget, left);
+	if (*deadline_ms <= 0)
+		return 0;
+
+	INSTR_TIME_SET_CURRENT(start);
+	count_waiting(1);
+	PG_TRY();
+	{
+		for (;;)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 5L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			left = budget_available();
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, start);
+			waited = INSTR_TIME_GET_MILLISEC(now);
+			if (left < 0 || left >= want || waited >= *deadline_ms || !gpujoin_service_ready())
+				break;
+		}
+	}
+	PG_FINALLY();
+	{
+		count_waiting(-1);
+	}
+	PG_END_TRY();
+	*deadline_ms -= waited;
+	*waited_ms += waited;
+	if (left < 0)
+		return budget;
+	return left >= want ? Min(budget, left) : 0;
+}
+
+/* The bound on a join's wait for device memory, in milliseconds. */
+double
+gj_service_budget_wait_bound(void)
+{
+	return BUDGET_WAIT_MS;
+}

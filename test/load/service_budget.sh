@@ -1,0 +1,142 @@
+#!/bin/bash
+# test/load/service_budget.sh: the GPU service's device memory budget
+# (gpujoin.service_device_memory; src/service/service_budget.c).
+#
+# On a throwaway cluster of its own (the setting is a postmaster one) with
+# the service on SERVICE_BACKEND (default cpu; cuda on a GPU machine) and a
+# total of 8MB for all its joins: a session holds a join open in a cursor,
+# and the joins of other sessions, which ask for more than is left, wait
+# for it and then finish, or run at once with smaller tiles when a quarter
+# of their budget is free, or run on the cpu backend after waiting 10 s;
+# a cancel and a terminated client end their waits and reservations.  The
+# service's row in gpujoin_devices() shows the budget, what is reserved and
+# the joins waiting.  Ends with "service_budget: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+export PG_CONFIG=${PG_CONFIG:-pg_config}
+. test/lib/cluster.sh
+trap cluster_stop EXIT
+GPUJOIN_CLUSTER_CONF="gpujoin.service = on
+gpujoin.service_backend = ${SERVICE_BACKEND:-cpu}
+gpujoin.service_device_memory = 8MB" cluster_start || {
+	echo "could not start a cluster"
+	echo "service_budget: 0 passed, 1 failed"
+	exit 1
+}
+OUT=$CLUSTER_DIR
+PSQL="$PG_BINDIR/psql -X -q -At -v ON_ERROR_STOP=1 -d postgres"
+. test/lib/check.sh
+
+status() {
+	$PSQL -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'"
+}
+# wait (up to 10 s) until the service's status matches the pattern
+wait_status() {
+	local i
+	for i in $(seq 100); do
+		status | grep -qE "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+$PSQL <<'SQL'
+CREATE EXTENSION gpujoin;
+CREATE TABLE br AS SELECT g AS id, g % 100 AS a FROM generate_series(1, 20000) g;
+CREATE TABLE bs AS SELECT g AS id, g % 100 AS a FROM generate_series(1, 20000) g;
+ANALYZE br;
+ANALYZE bs;
+SQL
+for i in $(seq 100); do
+	status | grep -q '^ready' && break
+	sleep 0.1
+done
+FORCE="SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off;
+	SET max_parallel_workers_per_gather = 0; SET gpujoin.device = service; SET gpujoin.enable_aggregate = off;"
+QUERY="SELECT count(*) FROM br JOIN bs ON br.a = bs.a"
+native=$($PSQL -c "SET gpujoin.enabled = off" -c "$QUERY")
+
+check "the service's status shows the budget, nothing reserved and no join waiting" \
+	$(status | grep -qE '; device memory: 0 bytes reserved \(of 8388608\), 0 joins waiting$' && echo 0 || echo 1) "$(status)"
+
+# hold_join SECONDS BUDGET: a session whose join (4M rows, many steps) is
+# open in a cursor, with a reservation of BUDGET, for SECONDS
+hold_join() {
+	$PSQL >"$OUT/holder.out" 2>&1 <<SQL &
+$FORCE
+SET gpujoin.device_memory = '$2';
+BEGIN;
+DECLARE c CURSOR FOR SELECT br.id, bs.id FROM br JOIN bs ON br.a = bs.a;
+FETCH 1 FROM c;
+SELECT pg_sleep($1);
+COMMIT;
+SQL
+	holder=$!
+}
+
+# 1. a join that finds the whole budget reserved waits, then finishes
+hold_join 3 8MB
+wait_status '8388608 bytes reserved'
+check "a join held open reserves its budget" $? "$(status)"
+$PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" \
+	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" \
+	>"$OUT/waiter.out" 2>&1 &
+waiter=$!
+wait_status ', 1 joins waiting$'
+check "a join that does not fit waits, and the status counts it" $? "$(status)"
+wait $waiter
+waiter_status=$?
+wait $holder
+queued=$(grep -oE 'Service Queue Time: [0-9.]+' "$OUT/waiter.out" | grep -oE '[0-9.]+$')
+check "once the held join closes, the waiting one runs in the service with its whole budget" \
+	$([ "$waiter_status" = 0 ] && grep -q 'Backend: cpu (service)\|Backend: cuda (service)' "$OUT/waiter.out" &&
+		grep -q 'Device Memory Budget: 8192 kB' "$OUT/waiter.out" && echo 0 || echo 1) \
+	"$(grep -E 'Backend|Budget|ERROR' "$OUT/waiter.out" | tr '\n' ' ')"
+check "EXPLAIN ANALYZE shows the time it waited" \
+	$(awk -v q="${queued:-0}" 'BEGIN { exit !(q >= 1000) }' && echo 0 || echo 1) "Service Queue Time ${queued:-none}"
+
+# 2. a quarter of its budget free: it runs at once, with smaller tiles
+hold_join 3 6MB
+wait_status '6291456 bytes reserved'
+out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" \
+	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" 2>&1)
+check "with a quarter of its budget free a join runs at once with what is free" \
+	$(echo "$out" | grep -q 'Device Memory Budget: 2048 kB' && echo "$out" | grep -q '(service)' && echo 0 || echo 1) \
+	"$(echo "$out" | grep -E 'Backend|Budget|Queue|ERROR' | tr '\n' ' ')"
+result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" -c "$QUERY" 2>&1)
+check "and gives the native plan's count" $([ "$result" = "$native" ] && echo 0 || echo 1) "native $native, got $result"
+wait $holder
+
+# 3. a cancel (statement_timeout) ends the wait; nothing stays counted
+hold_join 3 8MB
+wait_status '8388608 bytes reserved'
+out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB'; SET statement_timeout = '1s';" -c "$QUERY" 2>&1)
+check "a statement_timeout ends a join's wait for device memory with its ERROR" \
+	$(echo "$out" | grep -q 'canceling statement due to statement timeout' && echo 0 || echo 1) "$out"
+check "and it no longer counts as waiting" $(status | grep -qE ', 0 joins waiting$' && echo 0 || echo 1) "$(status)"
+wait $holder
+
+# 4. past the bound (10 s) the join runs on the cpu backend in the backend
+hold_join 13 8MB
+wait_status '8388608 bytes reserved'
+out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" \
+	-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" 2>&1)
+check "a join that waited 10 s for device memory runs on the cpu backend, with a NOTICE" \
+	$(echo "$out" | grep -q 'NOTICE:  GpuJoin is running on the cpu backend' &&
+		echo "$out" | grep -q 'Backend: cpu (device memory busy' && echo 0 || echo 1) \
+	"$(echo "$out" | grep -E 'NOTICE|DETAIL|Backend' | tr '\n' ' ')"
+wait $holder
+
+# 5. a client terminated while its join is open gives its reservation back
+PGAPPNAME=gpujoin_budget_victim hold_join 30 8MB
+wait_status '8388608 bytes reserved'
+$PSQL -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gpujoin_budget_victim'" >/dev/null
+wait $holder
+wait_status '; device memory: 0 bytes reserved \(of 8388608\), 0 joins waiting$'
+check "a client terminated with its join open leaves nothing reserved" $? "$(status)"
+result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" -c "$QUERY" 2>&1)
+check "and the next join runs with the native plan's count" $([ "$result" = "$native" ] && echo 0 || echo 1) \
+	"native $native, got $result"
+
+echo "service_budget: $passed passed, $failed failed"
+[ "$failed" = 0 ]
