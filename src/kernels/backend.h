@@ -261,6 +261,12 @@ extern bool gj_cuda_probe(GjDeviceInfo *info, GjError *err);
  */
 extern bool gj_cuda_pin_host(void *ptr, size_t len, GjError *err);
 extern void gj_cuda_unpin_host(void *ptr);
+
+/*
+ * Keep up to bytes of freed device memory in the device's memory pool
+ * instead of returning it to the driver (the GPU service: its budget).
+ */
+extern void gj_cuda_pool_retain(int64_t bytes);
 extern const GjBackend gj_cuda_backend;
 
 #ifdef __cplusplus

@@ -321,6 +321,7 @@ open_backend(char *message, size_t len)
 	gj_service->status.cc_minor = info.cc_minor;
 	SpinLockRelease(&gj_service->mutex);
 	gj_service_budget_init(info.free_memory);
+	gj_cuda_pool_retain(gj_service_budget_total());
 	pin_staging();
 	return true;
 }

@@ -498,7 +498,7 @@ agg_upload(CudaJoinState *state, const void *host, size_t n, void **dev, GjError
 		snprintf(err->message, sizeof(err->message), "too many aggregate arrays");
 		return false;
 	}
-	CUDA_TRY(cudaMalloc(dev, n > 0 ? n : 1), "could not allocate device memory for aggregates");
+	CUDA_TRY(gj_device_alloc(state, dev, n > 0 ? n : 1), "could not allocate device memory for aggregates");
 	state->agg_mem[state->agg_nmem++] = *dev;
 	if (n > 0)
 		CUDA_TRY(cudaMemcpy(*dev, host, n, cudaMemcpyHostToDevice),
@@ -566,11 +566,11 @@ cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 		d->host_later[side] = (const uint8_t *) p;
 	}
 
-	CUDA_TRY(cudaMalloc((void **) &state->d_group_pairs, sizeof(unsigned long long) * ngroups),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_group_pairs, sizeof(unsigned long long) * ngroups),
 			 "could not allocate device memory for aggregates");
-	CUDA_TRY(cudaMalloc((void **) &state->d_group_accs, sizeof(GjAggDeviceAcc) * naccs),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_group_accs, sizeof(GjAggDeviceAcc) * naccs),
 			 "could not allocate device memory for aggregates");
-	CUDA_TRY(cudaMalloc((void **) &state->d_host_pairs, sizeof(unsigned long long)),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_host_pairs, sizeof(unsigned long long)),
 			 "could not allocate device memory for aggregates");
 	CUDA_TRY(cudaMallocHost((void **) &state->h_host_pairs, sizeof(unsigned long long)),
 			 "could not allocate pinned host memory");
@@ -910,11 +910,11 @@ void
 gj_cuda_agg_free(CudaJoinState *state)
 {
 	for (int i = 0; i < state->agg_nmem; i++)
-		cudaFree(state->agg_mem[i]);
+		gj_device_free(state, state->agg_mem[i]);
 	state->agg_nmem = 0;
-	cudaFree(state->d_group_pairs);
-	cudaFree(state->d_group_accs);
-	cudaFree(state->d_host_pairs);
+	gj_device_free(state, state->d_group_pairs);
+	gj_device_free(state, state->d_group_accs);
+	gj_device_free(state, state->d_host_pairs);
 	cudaFreeHost(state->h_host_pairs);
 	cudaFreeHost(state->h_row_counts);
 	gj_dominance_free(state->dominance);

@@ -37,29 +37,29 @@ cuda_end_join(void *arg)
 	/* nothing may still be writing into what we free (errors are moot now) */
 	if (state->have_stream)
 		cudaStreamSynchronize(state->stream);
-	gj_cuda_free_side(&state->outer);
-	gj_cuda_free_side(&state->inner);
+	gj_cuda_free_side(state, &state->outer);
+	gj_cuda_free_side(state, &state->inner);
 	gj_cuda_free_device_matches(state);
-	cudaFree(state->d_scratch);
-	cudaFree(state->d_cub_temp);
-	cudaFree(state->d_prefix);
+	gj_device_free(state, state->d_scratch);
+	gj_device_free(state, state->d_cub_temp);
+	gj_device_free(state, state->d_prefix);
 	cudaFreeHost(state->h_prefix);
 	cudaFreeHost(state->h_out_outer);
 	cudaFreeHost(state->h_out_inner);
 	cudaFreeHost(state->h_spare_outer);
 	cudaFreeHost(state->h_spare_inner);
-	cudaFree(state->d_inner_keys);
-	cudaFree(state->d_inner_perm);
-	cudaFree(state->d_outer_perm);
-	cudaFree(state->d_outer_lo);
-	cudaFree(state->d_outer_hi);
-	cudaFree(state->d_outer_status);
-	cudaFree(state->d_first);
-	cudaFree(state->d_cand);
-	cudaFree(state->d_count);
-	cudaFree(state->d_cut);
+	gj_device_free(state, state->d_inner_keys);
+	gj_device_free(state, state->d_inner_perm);
+	gj_device_free(state, state->d_outer_perm);
+	gj_device_free(state, state->d_outer_lo);
+	gj_device_free(state, state->d_outer_hi);
+	gj_device_free(state, state->d_outer_status);
+	gj_device_free(state, state->d_first);
+	gj_device_free(state, state->d_cand);
+	gj_device_free(state, state->d_count);
+	gj_device_free(state, state->d_cut);
 	cudaFreeHost(state->h_cut);
-	cudaFree(state->d_pair_args);
+	gj_device_free(state, state->d_pair_args);
 	gj_agg_runs_free(state->agg_runs);
 	gj_cuda_agg_free(state);
 	free(state->h_outer_perm);
@@ -87,7 +87,7 @@ begin_join_allocate(CudaJoinState *state, GjError *err)
 	for (; state->nevents < NUM_EVENTS; state->nevents++)
 		CUDA_TRY(cudaEventCreate(&state->events[state->nevents]),
 				 "could not create a CUDA event");
-	CUDA_TRY(cudaMalloc((void **) &state->d_prefix, 3 * sizeof(int64_t)),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_prefix, 3 * sizeof(int64_t)),
 			 "could not allocate device memory");
 	CUDA_TRY(cudaMallocHost((void **) &state->h_prefix, 3 * sizeof(int64_t)),
 			 "could not allocate pinned host memory");

@@ -75,6 +75,15 @@ cuda_open(GjDeviceInfo *info, GjError *err)
 
 	if ((rc = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess)
 		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device properties", rc);
+	/* joins allocate from the device's memory pool (cuda_internal.cuh) */
+	if (!prop.memoryPoolsSupported)
+	{
+		err->code = GJ_ERR_UNAVAILABLE;
+		snprintf(err->message, sizeof(err->message),
+				 "CUDA device 0 (%.100s) has no stream-ordered memory pools, which GpuJoin needs (CUDA 11.2 and a Pascal or newer GPU)",
+				 prop.name);
+		return false;
+	}
 	if ((rc = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
 		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device memory", rc);
 
@@ -158,6 +167,26 @@ gj_cuda_pin_host(void *ptr, size_t len, GjError *err)
 	if (rc != cudaSuccess)
 		return gj_cuda_fail(err, GJ_ERR_DEVICE, "could not pin the staging memory", rc);
 	return true;
+}
+
+/*
+ * The device's memory pool keeps what joins free, up to bytes, instead of
+ * giving it back to the driver at the next synchronisation: the service
+ * retains its budget, so a join's allocations are the pool's, not the
+ * driver's.  A backend keeps the default (nothing retained), since memory
+ * it keeps is memory other processes cannot have.
+ */
+extern "C" void
+gj_cuda_pool_retain(int64_t bytes)
+{
+	cudaMemPool_t pool;
+	uint64_t	threshold = bytes > 0 ? (uint64_t) bytes : 0;
+
+	if (!gj_cuda_probe(NULL, NULL))
+		return;
+	if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess)
+		(void) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+	(void) cudaGetLastError();
 }
 
 extern "C" void

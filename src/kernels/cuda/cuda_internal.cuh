@@ -264,7 +264,38 @@ extern bool gj_cuda_fail(GjError *err, int code, const char *what, cudaError_t r
  * ---------------------------------------------------------------------
  */
 
-extern void gj_cuda_free_side(DeviceSide *side);
+/*
+ * A join's device memory comes from the device's memory pool, in the order
+ * of the join's stream (cudaMallocAsync / cudaFreeAsync), not from
+ * cudaMalloc / cudaFree: cudaFree waits for the whole device, so in the GPU
+ * service every join that freed a buffer stalled the joins of every other
+ * session, and memory a join frees goes back to the pool for the next one
+ * instead of to the driver.  Every kernel and copy of a join runs on its
+ * stream, so a free ordered there comes after the last use.  An allocation
+ * waits for its stream: the pool may hand over memory whose free is still
+ * pending on another join's stream, and a few copies (the aggregates') run
+ * on the legacy stream, which does not wait for ours.
+ */
+static inline cudaError_t
+gj_device_alloc(CudaJoinState *state, void **ptr, size_t bytes)
+{
+	cudaError_t rc = cudaMallocAsync(ptr, bytes, state->stream);
+
+	if (rc != cudaSuccess)
+		*ptr = NULL;
+	else
+		rc = cudaStreamSynchronize(state->stream);
+	return rc;
+}
+
+static inline void
+gj_device_free(CudaJoinState *state, void *ptr)
+{
+	if (ptr != NULL)
+		(void) cudaFreeAsync(ptr, state->stream);
+}
+
+extern void gj_cuda_free_side(CudaJoinState *state, DeviceSide *side);
 extern void gj_cuda_free_device_matches(CudaJoinState *state);
 extern bool gj_cuda_ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err);
 extern void gj_cuda_swap_host_matches(CudaJoinState *state);

@@ -20,12 +20,12 @@
 
 
 void
-gj_cuda_free_side(DeviceSide *side)
+gj_cuda_free_side(CudaJoinState *state, DeviceSide *side)
 {
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
-		cudaFree(side->values[c]);
-		cudaFree(side->isnull[c]);
+		gj_device_free(state, side->values[c]);
+		gj_device_free(state, side->isnull[c]);
 		side->values[c] = NULL;
 		side->isnull[c] = NULL;
 	}
@@ -37,9 +37,9 @@ gj_cuda_free_side(DeviceSide *side)
 void
 gj_cuda_free_device_matches(CudaJoinState *state)
 {
-	cudaFree(state->d_out_outer);
-	cudaFree(state->d_out_inner);
-	cudaFree(state->d_packed);
+	gj_device_free(state, state->d_out_outer);
+	gj_device_free(state, state->d_out_inner);
+	gj_device_free(state, state->d_packed);
 	state->d_out_outer = state->d_out_inner = NULL;
 	state->d_packed = NULL;
 	state->d_capacity = 0;
@@ -91,11 +91,11 @@ alloc_device_matches(CudaJoinState *state, int64_t size)
 {
 	cudaError_t rc;
 
-	rc = cudaMalloc((void **) &state->d_out_outer, sizeof(uint32_t) * size);
+	rc = gj_device_alloc(state, (void **) &state->d_out_outer, sizeof(uint32_t) * size);
 	if (rc == cudaSuccess)
-		rc = cudaMalloc((void **) &state->d_out_inner, sizeof(uint32_t) * size);
+		rc = gj_device_alloc(state, (void **) &state->d_out_inner, sizeof(uint32_t) * size);
 	if (rc == cudaSuccess && state->packed_needed)
-		rc = cudaMalloc((void **) &state->d_packed, sizeof(uint64_t) * size);
+		rc = gj_device_alloc(state, (void **) &state->d_packed, sizeof(uint64_t) * size);
 	if (rc != cudaSuccess)
 	{
 		gj_cuda_free_device_matches(state);
@@ -164,10 +164,10 @@ gj_cuda_ensure_scratch(CudaJoinState *state, int64_t n, GjError *err)
 
 	if (n > state->scratch_entries)
 	{
-		cudaFree(state->d_scratch);
+		gj_device_free(state, state->d_scratch);
 		state->d_scratch = NULL;
 		state->scratch_entries = 0;
-		CUDA_TRY(cudaMalloc((void **) &state->d_scratch, sizeof(uint64_t) * n),
+		CUDA_TRY(gj_device_alloc(state, (void **) &state->d_scratch, sizeof(uint64_t) * n),
 				 "could not allocate device scratch memory");
 		state->scratch_entries = n;
 	}
@@ -175,10 +175,10 @@ gj_cuda_ensure_scratch(CudaJoinState *state, int64_t n, GjError *err)
 			 "could not size the prefix sum");
 	if (temp_bytes > state->cub_temp_bytes)
 	{
-		cudaFree(state->d_cub_temp);
+		gj_device_free(state, state->d_cub_temp);
 		state->d_cub_temp = NULL;
 		state->cub_temp_bytes = 0;
-		CUDA_TRY(cudaMalloc(&state->d_cub_temp, temp_bytes),
+		CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cub_temp, temp_bytes),
 				 "could not allocate device scratch memory");
 		state->cub_temp_bytes = temp_bytes;
 	}
@@ -201,15 +201,15 @@ gj_cuda_upload_side(CudaJoinState *state, DeviceSide *side, const GjKeyColumns *
 	side->begin = side->end = -1;
 	if (rows > side->capacity)
 	{
-		gj_cuda_free_side(side);
+		gj_cuda_free_side(state, side);
 		for (int c = 0; c < host->ncols; c++)
 		{
 			if (!side->used[c])
 				continue;
-			CUDA_TRY(cudaMalloc((void **) &side->values[c], sizeof(int64_t) * rows),
+			CUDA_TRY(gj_device_alloc(state, (void **) &side->values[c], sizeof(int64_t) * rows),
 					 "could not allocate device memory for key columns");
 			if (host->isnull[c] != NULL)
-				CUDA_TRY(cudaMalloc((void **) &side->isnull[c], rows),
+				CUDA_TRY(gj_device_alloc(state, (void **) &side->isnull[c], rows),
 						 "could not allocate device memory for key columns");
 		}
 		side->capacity = rows;
@@ -285,10 +285,10 @@ gj_cuda_ensure_cub_temp(CudaJoinState *state, size_t bytes, GjError *err)
 {
 	if (bytes <= state->cub_temp_bytes)
 		return true;
-	cudaFree(state->d_cub_temp);
+	gj_device_free(state, state->d_cub_temp);
 	state->d_cub_temp = NULL;
 	state->cub_temp_bytes = 0;
-	CUDA_TRY(cudaMalloc(&state->d_cub_temp, bytes),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cub_temp, bytes),
 			 "could not allocate device scratch memory");
 	state->cub_temp_bytes = bytes;
 	return true;

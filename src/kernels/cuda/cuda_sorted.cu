@@ -491,15 +491,15 @@ typedef struct PrepareTemp
 } PrepareTemp;
 
 static void
-free_prepare_temp(PrepareTemp *tmp)
+free_prepare_temp(CudaJoinState *state, PrepareTemp *tmp)
 {
-	cudaFree(tmp->flags);
-	cudaFree(tmp->keys_by_row);
-	cudaFree(tmp->his_by_row);
-	cudaFree(tmp->rows);
-	cudaFree(tmp->part_rows);
-	cudaFree(tmp->part_keys);
-	cudaFree(tmp->num);
+	gj_device_free(state, tmp->flags);
+	gj_device_free(state, tmp->keys_by_row);
+	gj_device_free(state, tmp->his_by_row);
+	gj_device_free(state, tmp->rows);
+	gj_device_free(state, tmp->part_rows);
+	gj_device_free(state, tmp->part_keys);
+	gj_device_free(state, tmp->num);
 }
 
 /*
@@ -542,13 +542,13 @@ sorted_host_copies(CudaJoinState *state, GjError *err)
 
 	/* per-row scratch of a step */
 	state->step_cap = gj_min64(SORTED_ROWS_PER_STEP, gj_max64(no, 1));
-	CUDA_TRY(cudaMalloc((void **) &state->d_first, sizeof(uint32_t) * state->step_cap),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_first, sizeof(uint32_t) * state->step_cap),
 			 "could not allocate device scratch memory");
-	CUDA_TRY(cudaMalloc((void **) &state->d_cand, sizeof(uint64_t) * (state->step_cap + 1)),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cand, sizeof(uint64_t) * (state->step_cap + 1)),
 			 "could not allocate device scratch memory");
-	CUDA_TRY(cudaMalloc((void **) &state->d_count, sizeof(uint64_t) * (state->step_cap + 1)),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_count, sizeof(uint64_t) * (state->step_cap + 1)),
 			 "could not allocate device scratch memory");
-	CUDA_TRY(cudaMalloc((void **) &state->d_cut, sizeof(uint64_t) * CUT_ENTRIES),
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cut, sizeof(uint64_t) * CUT_ENTRIES),
 			 "could not allocate device memory");
 	CUDA_TRY(cudaMallocHost((void **) &state->h_cut, sizeof(uint64_t) * CUT_ENTRIES),
 			 "could not allocate pinned host memory");
@@ -576,7 +576,7 @@ prepare_sorted_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 		return false;
 
 #define ALLOC(ptr, bytes) \
-	CUDA_TRY(cudaMalloc((void **) &(ptr), (bytes)), \
+	CUDA_TRY(gj_device_alloc(state, (void **) &(ptr), (bytes)), \
 			 "could not allocate device memory to sort the join keys")
 	ALLOC(state->d_inner_keys, sizeof(int64_t) * gj_max64(ni, 1));
 	ALLOC(state->d_inner_perm, sizeof(uint32_t) * gj_max64(ni, 1));
@@ -690,7 +690,7 @@ gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err)
 	/* nothing may still use the temporaries (a failure has synchronised) */
 	if (state->have_stream)
 		cudaStreamSynchronize(state->stream);
-	free_prepare_temp(&tmp);
+	free_prepare_temp(state, &tmp);
 	(void) cudaGetLastError();
 	return ok;
 }
@@ -768,7 +768,7 @@ write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjE
 	thrust::counting_iterator<uint64_t> first_pair(0);
 
 	if (state->d_pair_args == NULL)
-		CUDA_TRY(cudaMalloc((void **) &state->d_pair_args, sizeof(PairArgs)),
+		CUDA_TRY(gj_device_alloc(state, (void **) &state->d_pair_args, sizeof(PairArgs)),
 				 "could not allocate device memory");
 	/* pageable source: the copy has left *a when this returns */
 	CUDA_TRY(cudaMemcpyAsync(state->d_pair_args, a, sizeof(PairArgs), cudaMemcpyHostToDevice,
