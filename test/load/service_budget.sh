@@ -4,7 +4,7 @@
 #
 # On a throwaway cluster of its own (the setting is a postmaster one) with
 # the service on SERVICE_BACKEND (default cpu; cuda on a GPU machine) and a
-# total of 8MB for all its joins: a session holds a join open in a cursor,
+# total of 64MB for all its joins: a session holds a join open in a cursor,
 # and the joins of other sessions, which ask for more than is left, wait
 # for it and then finish, or run at once with smaller tiles when a quarter
 # of their budget is free, or run on the cpu backend after waiting 10 s;
@@ -18,7 +18,7 @@ export PG_CONFIG=${PG_CONFIG:-pg_config}
 trap cluster_stop EXIT
 GPUJOIN_CLUSTER_CONF="gpujoin.service = on
 gpujoin.service_backend = ${SERVICE_BACKEND:-cpu}
-gpujoin.service_device_memory = 8MB" cluster_start || {
+gpujoin.service_device_memory = 64MB" cluster_start || {
 	echo "could not start a cluster"
 	echo "service_budget: 0 passed, 1 failed"
 	exit 1
@@ -57,7 +57,7 @@ QUERY="SELECT count(*) FROM br JOIN bs ON br.a = bs.a"
 native=$($PSQL -c "SET gpujoin.enabled = off" -c "$QUERY")
 
 check "the service's status shows the budget, nothing reserved and no join waiting" \
-	$(status | grep -qE '; device memory: 0 bytes reserved \(of 8388608\), 0 joins waiting$' && echo 0 || echo 1) "$(status)"
+	$(status | grep -qE '; device memory: 0 bytes reserved \(of 67108864\), 0 joins waiting$' && echo 0 || echo 1) "$(status)"
 
 # hold_join SECONDS BUDGET: a session whose join (4M rows, many steps) is
 # open in a cursor, with a reservation of BUDGET, for SECONDS
@@ -75,10 +75,10 @@ SQL
 }
 
 # 1. a join that finds the whole budget reserved waits, then finishes
-hold_join 3 8MB
-wait_status '8388608 bytes reserved'
+hold_join 3 64MB
+wait_status '67108864 bytes reserved'
 check "a join held open reserves its budget" $? "$(status)"
-$PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" \
+$PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" \
 	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" \
 	>"$OUT/waiter.out" 2>&1 &
 waiter=$!
@@ -90,36 +90,36 @@ wait $holder
 queued=$(grep -oE 'Service Queue Time: [0-9.]+' "$OUT/waiter.out" | grep -oE '[0-9.]+$')
 check "once the held join closes, the waiting one runs in the service with its whole budget" \
 	$([ "$waiter_status" = 0 ] && grep -q 'Backend: cpu (service)\|Backend: cuda (service)' "$OUT/waiter.out" &&
-		grep -q 'Device Memory Budget: 8192 kB' "$OUT/waiter.out" && echo 0 || echo 1) \
+		grep -q 'Device Memory Budget: 65536 kB' "$OUT/waiter.out" && echo 0 || echo 1) \
 	"$(grep -E 'Backend|Budget|ERROR' "$OUT/waiter.out" | tr '\n' ' ')"
 check "EXPLAIN ANALYZE shows the time it waited" \
 	$(awk -v q="${queued:-0}" 'BEGIN { exit !(q >= 1000) }' && echo 0 || echo 1) "Service Queue Time ${queued:-none}"
 
 # 2. a quarter of its budget free: it runs at once, with smaller tiles
-hold_join 3 6MB
-wait_status '6291456 bytes reserved'
-out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" \
+hold_join 3 48MB
+wait_status '50331648 bytes reserved'
+out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" \
 	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" 2>&1)
 check "with a quarter of its budget free a join runs at once with what is free" \
-	$(echo "$out" | grep -q 'Device Memory Budget: 2048 kB' && echo "$out" | grep -q '(service)' && echo 0 || echo 1) \
+	$(echo "$out" | grep -q 'Device Memory Budget: 16384 kB' && echo "$out" | grep -q '(service)' && echo 0 || echo 1) \
 	"$(echo "$out" | grep -E 'Backend|Budget|Queue|ERROR' | tr '\n' ' ')"
-result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" -c "$QUERY" 2>&1)
+result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" -c "$QUERY" 2>&1)
 check "and gives the native plan's count" $([ "$result" = "$native" ] && echo 0 || echo 1) "native $native, got $result"
 wait $holder
 
 # 3. a cancel (statement_timeout) ends the wait; nothing stays counted
-hold_join 3 8MB
-wait_status '8388608 bytes reserved'
-out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB'; SET statement_timeout = '1s';" -c "$QUERY" 2>&1)
+hold_join 3 64MB
+wait_status '67108864 bytes reserved'
+out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB'; SET statement_timeout = '1s';" -c "$QUERY" 2>&1)
 check "a statement_timeout ends a join's wait for device memory with its ERROR" \
 	$(echo "$out" | grep -q 'canceling statement due to statement timeout' && echo 0 || echo 1) "$out"
 check "and it no longer counts as waiting" $(status | grep -qE ', 0 joins waiting$' && echo 0 || echo 1) "$(status)"
 wait $holder
 
 # 4. past the bound (10 s) the join runs on the cpu backend in the backend
-hold_join 13 8MB
-wait_status '8388608 bytes reserved'
-out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" \
+hold_join 13 64MB
+wait_status '67108864 bytes reserved'
+out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" \
 	-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" 2>&1)
 check "a join that waited 10 s for device memory runs on the cpu backend, with a NOTICE" \
 	$(echo "$out" | grep -q 'NOTICE:  GpuJoin is running on the cpu backend' &&
@@ -128,13 +128,13 @@ check "a join that waited 10 s for device memory runs on the cpu backend, with a
 wait $holder
 
 # 5. a client terminated while its join is open gives its reservation back
-PGAPPNAME=gpujoin_budget_victim hold_join 30 8MB
-wait_status '8388608 bytes reserved'
+PGAPPNAME=gpujoin_budget_victim hold_join 30 64MB
+wait_status '67108864 bytes reserved'
 $PSQL -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gpujoin_budget_victim'" >/dev/null
 wait $holder
-wait_status '; device memory: 0 bytes reserved \(of 8388608\), 0 joins waiting$'
+wait_status '; device memory: 0 bytes reserved \(of 67108864\), 0 joins waiting$'
 check "a client terminated with its join open leaves nothing reserved" $? "$(status)"
-result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '8MB';" -c "$QUERY" 2>&1)
+result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" -c "$QUERY" 2>&1)
 check "and the next join runs with the native plan's count" $([ "$result" = "$native" ] && echo 0 || echo 1) \
 	"native $native, got $result"
 
