@@ -17,6 +17,7 @@ OBJS = \
 	src/service/service_staging.o \
 	src/service/service_workers.o \
 	src/service/service_validate.o \
+	src/service/service_devices.o \
 	src/service/service_client.o \
 	src/custom_scan/gpujoin_expr_compile.o \
 	src/custom_scan/gpujoin_algorithm.o \

@@ -23,6 +23,7 @@
 
 #include "gpujoin.h"
 #include "service/gpujoin_service.h"
+#include "service/service_devices.h"
 
 PG_MODULE_MAGIC;
 
@@ -222,6 +223,8 @@ define_gucs(void)
 							"Each runs one request at a time, on its own device stream; 1 serves them in turn.",
 							&gpujoin_service_workers, 4, 1, 64,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/* gpujoin.devices, gpujoin.service_simulated_devices */
+	gj_service_devices_define_gucs();
 
 	gpujoin_define_cost_gucs();
 

@@ -23,6 +23,19 @@ gj_cuda_probe(GjDeviceInfo *info, GjError *err)
 	return false;
 }
 
+int
+gj_cuda_device_count(GjError *err)
+{
+	gj_cuda_probe(NULL, err);
+	return 0;
+}
+
+bool
+gj_cuda_probe_device(int device, GjDeviceInfo *info, GjError *err)
+{
+	return gj_cuda_probe(info, err);
+}
+
 static void *
 stub_begin_join(const GjJoinInput *input, GjError *err)
 {
