@@ -18,9 +18,11 @@
  * copied to each), and a STEP or AGG_STEP request carries up to one piece
  * of the tile's outer rows per device, run at once: the worker thread
  * serving the request runs the first piece, helper threads of this file
- * the others.  Every piece is a step of the backend contract on a tile cut
- * to the piece's outer rows, so a device never sees anything but a
- * smaller tile; the client (service_client.c) returns the pieces' matches
+ * the others.  Every piece is a step of the backend contract: of the tile
+ * from the piece's first row when the piece runs to the tile's end (a
+ * sorted or hash join's only piece is such a step), else of the tile cut
+ * to the piece's rows, so a device never sees anything but a step of a
+ * (smaller) tile; the client (service_client.c) returns the pieces' matches
  * to the executor in outer-row order, as the steps of one device.  The
  * aggregates of such a join are reduced into a partial per device and
  * combined at AGG_FINISH.
@@ -676,9 +678,19 @@ gj_device_join_steps(GjDeviceJoin *dj, const GjTile *tile, GjStepPiece *pieces, 
 		tasks[k].kind = TASK_STEP;
 		tasks[k].device = dj->device[k];
 		tasks[k].state = dj->state[k];
+		/*
+		 * A piece that runs to the tile's end is a step of the tile itself
+		 * from its first row (a sorted or hash join's only piece: the
+		 * backends order a sorted join's outer rows by its first tile); a
+		 * piece that ends before is a step of a tile cut to its rows (a
+		 * nested loop's, which depends on nothing else of the tile).
+		 */
 		tasks[k].tile = *tile;
-		tasks[k].tile.outer_begin = pieces[k].outer_begin;
-		tasks[k].tile.outer_end = pieces[k].outer_end;
+		if (pieces[k].outer_end != tile->outer_end)
+		{
+			tasks[k].tile.outer_begin = pieces[k].outer_begin;
+			tasks[k].tile.outer_end = pieces[k].outer_end;
+		}
 		tasks[k].piece = &pieces[k];
 		tasks[k].capacity = capacity;
 		tasks[k].spec = spec;
