@@ -12,6 +12,13 @@
  * every algorithm and join type, tile schedules, rechecks and the host's
  * pairs work unchanged, and tile pruning asks the service.
  *
+ * Several devices (service_devices.c): a nested loop of at least
+ * SPREAD_MIN_PAIRS pairs asks the service for every device, with a result
+ * buffer pair per device in the chunk; each request then carries up to one
+ * piece of the tile's outer rows per device, and the pieces the executor
+ * has not asked for yet wait in their buffers (service_step), so that it
+ * sees the steps of one device, in outer-row order.
+ *
  * Aggregates (agg_step, agg_finish; kernels/agg_spec.h): the aggregate node
  * gives the spec with the join (GjJoinInput.agg_spec), and begin_join
  * copies it into the same chunk: the argument value columns and pair
