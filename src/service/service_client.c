@@ -93,6 +93,8 @@ typedef struct GjServiceJoinClient
 	int			nsegments;
 	StepSegment segments[GJ_MAX_DEVICES];
 	int64		piece_rows;
+	bool		piece_stopped;	/* a piece stopped early: piece_rows is the
+								 * devices' step, no longer doubled */
 
 	/*
 	 * Aggregates: the executor's spec as begin_join got it (agg_step must be
@@ -547,6 +549,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	join->handle = slot->join;
 	join->ndevices = Max(Min(slot->ndevices, nbuffers), 1);
 	join->piece_rows = 0;
+	join->piece_stopped = false;
 	join->nsegments = 0;
 	return join;
 }
@@ -592,9 +595,12 @@ take_segment(GjServiceJoinClient *join, int64_t *outer_next, GjMatches *matches)
  * segment, which the next call fills with the buffers that are free.  A
  * piece is first INITIAL_PIECE_PAIRS of work (the smallest step of any
  * backend), doubled while every piece finishes, and cut to where the
- * devices stop otherwise, so that pieces match the devices' steps and few
- * gaps arise.  The aggregates of every piece are reduced in the service
- * when it runs, once, whenever the executor takes its segment.
+ * devices stop the first time one stops early (never doubled again: the
+ * step bound is a constant of the join, and overshooting it every other
+ * request would leave gaps that one device fills alone), so that pieces
+ * match the devices' steps and few gaps arise.  The aggregates of every
+ * piece are reduced in the service when it runs, once, whenever the
+ * executor takes its segment.
  */
 static bool
 service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
@@ -687,8 +693,12 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 				stopped = stopped == 0 ? fresh[k].next - fresh[k].begin :
 					Min(stopped, fresh[k].next - fresh[k].begin);
 		if (stopped > 0)
+		{
 			join->piece_rows = stopped;
-		else if (piece == join->piece_rows && join->piece_rows < GJ_MAX_SIDE_ROWS / 2)
+			join->piece_stopped = true;
+		}
+		else if (!join->piece_stopped && piece == join->piece_rows &&
+				 join->piece_rows < GJ_MAX_SIDE_ROWS / 2)
 			join->piece_rows *= 2;
 	}
 
