@@ -13,7 +13,7 @@
  * pairs work unchanged, and tile pruning asks the service.
  *
  * Several devices (service_devices.c): a nested loop of at least
- * SPREAD_MIN_PAIRS pairs asks the service for every device, with a result
+ * gpujoin.service_spread_min_pairs pairs asks the service for every device, with a result
  * buffer pair per device in the chunk; each request then carries up to one
  * piece of the tile's outer rows per device, and the pieces the executor
  * has not asked for yet wait in their buffers (service_step), so that it
@@ -150,13 +150,6 @@ gpujoin_service_runs_cuda(void)
  * fit one step).
  */
 #define SERVICE_MAX_STEP_MATCHES	((int64) 2 * 1024 * 1024)
-
-/*
- * A nested loop of fewer pairs runs on one device of the service: opening
- * it on each (copying its inputs to each) would cost more than its steps.
- * 2^20 pairs take about a millisecond on the cpu backend.
- */
-#define SPREAD_MIN_PAIRS			((double) (1 << 20))
 
 /*
  * The first pieces of a join spread over devices: the smallest step of
@@ -482,7 +475,8 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	 * service: a result buffer pair each.  Other joins run on one.
 	 */
 	if (input->algorithm != GJ_ALGO_NESTLOOP ||
-		(double) input->outer_nrows * (double) input->inner_nrows < SPREAD_MIN_PAIRS)
+		(double) input->outer_nrows * (double) input->inner_nrows <
+		(double) gpujoin_service_spread_min_pairs)
 		nbuffers = 1;
 	nbuffers = Max(Min(nbuffers, GJ_MAX_DEVICES), 1);
 

@@ -38,6 +38,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -48,6 +49,7 @@
 
 char	   *gpujoin_devices_setting = NULL;
 int			gpujoin_service_simulated_devices = 1;
+int			gpujoin_service_spread_min_pairs = 1 << 20;
 
 static const GjBackend *device_backend = NULL;
 
@@ -119,6 +121,17 @@ gj_service_devices_define_gucs(void)
 							"Each is a cpu backend of its own: joins are spread over them as over GPUs.",
 							&gpujoin_service_simulated_devices, 1, 1, GJ_MAX_DEVICES,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+
+	/*
+	 * 2^20 pairs take about a millisecond on the cpu backend: a smaller
+	 * join gains nothing from opening on every device (copying its inputs
+	 * to each).  Lower it to spread every nested loop (the fuzzer does).
+	 */
+	DefineCustomIntVariable("gpujoin.service_spread_min_pairs",
+							"Pairs from which a nested loop in the GPU service runs on every device of the service.",
+							NULL,
+							&gpujoin_service_spread_min_pairs, 1 << 20, 0, INT_MAX,
+							PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------------

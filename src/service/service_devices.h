@@ -15,9 +15,10 @@
 #include "kernels/agg_spec.h"
 #include "kernels/backend.h"
 
-/* GUCs (postmaster): gpujoin.devices, gpujoin.service_simulated_devices */
+/* GUCs: gpujoin.devices, gpujoin.service_simulated_devices (postmaster), gpujoin.service_spread_min_pairs */
 extern char *gpujoin_devices_setting;
 extern int	gpujoin_service_simulated_devices;
+extern int	gpujoin_service_spread_min_pairs;
 extern void gj_service_devices_define_gucs(void);
 
 /*

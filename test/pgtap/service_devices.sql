@@ -16,7 +16,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(36);
+SELECT plan(38);
 
 CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
@@ -123,6 +123,16 @@ SELECT is(pg_temp.rows_of(q), (SELECT rows FROM aggnative n WHERE n.name = aggqu
     FROM aggqueries WHERE name IN ('GROUP BY outer', 'dominance count') ORDER BY name;
 SET LOCAL gpujoin.device_memory = 0;
 
+-- a small nested loop runs on one device, unless gpujoin.service_spread_min_pairs says otherwise
+SELECT matches(pg_temp.explain_analyze('SELECT dr.id, ds.id FROM dr JOIN ds ON dr.a < ds.a AND dr.id < 10'),
+               'Devices: 1 \(steps [0-9]+, [0-9]+, [0-9]+\)',
+               'a nested loop of fewer pairs than gpujoin.service_spread_min_pairs runs on one device');
+SET LOCAL gpujoin.service_spread_min_pairs = 0;
+SELECT matches(pg_temp.explain_analyze('SELECT dr.id, ds.id FROM dr JOIN ds ON dr.a < ds.a AND dr.id < 10'),
+               'Devices: 3 \(steps [1-9][0-9]*, [1-9][0-9]*, [1-9][0-9]*\)',
+               'with gpujoin.service_spread_min_pairs = 0 it runs on every device');
+RESET gpujoin.service_spread_min_pairs;
+
 -- band and equi joins: one device each
 SELECT set_config('gpujoin.algorithm', algorithm, true) IS NOT NULL AS set_ok,
        pg_temp.explain_analyze(q) ~ 'Devices: 1 \(steps [0-9]+, [0-9]+, [0-9]+\)' AS one_device,
@@ -161,7 +171,7 @@ SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.
           'the next join spread over the devices works')
     FROM queries WHERE name = 'semi';
 \else
-SELECT skip('the cluster runs no GPU service with 3 simulated devices (test/load/service_devices.sh starts one)', 35);
+SELECT skip('the cluster runs no GPU service with 3 simulated devices (test/load/service_devices.sh starts one)', 37);
 \endif
 
 SELECT * FROM finish();
