@@ -659,7 +659,7 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 		GjStepPiece *p = &slot->pieces[k];
 
 		p->outer_begin = o + k * piece;
-		p->outer_end = k == npieces - 1 && npieces == 1 ? end : Min(o + (k + 1) * piece, end);
+		p->outer_end = Min(o + (k + 1) * piece, end);
 		p->result_outer = join->result_outer[free_buffers[k]];
 		p->result_inner = join->result_inner[free_buffers[k]];
 	}
