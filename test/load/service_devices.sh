@@ -35,7 +35,7 @@ PSQL="$PG_BINDIR/psql -X -q -At -v ON_ERROR_STOP=1"
 service_ready() {
 	local i
 	for i in $(seq 150); do
-		[ "$($PSQL -d postgres -c "SELECT status LIKE 'ready%' FROM gpujoin_devices() WHERE backend = 'service'" 2>/dev/null)" = t ] && return 0
+		[ "$($PSQL -d gpujoin_tap -c "SELECT status LIKE 'ready%' FROM gpujoin_devices() WHERE backend = 'service'" 2>/dev/null)" = t ] && return 0
 		sleep 0.2
 	done
 	return 1
