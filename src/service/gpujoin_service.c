@@ -11,8 +11,9 @@
  * exit, restart by the postmaster after a failure), what gpujoin_devices()
  * shows of it, and the service's side of the requests of clients that run
  * a join in it (the client side is service_client.c): open a join on the
- * service's backend, run its steps or its aggregate steps, finish its
- * aggregates, close it.  The main thread hands submitted requests to the
+ * service's backend, on one of its devices or, for a nested loop, on each
+ * (service_devices.c), run its steps (pieces of them on several devices at
+ * once) or its aggregate steps, finish its aggregates, close it.  The main thread hands submitted requests to the
  * worker threads (service_workers.c), which serve them with nothing of
  * PostgreSQL but spinlocks, barriers and SetLatch; a step is bounded in
  * work, so a waiting client waits at most a few steps of others.
