@@ -18,6 +18,7 @@ OBJS = \
 	src/service/service_workers.o \
 	src/service/service_validate.o \
 	src/service/service_budget.o \
+	src/service/service_devices.o \
 	src/service/service_client.o \
 	src/custom_scan/gpujoin_expr_compile.o \
 	src/custom_scan/gpujoin_algorithm.o \

@@ -115,7 +115,7 @@ BEGIN
     FOR line IN EXECUTE format('EXPLAIN (COSTS OFF%s) %s',
                                CASE WHEN with_analyze THEN ', ANALYZE, TIMING OFF, SUMMARY OFF' ELSE '' END,
                                query) LOOP
-        CONTINUE WHEN line ~ '^\s*(Device|Backend|CUDA Init Time|Transfer Time|Kernel Time): ';
+        CONTINUE WHEN line ~ '^\s*(Device|Devices|Backend|CUDA Init Time|Transfer Time|Kernel Time): ';
         RETURN NEXT regexp_replace(line, '(Time|Memory Usage|Memory): [0-9.]+( ?[a-zA-Z]+)?', '\1: N', 'g');
     END LOOP;
 END $$;

@@ -2,7 +2,9 @@
  *
  * devices.c
  *	  Which backend runs a GpuJoin, and the gpujoin_devices() SQL function
- *	  that shows what this backend process sees, and the GPU service.
+ *	  that shows what this backend process sees, the GPU service, and a
+ *	  row per device of the service (every GPU it opened, or its simulated
+ *	  devices on the cpu backend).
  *
  *-------------------------------------------------------------------------
  */
@@ -131,6 +133,65 @@ service_row(ReturnSetInfo *rsinfo)
 }
 
 /*
+ * A row per device of the GPU service (backend "service device"): its
+ * name, memory, and in status its number, the memory its open joins'
+ * budgets take, its joins open, steps queued and steps run.  Never
+ * selected: gpujoin.device picks the service, which picks the device.
+ */
+static void
+service_device_rows(ReturnSetInfo *rsinfo)
+{
+	GjServiceDevice devices[GJ_MAX_DEVICES];
+	int			ndevices = 0;
+	int			d;
+
+	if (gj_service == NULL)
+		return;
+	SpinLockAcquire(&gj_service->mutex);
+	if (gj_service->status.state == GJ_SERVICE_READY)
+	{
+		ndevices = gj_service->ndevices;
+		memcpy(devices, gj_service->devices, sizeof(GjServiceDevice) * ndevices);
+	}
+	SpinLockRelease(&gj_service->mutex);
+	for (d = 0; d < ndevices; d++)
+	{
+		const GjServiceDevice *dev = &devices[d];
+		Datum		values[8];
+		bool		nulls[8];
+		char		status[256];
+		char		cc[32];
+
+		memset(nulls, true, sizeof(nulls));
+		values[0] = CStringGetTextDatum("service device");
+		nulls[0] = false;
+		values[1] = CStringGetTextDatum(dev->name);
+		nulls[1] = false;
+		if (dev->total_memory > 0)
+		{
+			values[2] = Int64GetDatum(dev->total_memory);
+			nulls[2] = false;
+			values[3] = Int64GetDatum(dev->free_memory);
+			nulls[3] = false;
+			values[4] = Int32GetDatum(dev->sm_count);
+			nulls[4] = false;
+			snprintf(cc, sizeof(cc), "%d.%d", dev->cc_major, dev->cc_minor);
+			values[5] = CStringGetTextDatum(cc);
+			nulls[5] = false;
+		}
+		values[6] = BoolGetDatum(false);
+		nulls[6] = false;
+		snprintf(status, sizeof(status),
+				 "device %d, %lld bytes in use, %d joins open, %d steps queued, %lld steps run",
+				 dev->number, (long long) dev->memory_in_use, dev->joins_open,
+				 dev->steps_queued, (long long) dev->steps_run);
+		values[7] = CStringGetTextDatum(status);
+		nulls[7] = false;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
  * gpujoin_devices(): one row per backend this process can use, and which one
  * gpujoin.device selects now, then the GPU service's row.  Probing CUDA here
  * opens it in this backend process, as the first GpuJoin execution would;
@@ -211,5 +272,6 @@ gpujoin_devices(PG_FUNCTION_ARGS)
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 
 	service_row(rsinfo);
+	service_device_rows(rsinfo);
 	return (Datum) 0;
 }

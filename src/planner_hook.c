@@ -23,6 +23,7 @@
 
 #include "gpujoin.h"
 #include "service/gpujoin_service.h"
+#include "service/service_devices.h"
 
 PG_MODULE_MAGIC;
 
@@ -219,8 +220,8 @@ define_gucs(void)
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpujoin.service_device_memory",
-							"Device memory the GPU service's joins may reserve together; 0 is nine tenths of what the device has free when the service starts.",
-							"Each join reserves its budget (gpujoin.device_memory, or half of this total) when it opens; one that finds less than a quarter of it free waits for "
+							"Device memory the GPU service's joins may reserve together on each GPU; 0 is nine tenths of what the GPU has free when the service starts.",
+							"Each join reserves its budget (gpujoin.device_memory, or half of this) on each GPU it runs on when it opens; one that finds less than a quarter of it free waits for "
 							"other joins to close (up to 10 s), then runs with what is free, in smaller tiles.  With gpujoin.service_backend = cpu, 0 is no limit.",
 							&gpujoin_service_device_memory_kb, 0, 0, INT_MAX,
 							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
@@ -230,6 +231,8 @@ define_gucs(void)
 							"Each runs one request at a time, on its own device stream; 1 serves them in turn.",
 							&gpujoin_service_workers, 4, 1, 64,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/* gpujoin.devices, gpujoin.service_simulated_devices */
+	gj_service_devices_define_gucs();
 
 	gpujoin_define_cost_gucs();
 

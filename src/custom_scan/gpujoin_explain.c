@@ -28,6 +28,7 @@
 
 #include "gpujoin.h"
 #include "custom_scan/gpujoin_exec.h"
+#include "service/service_shared.h"
 
 static void
 explain_quals(const char *label, List *quals, CustomScanState *node,
@@ -80,6 +81,45 @@ explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounte
 	ExplainPropertyText(label, text, es);
 }
 
+/*
+ * A join in a GPU service of several devices: how many ran its steps and
+ * the steps of each device, "Devices: 2 (steps 40, 40)" (a nested loop
+ * spreads its steps, other joins run on one device).  A device's step is
+ * a piece of a tile (service_client.c), so the counts add up to more
+ * than Steps when pieces ran ahead.
+ */
+static void
+explain_devices(const GpuJoinCounters *c, ExplainState *es)
+{
+	StringInfoData text;
+	int			ndevices = 0;
+	int			used = 0;
+	int			d;
+
+	if (gj_service != NULL)
+	{
+		SpinLockAcquire(&gj_service->mutex);
+		ndevices = gj_service->ndevices;
+		SpinLockRelease(&gj_service->mutex);
+	}
+	/* a device that ran steps counts even if the service has restarted since */
+	for (d = 0; d < GJ_MAX_DEVICES; d++)
+		if (c->stats.device_steps[d] > 0)
+		{
+			used++;
+			ndevices = Max(ndevices, d + 1);
+		}
+	if (ndevices < 2)
+		return;
+	initStringInfo(&text);
+	appendStringInfo(&text, "%d (steps", used);
+	for (d = 0; d < ndevices; d++)
+		appendStringInfo(&text, "%s %lld", d == 0 ? "" : ",",
+						 (long long) c->stats.device_steps[d]);
+	appendStringInfoChar(&text, ')');
+	ExplainPropertyText("Devices", text.data, es);
+}
+
 void
 gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -125,6 +165,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
 	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);
 	ExplainPropertyInteger("Steps", NULL, counters.steps, es);
+	if (gjs->backend == &gj_service_cpu_backend || gjs->backend == &gj_service_cuda_backend)
+		explain_devices(&counters, es);
 	if (counters.steps_overlapped > 0)
 		ExplainPropertyInteger("Steps Overlapped", NULL, counters.steps_overlapped, es);
 	ExplainPropertyInteger("Pairs Evaluated", NULL, counters.stats.pairs_evaluated, es);

@@ -471,7 +471,11 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 	else if (gjs->backend == &gj_cuda_backend)
 		budget = gjs->cuda_info.free_memory / 2;
 	else if (gj_backend_in_service(gjs->backend) && gj_service_budget_total() > 0)
-		budget = Max(gj_service_budget_total() / 2, MIN_RETRY_BUDGET);
+	{
+		/* half of one device's share of the service's budget */
+		budget = Max(gj_service_budget_total() / Max(gj_service->ndevices, 1) / 2,
+					 MIN_RETRY_BUDGET);
+	}
 	else if (gjs->backend == &gj_service_cuda_backend)
 	{
 		/* half of what the service's device has free now */

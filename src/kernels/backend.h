@@ -122,6 +122,13 @@ typedef struct GjJoinInput
 	 * ignore it.
 	 */
 	const struct GjAggSpec *agg_spec;
+
+	/*
+	 * The device the join runs on: a CUDA device number for the cuda
+	 * backend (0 outside the GPU service, which opens every visible GPU and
+	 * runs each join on the device it chose), ignored by the cpu backend.
+	 */
+	int32_t		device;
 } GjJoinInput;
 
 /*
@@ -146,6 +153,9 @@ typedef struct GjMatches
 	int64_t		count;
 } GjMatches;
 
+/* The most devices the GPU service opens (gpujoin.devices picks which). */
+#define GJ_MAX_DEVICES		16
+
 /* Counters the backend adds to; the executor shows them in EXPLAIN ANALYZE. */
 typedef struct GjStats
 {
@@ -155,6 +165,13 @@ typedef struct GjStats
 	int64_t		bytes_from_device;
 	double		kernel_ms;
 	double		transfer_ms;
+
+	/*
+	 * Steps each device of the GPU service ran for the join (the service
+	 * fills it; a backend in this process leaves it zero): a nested loop's
+	 * steps spread over the devices, other joins run on one.
+	 */
+	int64_t		device_steps[GJ_MAX_DEVICES];
 } GjStats;
 
 typedef struct GjError
@@ -256,6 +273,14 @@ extern bool gj_cuda_compiled;
 extern bool gj_cuda_probe(GjDeviceInfo *info, GjError *err);
 
 /*
+ * For the GPU service, which opens every visible GPU: how many there are
+ * (at most GJ_MAX_DEVICES; 0 with *err set when none is usable), and the
+ * probe of one of them, which opens its context at the first call.
+ */
+extern int	gj_cuda_device_count(GjError *err);
+extern bool gj_cuda_probe_device(int device, GjDeviceInfo *info, GjError *err);
+
+/*
  * Pin (page-lock and map for DMA) a host range once, for the life of the
  * process: the GPU service's staging area.  Opens CUDA like the probe.
  */
@@ -266,7 +291,7 @@ extern void gj_cuda_unpin_host(void *ptr);
  * Keep up to bytes of freed device memory in the device's memory pool
  * instead of returning it to the driver (the GPU service: its budget).
  */
-extern void gj_cuda_pool_retain(int64_t bytes);
+extern void gj_cuda_pool_retain(int device, int64_t bytes);
 extern const GjBackend gj_cuda_backend;
 
 #ifdef __cplusplus

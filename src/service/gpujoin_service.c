@@ -11,8 +11,9 @@
  * exit, restart by the postmaster after a failure), what gpujoin_devices()
  * shows of it, and the service's side of the requests of clients that run
  * a join in it (the client side is service_client.c): open a join on the
- * service's backend, run its steps or its aggregate steps, finish its
- * aggregates, close it.  The main thread hands submitted requests to the
+ * service's backend, on one of its devices or, for a nested loop, on each
+ * (service_devices.c), run its steps (pieces of them on several devices at
+ * once) or its aggregate steps, finish its aggregates, close it.  The main thread hands submitted requests to the
  * worker threads (service_workers.c), which serve them with nothing of
  * PostgreSQL but spinlocks, barriers and SetLatch; a step is bounded in
  * work, so a waiting client waits at most a few steps of others.
@@ -74,7 +75,7 @@ typedef struct ServiceJoin
 	uint64		handle;			/* sequence << 8 | index */
 	GjJoinInput input;			/* the validated copy the backend reads */
 	ServiceAgg *agg;			/* NULL: no aggregate steps */
-	void	   *state;
+	GjDeviceJoin *devices;		/* the backend's states, one per device */
 	int64		reserved;		/* of the device budget (service_budget.c) */
 } ServiceJoin;
 
@@ -269,12 +270,15 @@ service_exit(int code, Datum arg)
 
 	/* the workers finish the requests they run (a step is bounded) */
 	gj_service_workers_stop();
+	/* then the device helpers, which the workers' requests waited for */
+	gj_service_devices_stop_helpers();
 	/* the clients' chunks stay theirs: they free them when their calls fail */
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		if (service_joins[j].in_use && service_backend != NULL)
-			service_backend->end_join(service_joins[j].state);
+			gj_device_join_end(service_joins[j].devices);
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->service_latch = NULL;
+	gj_service->ndevices = 0;
 	gj_service->status.pid = 0;
 	gj_service->status.joins_running = 0;
 	if (gj_service->status.state != GJ_SERVICE_NO_DEVICE)
@@ -295,13 +299,10 @@ open_backend(char *message, size_t len)
 	if (gpujoin_service_backend == GJ_SERVICE_BACKEND_CPU)
 	{
 		service_backend = &gj_cpu_backend;
-		SpinLockAcquire(&gj_service->mutex);
-		strlcpy(gj_service->status.device_name, "host processor",
-				sizeof(gj_service->status.device_name));
-		gj_service->status.total_memory = 0;
-		gj_service->status.free_memory = 0;
-		SpinLockRelease(&gj_service->mutex);
-		gj_service_budget_init(0);
+		/* gpujoin.service_simulated_devices of them */
+		if (!gj_service_devices_open(service_backend, message, len))
+			return false;
+		gj_service_budget_init();
 		return true;
 	}
 	memset(&info, 0, sizeof(info));
@@ -312,16 +313,10 @@ open_backend(char *message, size_t len)
 		return false;
 	}
 	service_backend = &gj_cuda_backend;
-	SpinLockAcquire(&gj_service->mutex);
-	strlcpy(gj_service->status.device_name, info.name, sizeof(gj_service->status.device_name));
-	gj_service->status.total_memory = info.total_memory;
-	gj_service->status.free_memory = info.free_memory;
-	gj_service->status.sm_count = info.sm_count;
-	gj_service->status.cc_major = info.cc_major;
-	gj_service->status.cc_minor = info.cc_minor;
-	SpinLockRelease(&gj_service->mutex);
-	gj_service_budget_init(info.free_memory);
-	gj_cuda_pool_retain(gj_service_budget_total());
+	/* every visible GPU that gpujoin.devices allows, a context each */
+	if (!gj_service_devices_open(service_backend, message, len))
+		return false;
+	gj_service_budget_init();
 	pin_staging();
 	return true;
 }
@@ -359,17 +354,11 @@ pin_staging(void)
 	SpinLockRelease(&gj_service->mutex);
 }
 
-/* The device's free memory after a join opened or closed (cuda only). */
+/* The devices' free memory after a join opened or closed (cuda only). */
 static void
 refresh_free_memory(void)
 {
-	GjDeviceInfo info;
-
-	if (service_backend != &gj_cuda_backend || !gj_cuda_probe(&info, NULL))
-		return;
-	SpinLockAcquire(&gj_service->mutex);
-	gj_service->status.free_memory = info.free_memory;
-	SpinLockRelease(&gj_service->mutex);
+	gj_service_devices_refresh();
 }
 
 static void
@@ -407,11 +396,11 @@ update_join_count(void)
 static void
 close_join(ServiceJoin *join)
 {
-	service_backend->end_join(join->state);
+	gj_device_join_end(join->devices);
 	gj_service_free_agg(join->agg);
 	gj_service_budget_release(join->reserved);
 	pthread_mutex_lock(&joins_lock);
-	join->state = NULL;
+	join->devices = NULL;
 	join->agg = NULL;
 	join->in_use = false;
 	join->busy = false;
@@ -427,6 +416,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	ServiceJoin *join = NULL;
 	ServiceAgg *agg = NULL;
 	GjJoinInput in;
+	int			ndevices;
 	int			j;
 
 	if (!gj_staging_owned_by(slot->input, sizeof(GjJoinInput), pid))
@@ -485,9 +475,16 @@ handle_open(GjServiceSlot *slot, int pid)
 		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
 		return;
 	}
-	/* the budget is reserved before the backend allocates it */
-	join->reserved = Max(in.budget_bytes, 0);
-	if (!gj_service_budget_reserve(join->reserved))
+	/*
+	 * The budget is reserved before the backend allocates it, on each device
+	 * the join opens on: a nested loop spread over k devices takes its
+	 * budget on each, and runs on fewer when the budget has no room for k.
+	 */
+	ndevices = in.algorithm == GJ_ALGO_NESTLOOP ? Max(slot->ndevices, 1) : 1;
+	join->reserved = Max(in.budget_bytes, 0) * ndevices;
+	while (ndevices > 1 && !gj_service_budget_reserve(join->reserved))
+		join->reserved = Max(in.budget_bytes, 0) * --ndevices;
+	if (ndevices == 1 && !gj_service_budget_reserve(join->reserved))
 	{
 		pthread_mutex_lock(&joins_lock);
 		join->in_use = false;
@@ -498,9 +495,10 @@ handle_open(GjServiceSlot *slot, int pid)
 		return;
 	}
 	join->input = in;
-	join->state = service_backend->begin_join(&join->input, &slot->err);
+	/* on the device gj_service_choose_device picks, or spread (nested loop) */
+	join->devices = gj_device_join_begin(&join->input, ndevices, &slot->err);
 	pthread_mutex_lock(&joins_lock);
-	if (join->state == NULL)
+	if (join->devices == NULL)
 	{
 		gj_service_budget_release(join->reserved);
 		join->in_use = false;
@@ -516,6 +514,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	pthread_mutex_unlock(&joins_lock);
 	pg_atomic_fetch_add_u64(&served, 1);
 	slot->join = join->handle;
+	slot->ndevices = join->devices->ndevices;
 	slot->ok = true;
 	update_join_count();
 }
@@ -552,20 +551,20 @@ find_join(GjServiceSlot *slot, int pid)
 }
 
 /*
- * A STEP or an AGG_STEP: run it on the backend (with the join's aggregates
- * for an AGG_STEP) once the tile and the result buffers are checked, and
- * copy the matches into the client's buffers.
+ * A STEP or an AGG_STEP: its pieces of the tile, checked (each inside the
+ * tile's outer rows, its result buffers in the client's chunks), run at
+ * once on the join's devices (with the join's aggregates for an AGG_STEP),
+ * each piece's matches copied into its buffers.
  */
 static void
 handle_step(GjServiceSlot *slot, int pid, bool aggregate)
 {
 	ServiceJoin *join = find_join(slot, pid);
 	GjTile		tile = slot->tile;
-	GjMatches	m;
 	int64		capacity = slot->result_capacity;
-	uint32	   *outer = slot->result_outer;
-	uint32	   *inner = slot->result_inner;
-	bool		ok;
+	int32		npieces = slot->npieces;
+	GjStepPiece pieces[GJ_MAX_DEVICES];
+	int			k;
 
 	if (join == NULL)
 		return;
@@ -573,42 +572,42 @@ handle_step(GjServiceSlot *slot, int pid, bool aggregate)
 		tile.outer_begin > tile.outer_end ||
 		tile.inner_begin < 0 || tile.inner_end > join->input.inner_nrows ||
 		tile.inner_begin > tile.inner_end || capacity < 0 ||
-		slot->outer_next < tile.outer_begin || slot->outer_next > tile.outer_end ||
-		!gj_staging_owned_by(outer, sizeof(uint32) * capacity, pid) ||
-		!gj_staging_owned_by(inner, sizeof(uint32) * capacity, pid))
+		npieces < 1 || npieces > join->devices->ndevices)
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: a tile or result buffer of the step is invalid");
 		return;
+	}
+	/* what the checks pass is what runs: the client may write its slot meanwhile */
+	memcpy(pieces, slot->pieces, sizeof(GjStepPiece) * npieces);
+	for (k = 0; k < npieces; k++)
+	{
+		GjStepPiece *p = &pieces[k];
+
+		if (p->outer_begin < tile.outer_begin || p->outer_end > tile.outer_end ||
+			p->outer_begin > p->outer_end ||
+			!gj_staging_owned_by(p->result_outer, sizeof(uint32) * capacity, pid) ||
+			!gj_staging_owned_by(p->result_inner, sizeof(uint32) * capacity, pid))
+		{
+			fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: a tile or result buffer of the step is invalid");
+			return;
+		}
+		p->outer_next = p->outer_begin;
+		p->nmatches = 0;
 	}
 	if (aggregate && (join->agg == NULL || join->agg->finished || !gj_service_partials_owned(join->agg, pid)))
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: an aggregate step of a join without aggregates, or whose partials are gone");
 		return;
 	}
-	memset(&m, 0, sizeof(m));
-	if (aggregate)
-		ok = service_backend->agg_step(join->state, &tile, &slot->outer_next,
-									   &join->agg->spec, &join->agg->partial, &m,
-									   &slot->stats, &slot->err);
-	else
-		ok = service_backend->run_step(join->state, &tile, &slot->outer_next, &m,
-									   &slot->stats, &slot->err);
-	if (!ok)
+	if (!gj_device_join_steps(join->devices, &tile, pieces, npieces, capacity,
+							  aggregate ? &join->agg->spec : NULL,
+							  aggregate ? &join->agg->partial : NULL,
+							  &slot->stats, &slot->err))
 	{
 		slot->ok = false;
 		return;
 	}
-	if (m.count < 0 || m.count > capacity)
-	{
-		fail(slot, GJ_ERR_DEVICE, "the GPU service's step returned more matches than the client's buffer holds");
-		return;
-	}
-	if (m.count > 0)
-	{
-		memcpy(outer, m.outer_rows, sizeof(uint32) * m.count);
-		memcpy(inner, m.inner_rows, sizeof(uint32) * m.count);
-	}
-	slot->nmatches = m.count;
+	memcpy(slot->pieces, pieces, sizeof(GjStepPiece) * npieces);
 	slot->ok = true;
 }
 
@@ -632,9 +631,8 @@ handle_agg_finish(GjServiceSlot *slot, int pid)
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: no aggregates of this join to finish");
 		return;
 	}
-	if (service_backend->agg_finish != NULL &&
-		!service_backend->agg_finish(join->state, &agg->spec, &agg->partial, &slot->stats,
-									 &slot->err))
+	if (!gj_device_join_agg_finish(join->devices, &agg->spec, &agg->partial, &slot->stats,
+								   &slot->err))
 	{
 		slot->ok = false;
 		return;
@@ -682,8 +680,7 @@ gj_service_serve_request(int slotno)
 		{
 			GjTile		tile = slot->tile;
 
-			slot->can_match = service_backend->tile_can_match == NULL ||
-				service_backend->tile_can_match(join->state, &tile);
+			slot->can_match = gj_device_join_tile_can_match(join->devices, &tile);
 			slot->ok = true;
 		}
 	}
@@ -809,6 +806,7 @@ gpujoin_service_main(Datum main_arg)
 	}
 	pg_atomic_init_u64(&served, 0);
 	gj_service_workers_start(gpujoin_service_workers);
+	gj_service_devices_start_helpers(gj_service_workers_running());
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.state = GJ_SERVICE_READY;
 	gj_service->status.workers = gj_service_workers_running();

@@ -7,11 +7,13 @@
  * Without it, every join in the service took half of what the device had
  * free when it opened, so a few concurrent joins ran the device out of
  * memory and retried with smaller tiles, or fell back to the cpu backend.
- * Now the service owns the budget: gpujoin.service_device_memory (or, at 0,
- * nine tenths of what the device has free when the service starts; no
- * limit on the cpu backend) is shared by every join, each join reserves
- * its own budget (gpujoin.device_memory, or half of the total) when it
- * opens and gives it back when it closes, however it closes: by its
+ * Now the service owns the budget: gpujoin.service_device_memory per device
+ * (or, at 0, nine tenths of what each device has free when the service
+ * starts; no limit on the cpu backend), added over the service's devices,
+ * is shared by every join.  Each join reserves its own budget
+ * (gpujoin.device_memory, or half of the total) on each device it opens on
+ * (a nested loop spread over k devices reserves k budgets, or spreads over
+ * fewer) and gives it back when it closes, however it closes: by its
  * client, on ERROR, or in the sweep of a client that died.
  *
  * The reservation itself is the service's (gj_service_budget_reserve, in
@@ -44,22 +46,38 @@
 #define BUDGET_WAIT_MS		10000.0
 
 /*
- * The service's total, set when it opens its backend: the setting, else
- * nine tenths of what the device has free then (the tenth left over is
- * for the contexts, streams and the CUDA libraries' own allocations).  0
- * means no limit, the cpu backend's default.
+ * The service's total, set when it has opened its devices: for each
+ * device the setting, else nine tenths of what the device has free then
+ * (the tenth left over is for the contexts, streams and the CUDA
+ * libraries' own allocations), added over the devices; a cuda service's
+ * pools keep that much of what joins free.  0 means no limit, the cpu
+ * backend's default.
  */
 void
-gj_service_budget_init(int64 device_free_memory)
+gj_service_budget_init(void)
 {
-	int64		total = (int64) gpujoin_service_device_memory_kb * 1024;
+	int64		setting = (int64) gpujoin_service_device_memory_kb * 1024;
+	int64		total = 0;
+	bool		limited = true;
+	int			d;
 
-	if (total == 0 && device_free_memory > 0)
-		total = device_free_memory / 10 * 9;
-	else if (total > 0 && device_free_memory > 0)
-		total = Min(total, device_free_memory);
+	for (d = 0; d < gj_service->ndevices; d++)
+	{
+		int64		free_memory = gj_service->devices[d].free_memory;
+		int64		device_total;
+
+		if (free_memory > 0)
+			device_total = setting > 0 ? Min(setting, free_memory) : free_memory / 10 * 9;
+		else
+			device_total = setting;
+		if (device_total == 0)
+			limited = false;
+		if (gj_service->devices[d].total_memory > 0)
+			gj_cuda_pool_retain(gj_service->devices[d].number, device_total);
+		total += device_total;
+	}
 	SpinLockAcquire(&gj_service->mutex);
-	gj_service->status.device_budget = total;
+	gj_service->status.device_budget = limited ? total : 0;
 	gj_service->status.device_reserved = 0;
 	gj_service->status.joins_waiting = 0;
 	SpinLockRelease(&gj_service->mutex);

@@ -12,6 +12,13 @@
  * every algorithm and join type, tile schedules, rechecks and the host's
  * pairs work unchanged, and tile pruning asks the service.
  *
+ * Several devices (service_devices.c): a nested loop of at least
+ * gpujoin.service_spread_min_pairs pairs asks the service for every device, with a result
+ * buffer pair per device in the chunk; each request then carries up to one
+ * piece of the tile's outer rows per device, and the pieces the executor
+ * has not asked for yet wait in their buffers (service_step), so that it
+ * sees the steps of one device, in outer-row order.
+ *
  * Aggregates (agg_step, agg_finish; kernels/agg_spec.h): the aggregate node
  * gives the spec with the join (GjJoinInput.agg_spec), and begin_join
  * copies it into the same chunk: the argument value columns and pair
@@ -47,16 +54,47 @@
 #include "gpujoin.h"
 #include "service/service_shared.h"
 
+/*
+ * A piece of a step that ran on a device of the service and whose matches
+ * wait in their result buffers for the executor to ask for them: the outer
+ * rows [begin, next) finished, of the piece [begin, end).
+ */
+typedef struct StepSegment
+{
+	int64		begin;
+	int64		end;
+	int64		next;
+	int64		nmatches;
+	int			buffer;			/* of the join's result buffers */
+} StepSegment;
+
 /* A join opened in the service, as its client holds it (malloc'd). */
 typedef struct GjServiceJoinClient
 {
 	uint64		handle;
 	uint64		generation;		/* of the service that opened it */
 	char	   *chunk;
-	uint32	   *result_outer;
-	uint32	   *result_inner;
 	int64		capacity;
 	int32		algorithm;		/* GjAlgorithm of the join */
+
+	/*
+	 * A result buffer pair per device the join may run on (nbuffers; the
+	 * service opened it on ndevices of them), and the pieces that ran ahead
+	 * of the executor (segments, in outer-row order, all of seg_tile): see
+	 * service_step.  piece_rows: the outer rows of one piece, learnt from
+	 * where the devices' steps stop.
+	 */
+	int			nbuffers;
+	int			ndevices;
+	uint32	   *result_outer[GJ_MAX_DEVICES];
+	uint32	   *result_inner[GJ_MAX_DEVICES];
+	GjTile		seg_tile;
+	GjRequestOp seg_op;
+	int			nsegments;
+	StepSegment segments[GJ_MAX_DEVICES];
+	int64		piece_rows;
+	bool		piece_stopped;	/* a piece stopped early: piece_rows is the
+								 * devices' step, no longer doubled */
 
 	/*
 	 * Aggregates: the executor's spec as begin_join got it (agg_step must be
@@ -112,6 +150,13 @@ gpujoin_service_runs_cuda(void)
  * fit one step).
  */
 #define SERVICE_MAX_STEP_MATCHES	((int64) 2 * 1024 * 1024)
+
+/*
+ * The first pieces of a join spread over devices: the smallest step of
+ * any backend (the cpu's, CPU_PAIRS_PER_STEP), so that the first pieces
+ * finish in one step; service_step doubles them from there.
+ */
+#define INITIAL_PIECE_PAIRS			((int64) 1 << 24)
 
 int64
 gj_service_max_matches(void)
@@ -410,6 +455,9 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	char	   *at;
 	char	   *chunk;
 
+	int			nbuffers;
+	int			b;
+
 	if (!gpujoin_service_ready())
 	{
 		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
@@ -419,12 +467,23 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		return NULL;
 	SpinLockAcquire(&gj_service->mutex);
 	generation = gj_service->generation;
+	nbuffers = gj_service->ndevices;
 	SpinLockRelease(&gj_service->mutex);
+
+	/*
+	 * A nested loop big enough to gain from it runs on every device of the
+	 * service: a result buffer pair each.  Other joins run on one.
+	 */
+	if (input->algorithm != GJ_ALGO_NESTLOOP ||
+		(double) input->outer_nrows * (double) input->inner_nrows <
+		(double) gpujoin_service_spread_min_pairs)
+		nbuffers = 1;
+	nbuffers = Max(Min(nbuffers, GJ_MAX_DEVICES), 1);
 
 	size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
 		side_bytes(&input->outer, input->outer_nrows) +
 		side_bytes(&input->inner, input->inner_nrows) +
-		2 * MAXALIGN(sizeof(uint32) * capacity);
+		nbuffers * 2 * MAXALIGN(sizeof(uint32) * capacity);
 	if (input->agg_spec != NULL)
 		size += agg_spec_bytes(input->agg_spec, input);
 	chunk = wait_for_staging(size);
@@ -449,10 +508,14 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);
 	put_side(&at, &shared_input->outer, &input->outer, input->outer_nrows);
 	put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
-	join->result_outer = (uint32 *) at;
-	at += MAXALIGN(sizeof(uint32) * capacity);
-	join->result_inner = (uint32 *) at;
-	at += MAXALIGN(sizeof(uint32) * capacity);
+	for (b = 0; b < nbuffers; b++)
+	{
+		join->result_outer[b] = (uint32 *) at;
+		at += MAXALIGN(sizeof(uint32) * capacity);
+		join->result_inner[b] = (uint32 *) at;
+		at += MAXALIGN(sizeof(uint32) * capacity);
+	}
+	join->nbuffers = nbuffers;
 	shared_input->agg_spec = input->agg_spec == NULL ? NULL :
 		put_agg_spec(&at, join, input->agg_spec, input);
 	Assert(at <= join->chunk + size);
@@ -462,6 +525,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
+	slot->ndevices = nbuffers;
 	slot->agg_partial = join->staged_partial;
 	/*
 	 * gpujoin.debug_fault = service_bad_request: a request whose input lies
@@ -477,6 +541,10 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		return NULL;
 	}
 	join->handle = slot->join;
+	join->ndevices = Max(Min(slot->ndevices, nbuffers), 1);
+	join->piece_rows = 0;
+	join->piece_stopped = false;
+	join->nsegments = 0;
 	return join;
 }
 
@@ -489,31 +557,152 @@ add_stats(GjStats *into, const GjStats *from)
 	into->bytes_from_device += from->bytes_from_device;
 	into->kernel_ms += from->kernel_ms;
 	into->transfer_ms += from->transfer_ms;
+	for (int d = 0; d < GJ_MAX_DEVICES; d++)
+		into->device_steps[d] += from->device_steps[d];
 }
 
-/* A STEP or an AGG_STEP: the matches come back in the chunk. */
+/* Hand the executor the matches of the first waiting segment. */
+static void
+take_segment(GjServiceJoinClient *join, int64_t *outer_next, GjMatches *matches)
+{
+	StepSegment seg = join->segments[0];
+
+	join->nsegments--;
+	memmove(&join->segments[0], &join->segments[1], sizeof(StepSegment) * join->nsegments);
+	*outer_next = seg.next;
+	matches->outer_rows = join->result_outer[seg.buffer];
+	matches->inner_rows = join->result_inner[seg.buffer];
+	matches->count = seg.nmatches;
+}
+
+/*
+ * A STEP or an AGG_STEP of the outer rows from *outer_next of the tile:
+ * the matches come back in the chunk.
+ *
+ * A join open on several devices (a nested loop) runs up to one piece of
+ * the tile's outer rows per device at once, each a step of its own into
+ * its own result buffers.  The first piece is this step's answer; the
+ * others wait as segments until the executor asks for the rows where they
+ * begin, so that it sees the steps of one device, in outer-row order, as
+ * the backend contract says.  A piece that stopped early (its device's
+ * step bound, or a full match buffer) leaves a gap before the next
+ * segment, which the next call fills with the buffers that are free.  A
+ * piece is first INITIAL_PIECE_PAIRS of work (the smallest step of any
+ * backend), doubled while every piece finishes, and cut to where the
+ * devices stop the first time one stops early (never doubled again: the
+ * step bound is a constant of the join, and overshooting it every other
+ * request would leave gaps that one device fills alone), so that pieces
+ * match the devices' steps and few gaps arise.  The aggregates of every
+ * piece are reduced in the service when it runs, once, whenever the
+ * executor takes its segment.
+ */
 static bool
 service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 			 int64_t *outer_next, GjMatches *matches, GjStats *stats, GjError *err)
 {
 	GjServiceSlot *slot;
+	int64		o = *outer_next;
+	int64		end;
+	int64		rows;
+	int64		piece;
+	bool		used[GJ_MAX_DEVICES];
+	int			free_buffers[GJ_MAX_DEVICES];
+	int			nfree = 0;
+	int			npieces;
+	int			k;
+	StepSegment fresh[GJ_MAX_DEVICES];
+
+	/* segments of another tile or operation are of no use (they never are) */
+	if (join->nsegments > 0 &&
+		(op != join->seg_op || memcmp(tile, &join->seg_tile, sizeof(GjTile)) != 0 ||
+		 o > join->segments[0].begin))
+		join->nsegments = 0;
+	if (join->nsegments > 0 && join->segments[0].begin == o)
+	{
+		take_segment(join, outer_next, matches);
+		return true;
+	}
 
 	if ((slot = my_slot(err)) == NULL)
 		return false;
+	end = join->nsegments > 0 ? join->segments[0].begin : tile->outer_end;
+	rows = end - o;
+	memset(used, 0, sizeof(used));
+	for (k = 0; k < join->nsegments; k++)
+		used[join->segments[k].buffer] = true;
+	for (k = 0; k < join->nbuffers; k++)
+		if (!used[k])
+			free_buffers[nfree++] = k;
+	npieces = Min(nfree, join->ndevices);
+	if (npieces > 1 && rows > 1)
+	{
+		int64		inner = Max(tile->inner_end - tile->inner_begin, 1);
+
+		if (join->piece_rows <= 0)
+			join->piece_rows = Max(INITIAL_PIECE_PAIRS / inner, 1);
+		piece = Max(Min(join->piece_rows, (rows + npieces - 1) / npieces), 1);
+		npieces = (int) Min((int64) npieces, (rows + piece - 1) / piece);
+	}
+	else
+	{
+		npieces = 1;
+		piece = rows;
+	}
+
 	slot->op = op;
 	slot->join = join->handle;
 	slot->tile = *tile;
-	slot->outer_next = *outer_next;	/* where the step starts */
-	slot->result_outer = join->result_outer;
-	slot->result_inner = join->result_inner;
 	slot->result_capacity = join->capacity;
+	slot->npieces = npieces;
+	for (k = 0; k < npieces; k++)
+	{
+		GjStepPiece *p = &slot->pieces[k];
+
+		p->outer_begin = o + k * piece;
+		p->outer_end = Min(o + (k + 1) * piece, end);
+		p->result_outer = join->result_outer[free_buffers[k]];
+		p->result_inner = join->result_inner[free_buffers[k]];
+	}
 	if (!service_call(slot, join->generation, err))
 		return false;
-	*outer_next = slot->outer_next;
-	matches->outer_rows = join->result_outer;
-	matches->inner_rows = join->result_inner;
-	matches->count = slot->nmatches;
 	add_stats(stats, &slot->stats);
+
+	for (k = 0; k < npieces; k++)
+	{
+		const GjStepPiece *p = &slot->pieces[k];
+
+		fresh[k].begin = p->outer_begin;
+		fresh[k].end = p->outer_end;
+		fresh[k].next = Max(Min(p->outer_next, p->outer_end), p->outer_begin);
+		fresh[k].nmatches = Max(Min(p->nmatches, join->capacity), 0);
+		fresh[k].buffer = free_buffers[k];
+	}
+	if (npieces > 1)
+	{
+		/* learn the pieces' size from where the devices stopped */
+		int64		stopped = 0;
+
+		for (k = 0; k < npieces; k++)
+			if (fresh[k].next < fresh[k].end)
+				stopped = stopped == 0 ? fresh[k].next - fresh[k].begin :
+					Min(stopped, fresh[k].next - fresh[k].begin);
+		if (stopped > 0)
+		{
+			join->piece_rows = stopped;
+			join->piece_stopped = true;
+		}
+		else if (!join->piece_stopped && piece == join->piece_rows &&
+				 join->piece_rows < GJ_MAX_SIDE_ROWS / 2)
+			join->piece_rows *= 2;
+	}
+
+	/* the new segments come before the waiting ones: they cover [o, end) */
+	memmove(&join->segments[npieces], &join->segments[0], sizeof(StepSegment) * join->nsegments);
+	memcpy(&join->segments[0], fresh, sizeof(StepSegment) * npieces);
+	join->nsegments += npieces;
+	join->seg_tile = *tile;
+	join->seg_op = op;
+	take_segment(join, outer_next, matches);
 	return true;
 }
 

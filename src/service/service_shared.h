@@ -29,6 +29,7 @@
 #include "kernels/agg_reduce.h"
 #include "kernels/backend.h"
 #include "service/gpujoin_service.h"
+#include "service/service_devices.h"
 
 /* Staging is handed out in granules; a chunk is a run of them. */
 #define GJ_STAGING_GRANULE		((Size) 1024 * 1024)
@@ -65,20 +66,47 @@ typedef struct GjServiceSlot
 								 * reduces (AGG_STEP) and returns (AGG_FINISH)
 								 * the join's partial aggregates */
 
-	/* STEP, AGG_STEP */
-	GjTile		tile;
-	uint32	   *result_outer;	/* room for result_capacity rows each */
-	uint32	   *result_inner;
-	int64		result_capacity;
+	/*
+	 * OPEN: the most devices the client wants the join on (a nested loop's
+	 * steps spread over them); the answer: the devices it opened on.
+	 */
+	int32		ndevices;
 
-	/* answers (outer_next: where a STEP starts, then where the next does) */
+	/*
+	 * STEP, AGG_STEP: npieces pieces of the tile's outer rows, run at once,
+	 * one per device of the join (service_devices.h), each into its own
+	 * result buffers of result_capacity rows.
+	 */
+	GjTile		tile;
+	int64		result_capacity;
+	int32		npieces;
+	GjStepPiece pieces[GJ_MAX_DEVICES];
+
+	/* answers */
 	bool		ok;
 	bool		can_match;		/* TILE_CAN_MATCH */
-	int64		outer_next;
-	int64		nmatches;
 	GjStats		stats;
 	GjError		err;
 } GjServiceSlot;
+
+/*
+ * One device of the service, as gpujoin_devices() shows it: a GPU, or on
+ * the cpu backend a simulated device (gpujoin.service_simulated_devices).
+ */
+typedef struct GjServiceDevice
+{
+	char		name[128];
+	int32		number;			/* CUDA device number, or the simulated one's */
+	int64		total_memory;	/* cuda: the device's */
+	int64		free_memory;
+	int32		sm_count;
+	int32		cc_major;
+	int32		cc_minor;
+	int64		memory_in_use;	/* budgets of the joins open on it */
+	int32		joins_open;
+	int32		steps_queued;	/* opens and steps handed to it, not done */
+	int64		steps_run;
+} GjServiceDevice;
 
 typedef struct GjServiceShared
 {
@@ -92,6 +120,8 @@ typedef struct GjServiceShared
 	int32		staging_granules;
 	int32	   *granule_owner;	/* client pid of each granule's chunk, 0: free */
 	int32	   *granule_run;	/* at a chunk's first granule: its length */
+	int32		ndevices;		/* 0 until the service opened them */
+	GjServiceDevice devices[GJ_MAX_DEVICES];
 } GjServiceShared;
 
 extern GjServiceShared *gj_service;
@@ -125,7 +155,7 @@ extern void gj_service_serve_request(int slotno);
 
 /* service_workers.c: the threads that serve requests */
 /* service_budget.c: the device memory of all joins together */
-extern void gj_service_budget_init(int64 device_free_memory);
+extern void gj_service_budget_init(void);
 extern bool gj_service_budget_reserve(int64 bytes);
 extern void gj_service_budget_release(int64 bytes);
 extern int64 gj_service_budget_total(void);

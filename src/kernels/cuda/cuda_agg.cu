@@ -846,6 +846,8 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 	GjCompareConjunction conj;
 
 	matches->count = 0;
+	if (!gj_cuda_use_device(state, err))
+		return false;
 	if (tile->inner_end <= tile->inner_begin || *outer_next >= tile->outer_end)
 	{
 		*outer_next = tile->outer_end;
@@ -874,6 +876,8 @@ gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial, GjSt
 
 	if (!state->agg_ready)
 		return true;
+	if (!gj_cuda_use_device(state, err))
+		return false;
 	pairs = (unsigned long long *) malloc(sizeof(unsigned long long) * ngroups);
 	accs = (GjAggDeviceAcc *) malloc(sizeof(GjAggDeviceAcc) * naccs);
 	if (pairs == NULL || accs == NULL)

@@ -34,6 +34,7 @@ cuda_end_join(void *arg)
 
 	if (state == NULL)
 		return;
+	(void) cudaSetDevice(state->device);
 	/* nothing may still be writing into what we free (errors are moot now) */
 	if (state->have_stream)
 		cudaStreamSynchronize(state->stream);
@@ -188,7 +189,8 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 	CudaJoinState *state;
 	GjDeviceInfo info;
 
-	if (!gj_cuda_probe(&info, err))
+	/* selects the join's device in this thread (0 outside the GPU service) */
+	if (!gj_cuda_probe_device(input->device, &info, err))
 		return NULL;
 	state = (CudaJoinState *) calloc(1, sizeof(CudaJoinState));
 	if (state == NULL)
@@ -197,6 +199,7 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 		snprintf(err->message, sizeof(err->message), "out of host memory");
 		return NULL;
 	}
+	state->device = input->device;
 	state->outer.begin = state->outer.end = -1;
 	state->inner.begin = state->inner.end = -1;
 	state->input = *input;
@@ -282,6 +285,8 @@ gj_cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
 	int64_t		o_begin = *outer_next;
 
+	if (!gj_cuda_use_device(state, err))
+		return false;
 	if (state->double_buffered)
 		gj_cuda_swap_host_matches(state);
 	matches->outer_rows = state->h_out_outer;

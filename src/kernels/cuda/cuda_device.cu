@@ -1,14 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * cuda_device.cu
- *	  The cuda backend's device: opening the CUDA runtime and device 0, the
- *	  probe the executor and gpujoin_devices() call, and CUDA errors turned
- *	  into GjError.
+ *	  The cuda backend's devices: opening the CUDA runtime and device 0, the
+ *	  probe the executor and gpujoin_devices() call, the probe of any
+ *	  device for the GPU service (which opens every visible GPU), and CUDA
+ *	  errors turned into GjError.
  *
  * The device is opened lazily, in the backend process that first runs a
  * join (never in the postmaster: CUDA does not survive fork).  The GPU
- * service calls the probe from its worker threads too: probe_lock guards
- * the probe's cache.
+ * service calls the probes from its worker threads too: probe_lock guards
+ * the probes' caches.  The current device is a property of the calling
+ * thread: gj_cuda_probe selects device 0, gj_cuda_probe_device the one it
+ * probes, and every entry point of the backend selects its join's device
+ * (CudaJoinState.device) itself, because the service's threads serve the
+ * joins of every device.
  *
  *-------------------------------------------------------------------------
  */
@@ -137,6 +142,8 @@ cuda_probe_locked(GjDeviceInfo *info, GjError *err)
 	}
 
 	/* free memory changes; a broken context shows up here too */
+	if ((rc = cudaSetDevice(0)) != cudaSuccess)
+		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not select CUDA device 0", rc);
 	rc = cudaMemGetInfo(&free_bytes, &total_bytes);
 	if (rc != cudaSuccess)
 		return gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device memory", rc);
@@ -148,6 +155,98 @@ cuda_probe_locked(GjDeviceInfo *info, GjError *err)
 			info->init_ms = 0;
 	}
 	return true;
+}
+
+/* Each device's properties, read once (probe_lock). */
+static bool device_opened[GJ_MAX_DEVICES];
+static GjDeviceInfo device_info[GJ_MAX_DEVICES];
+
+/*
+ * The number of visible CUDA devices (CUDA_VISIBLE_DEVICES applies), at
+ * most GJ_MAX_DEVICES; 0 with *err set when none is usable.  Opens the
+ * runtime and device 0 like the probe.
+ */
+extern "C" int
+gj_cuda_device_count(GjError *err)
+{
+	int			count = 0;
+	cudaError_t rc;
+
+	if (!gj_cuda_probe(NULL, err))
+		return 0;
+	if ((rc = cudaGetDeviceCount(&count)) != cudaSuccess)
+	{
+		gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not count the CUDA devices", rc);
+		return 0;
+	}
+	return count < GJ_MAX_DEVICES ? count : GJ_MAX_DEVICES;
+}
+
+/*
+ * Open device number device (its primary context, at the first call) and
+ * read its properties and free memory, as gj_cuda_probe does for device 0.
+ * Leaves device selected in the calling thread.
+ */
+extern "C" bool
+gj_cuda_probe_device(int device, GjDeviceInfo *info, GjError *err)
+{
+	size_t		free_bytes,
+				total_bytes;
+	cudaError_t rc;
+	bool		ok = false;
+
+	if (device < 0 || device >= GJ_MAX_DEVICES)
+	{
+		if (err != NULL)
+		{
+			err->code = GJ_ERR_UNAVAILABLE;
+			snprintf(err->message, sizeof(err->message), "no CUDA device %d", device);
+		}
+		return false;
+	}
+	pthread_mutex_lock(&probe_lock);
+	if (!cuda_probe_locked(NULL, err))
+		goto done;
+	if ((rc = cudaSetDevice(device)) != cudaSuccess)
+	{
+		gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not select the CUDA device", rc);
+		goto done;
+	}
+	if (!device_opened[device])
+	{
+		cudaDeviceProp prop;
+
+		if ((rc = cudaFree(0)) != cudaSuccess)
+		{
+			gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not open a CUDA context", rc);
+			goto done;
+		}
+		if ((rc = cudaGetDeviceProperties(&prop, device)) != cudaSuccess)
+		{
+			gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device properties", rc);
+			goto done;
+		}
+		memset(&device_info[device], 0, sizeof(GjDeviceInfo));
+		snprintf(device_info[device].name, sizeof(device_info[device].name), "%.*s",
+				 (int) sizeof(device_info[device].name) - 1, prop.name);
+		device_info[device].sm_count = prop.multiProcessorCount;
+		device_info[device].cc_major = prop.major;
+		device_info[device].cc_minor = prop.minor;
+		device_opened[device] = true;
+	}
+	if ((rc = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess)
+	{
+		gj_cuda_fail(err, GJ_ERR_UNAVAILABLE, "could not read CUDA device memory", rc);
+		goto done;
+	}
+	device_info[device].total_memory = (int64_t) total_bytes;
+	device_info[device].free_memory = (int64_t) free_bytes;
+	if (info != NULL)
+		*info = device_info[device];
+	ok = true;
+done:
+	pthread_mutex_unlock(&probe_lock);
+	return ok;
 }
 
 /*
@@ -177,14 +276,14 @@ gj_cuda_pin_host(void *ptr, size_t len, GjError *err)
  * it keeps is memory other processes cannot have.
  */
 extern "C" void
-gj_cuda_pool_retain(int64_t bytes)
+gj_cuda_pool_retain(int device, int64_t bytes)
 {
 	cudaMemPool_t pool;
 	uint64_t	threshold = bytes > 0 ? (uint64_t) bytes : 0;
 
-	if (!gj_cuda_probe(NULL, NULL))
+	if (!gj_cuda_probe_device(device, NULL, NULL))
 		return;
-	if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess)
+	if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
 		(void) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
 	(void) cudaGetLastError();
 }

@@ -155,6 +155,8 @@ typedef struct DeviceSide
 typedef struct CudaJoinState
 {
 	GjJoinInput input;			/* host key columns */
+	int			device;			/* the CUDA device of the join: every entry
+								 * point selects it (gj_cuda_use_device) */
 	GjProgram	program;
 	bool		simple;
 	GjSimpleCompare compare;
@@ -258,6 +260,18 @@ extern bool gj_cuda_fail(GjError *err, int code, const char *what, cudaError_t r
 	} while (0)
 
 #define CUDA_LAUNCHED(what) CUDA_TRY(cudaGetLastError(), "could not launch " what)
+
+/*
+ * Select the join's device in the calling thread: the first thing every
+ * entry point of the backend does, since the GPU service's threads serve
+ * the joins of every device and the current device is per thread.
+ */
+static inline bool
+gj_cuda_use_device(const CudaJoinState *state, GjError *err)
+{
+	CUDA_TRY(cudaSetDevice(state->device), "could not select the join's CUDA device");
+	return true;
+}
 
 /* ---------------------------------------------------------------------
  * Memory (cuda_memory.cu)

@@ -23,6 +23,19 @@ gj_cuda_probe(GjDeviceInfo *info, GjError *err)
 	return false;
 }
 
+int
+gj_cuda_device_count(GjError *err)
+{
+	gj_cuda_probe(NULL, err);
+	return 0;
+}
+
+bool
+gj_cuda_probe_device(int device, GjDeviceInfo *info, GjError *err)
+{
+	return gj_cuda_probe(info, err);
+}
+
 static void *
 stub_begin_join(const GjJoinInput *input, GjError *err)
 {
@@ -94,6 +107,6 @@ gj_cuda_unpin_host(void *ptr)
 }
 
 void
-gj_cuda_pool_retain(int64_t bytes)
+gj_cuda_pool_retain(int device, int64_t bytes)
 {
 }
