@@ -39,6 +39,11 @@
  * returns one row per group that has a pair, its columns from the group's
  * first outer (and inner) row, each through HAVING.
  *
+ * A partial node (under a Gather, gpujoin_agg_partial.c) runs the same way
+ * over its process's share of the outer rows, returns each aggregate's
+ * transition state instead of its result, and has no HAVING: the Finalize
+ * Agg above the Gather combines the processes' states.
+ *
  * Results are PostgreSQL's: count is int8; sum(int2/int4) is int8 and wraps
  * on overflow exactly as int4_sum() does (it does not check); sum(int8) and
  * avg(int2/int4/int8) go through numeric exactly as numeric_poly_sum() and
@@ -92,7 +97,6 @@ typedef struct GpuJoinAggState
 	int64		pairs_in_backend;
 } GpuJoinAggState;
 
-static Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
@@ -106,8 +110,9 @@ static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
  * not registered with RegisterCustomScanMethods, which takes one methods
  * table per name and has the join's (gpujoin_register_methods): the name
  * is only looked up to read a plan back from text, which PostgreSQL does
- * only for the parallel-safe part of a plan that it sends to workers, and
- * an aggregate path is never parallel safe.
+ * for the parallel-safe part of a plan that it sends to workers, and the
+ * join's CreateCustomScanState hands a partial aggregate node (the only
+ * parallel-safe one) back here (gpujoin_create_scan_state).
  */
 const CustomScanMethods gpujoin_agg_scan_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -120,10 +125,16 @@ static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.ExecCustomScan = gpujoin_agg_exec,
 	.EndCustomScan = gpujoin_end,
 	.ReScanCustomScan = gpujoin_agg_rescan,
+	/* a partial node hands its workers' counters to the leader as the join does */
+	.EstimateDSMCustomScan = gpujoin_estimate_dsm,
+	.InitializeDSMCustomScan = gpujoin_initialize_dsm,
+	.ReInitializeDSMCustomScan = gpujoin_reinitialize_dsm,
+	.InitializeWorkerCustomScan = gpujoin_initialize_worker,
+	.ShutdownCustomScan = gpujoin_shutdown,
 	.ExplainCustomScan = gpujoin_agg_explain,
 };
 
-static Node *
+Node *
 gpujoin_agg_create_scan_state(CustomScan *cscan)
 {
 	GpuJoinAggState *gas = palloc0(sizeof(GpuJoinAggState));
@@ -564,6 +575,14 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 	type = gas->agg.arg_type[a];
 	if (kind == GJ_AGGK_COUNT)
 		return Int64GetDatum(acc->count);
+
+	/*
+	 * A partial node returns transition states (gpujoin_agg_partial.c):
+	 * count, sum(int2/int4), min and max are their own results; avg's is
+	 * {count, sum}, also without input.
+	 */
+	if (gas->agg.partial && kind == GJ_AGGK_AVG)
+		return gpujoin_agg_avg_state(acc->count, wrapped_int64(acc->isum));
 	if (acc->count == 0)
 	{
 		*isnull = true;
@@ -767,6 +786,9 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	/* GROUP BY with no aggregate (SELECT r.g ... GROUP BY r.g) has none */
 	if (gas->agg.naggs > 0)
 		ExplainPropertyText("GPU Aggregates", aggs.data, es);
+	/* each process's transition states, finalised above the Gather */
+	if (gas->agg.partial)
+		ExplainPropertyText("Aggregate Mode", "partial", es);
 	gpujoin_explain(node, ancestors, es);
 	if (es->analyze)
 	{
