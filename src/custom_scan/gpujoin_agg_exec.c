@@ -76,6 +76,25 @@
 #include "custom_scan/gpujoin_agg_groups.h"
 #include "custom_scan/gpujoin_exec.h"
 
+/*
+ * The aggregate node's own EXPLAIN ANALYZE counters, of one process.  A
+ * partial node's workers hand theirs to the leader as the join's counters
+ * are handed (gpujoin_parallel.c), in a block of the query's dynamic shared
+ * memory ahead of the join's.
+ */
+typedef struct GpuJoinAggCounters
+{
+	int64		groups_returned;	/* summed over rescans */
+	int64		pairs_aggregated;	/* summed over rescans */
+	int64		pairs_in_backend;
+} GpuJoinAggCounters;
+
+typedef struct GpuJoinAggShared
+{
+	int			nworkers;
+	GpuJoinAggCounters workers[FLEXIBLE_ARRAY_MEMBER];
+} GpuJoinAggShared;
+
 typedef struct GpuJoinAggState
 {
 	GpuJoinState gj;			/* the join; must be first */
@@ -92,9 +111,9 @@ typedef struct GpuJoinAggState
 	/* GROUP BY: group numbers and partials, in agg_cxt */
 	GpuJoinAggGroups groups;
 	int64		next_group;		/* the next group to return */
-	int64		groups_returned;	/* EXPLAIN ANALYZE, summed over rescans */
-	int64		pairs_aggregated;	/* EXPLAIN ANALYZE, summed over rescans */
-	int64		pairs_in_backend;
+	GpuJoinAggCounters counters;	/* EXPLAIN ANALYZE */
+	GpuJoinAggShared *shared;	/* a partial node's workers' counters */
+	GpuJoinAggCounters workers_total;	/* the leader's copy of their sums */
 } GpuJoinAggState;
 
 static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
@@ -102,6 +121,14 @@ static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
 static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
+static Size gpujoin_agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void gpujoin_agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									   void *coordinate);
+static void gpujoin_agg_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+										 void *coordinate);
+static void gpujoin_agg_initialize_worker(CustomScanState *node, shm_toc *toc,
+										  void *coordinate);
+static void gpujoin_agg_shutdown(CustomScanState *node);
 
 /*
  * The plan's methods (gpujoin_agg_path.c sets them), named GpuJoin as the
@@ -125,12 +152,12 @@ static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.ExecCustomScan = gpujoin_agg_exec,
 	.EndCustomScan = gpujoin_end,
 	.ReScanCustomScan = gpujoin_agg_rescan,
-	/* a partial node hands its workers' counters to the leader as the join does */
-	.EstimateDSMCustomScan = gpujoin_estimate_dsm,
-	.InitializeDSMCustomScan = gpujoin_initialize_dsm,
-	.ReInitializeDSMCustomScan = gpujoin_reinitialize_dsm,
-	.InitializeWorkerCustomScan = gpujoin_initialize_worker,
-	.ShutdownCustomScan = gpujoin_shutdown,
+	/* a partial node hands its workers' counters to the leader */
+	.EstimateDSMCustomScan = gpujoin_agg_estimate_dsm,
+	.InitializeDSMCustomScan = gpujoin_agg_initialize_dsm,
+	.ReInitializeDSMCustomScan = gpujoin_agg_reinitialize_dsm,
+	.InitializeWorkerCustomScan = gpujoin_agg_initialize_worker,
+	.ShutdownCustomScan = gpujoin_agg_shutdown,
 	.ExplainCustomScan = gpujoin_agg_explain,
 };
 
@@ -480,7 +507,7 @@ gpujoin_agg_run_pair(GpuJoinAggState *gas)
 		if (!more && backend_reduces)
 			gpujoin_finish_agg_steps(gjs, &gas->spec, &step);
 		gas->total.pairs += step.pairs;
-		gas->pairs_in_backend += step.pairs;
+		gas->counters.pairs_in_backend += step.pairs;
 		gpujoin_agg_merge_partial(gas, &step);
 		if (more)
 		{
@@ -641,7 +668,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 	{
 		gas->done = true;
 		gpujoin_agg_run(gas);
-		gas->pairs_aggregated += gas->total.pairs;
+		gas->counters.pairs_aggregated += gas->total.pairs;
 		gas->next_group = 0;
 	}
 	while (gas->next_group < gas->groups.ngroups)
@@ -675,7 +702,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 		if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
 			continue;			/* HAVING */
 		gjs->counters.rows_returned++;
-		gas->groups_returned++;
+		gas->counters.groups_returned++;
 		if (node->ss.ps.ps_ProjInfo == NULL)
 			return scan;
 		return ExecProject(node->ss.ps.ps_ProjInfo);
@@ -699,7 +726,7 @@ gpujoin_agg_exec(CustomScanState *node)
 		return NULL;
 	gas->done = true;
 	gpujoin_agg_run(gas);
-	gas->pairs_aggregated += gas->total.pairs;
+	gas->counters.pairs_aggregated += gas->total.pairs;
 
 	/* one row: the join's Vars NULL, then the aggregates */
 	ResetExprContext(econtext);
@@ -752,6 +779,88 @@ gpujoin_agg_rescan(CustomScanState *node)
 	gas->next_group = 0;
 }
 
+/* The size of the node's own block of counters, ahead of the join's. */
+static Size
+agg_shared_size(int nworkers)
+{
+	return MAXALIGN(add_size(offsetof(GpuJoinAggShared, workers),
+							 mul_size(nworkers, sizeof(GpuJoinAggCounters))));
+}
+
+static Size
+gpujoin_agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(agg_shared_size(pcxt->nworkers), gpujoin_estimate_dsm(node, pcxt));
+}
+
+static void
+gpujoin_agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	Size		size = agg_shared_size(pcxt->nworkers);
+
+	memset(coordinate, 0, size);
+	gas->shared = coordinate;
+	gas->shared->nworkers = pcxt->nworkers;
+	gpujoin_initialize_dsm(node, pcxt, (char *) coordinate + size);
+}
+
+/* A rescan of the Gather: the new workers' counters add to the same slots. */
+static void
+gpujoin_agg_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+
+	gas->shared = coordinate;
+	gpujoin_reinitialize_dsm(node, pcxt,
+							 (char *) coordinate + agg_shared_size(gas->shared->nworkers));
+}
+
+static void
+gpujoin_agg_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+
+	gas->shared = coordinate;
+	gpujoin_initialize_worker(node, toc,
+							  (char *) coordinate + agg_shared_size(gas->shared->nworkers));
+}
+
+/* See gpujoin_shutdown: the same for the aggregate node's own counters. */
+static void
+gpujoin_agg_shutdown(CustomScanState *node)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	GpuJoinAggShared *shared = gas->shared;
+
+	if (shared != NULL)
+	{
+		if (IsParallelWorker())
+		{
+			if (ParallelWorkerNumber >= 0 && ParallelWorkerNumber < shared->nworkers)
+			{
+				GpuJoinAggCounters *slot = &shared->workers[ParallelWorkerNumber];
+
+				slot->groups_returned += gas->counters.groups_returned;
+				slot->pairs_aggregated += gas->counters.pairs_aggregated;
+				slot->pairs_in_backend += gas->counters.pairs_in_backend;
+			}
+		}
+		else
+		{
+			memset(&gas->workers_total, 0, sizeof(gas->workers_total));
+			for (int i = 0; i < shared->nworkers; i++)
+			{
+				gas->workers_total.groups_returned += shared->workers[i].groups_returned;
+				gas->workers_total.pairs_aggregated += shared->workers[i].pairs_aggregated;
+				gas->workers_total.pairs_in_backend += shared->workers[i].pairs_in_backend;
+			}
+		}
+		gas->shared = NULL;
+	}
+	gpujoin_shutdown(node);
+}
+
 static void
 gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -792,12 +901,19 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	gpujoin_explain(node, ancestors, es);
 	if (es->analyze)
 	{
-		ExplainPropertyInteger("Pairs Aggregated", NULL, gas->pairs_aggregated, es);
-		ExplainPropertyInteger("Pairs Reduced in Backend", NULL, gas->pairs_in_backend, es);
+		/* this process's and, under a Gather, its workers' */
+		ExplainPropertyInteger("Pairs Aggregated", NULL,
+							   gas->counters.pairs_aggregated +
+							   gas->workers_total.pairs_aggregated, es);
+		ExplainPropertyInteger("Pairs Reduced in Backend", NULL,
+							   gas->counters.pairs_in_backend +
+							   gas->workers_total.pairs_in_backend, es);
 		if (gas->agg.ngroup > 0)
 		{
 			gpujoin_agg_groups_explain(&gas->groups, es);
-			ExplainPropertyInteger("Groups Returned", NULL, gas->groups_returned, es);
+			ExplainPropertyInteger("Groups Returned", NULL,
+								   gas->counters.groups_returned +
+								   gas->workers_total.groups_returned, es);
 		}
 	}
 }
