@@ -606,8 +606,19 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 	/*
 	 * A partial node returns transition states (gpujoin_agg_partial.c):
 	 * count, sum(int2/int4), min and max are their own results; avg's is
-	 * {count, sum}, also without input.
+	 * {count, sum}, also without input; sum/avg(int8)'s is serialised, NULL
+	 * without a pair (its transition function never ran) and a zero count
+	 * when every argument was NULL.
 	 */
+	if (gas->agg.partial && (kind == GJ_AGGK_SUM || kind == GJ_AGGK_AVG) && type == GJT_INT8)
+	{
+		if (pairs == 0)
+		{
+			*isnull = true;
+			return (Datum) 0;
+		}
+		return gpujoin_agg_int8_state(acc->count, acc->isum);
+	}
 	if (gas->agg.partial && kind == GJ_AGGK_AVG)
 		return gpujoin_agg_avg_state(acc->count, wrapped_int64(acc->isum));
 	if (acc->count == 0)

@@ -5,9 +5,10 @@
 -- shape; count, sum, min, max and avg of integers give the native plan's
 -- results, with and without GROUP BY, with HAVING, grouping by both sides,
 -- over empty inputs, NULLs and groups that are all NULL, no matching pair
--- at all; an overflow in an argument raises the native plan's error;
--- aggregates whose transition state the node does not reproduce exactly
--- (sum of float8 or int8, string_agg) get no partial node; left and semi
+-- at all; sum and avg of int8 (a serialised state) past the int8 range;
+-- an overflow in an argument raises the native plan's error; aggregates
+-- whose transition state the node does not reproduce exactly (sum of
+-- float8, string_agg) get no partial node; left and semi
 -- joins (the aggregate node takes inner joins only) still give the native
 -- results with parallel plans.
 -- Run on the cpu backend in each process, and through the GPU service where
@@ -17,7 +18,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(31);
+SELECT plan(36);
 
 CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
@@ -48,6 +49,14 @@ CREATE TABLE gj_pa_dim AS
     SELECT g AS k, CASE WHEN g % 17 = 0 THEN NULL ELSE g % 5 END AS w, (g % 3)::int2 AS h
     FROM generate_series(1, 450) g;
 CREATE TABLE gj_pa_empty (k int, w int, h int2);
+-- int8 sums past the int8 range, of both signs, zero, and all NULL
+CREATE TABLE gj_pa_big AS
+    SELECT g AS id, g % 300 AS k, (g % 6)::int2 AS s,
+           CASE g % 6 WHEN 0 THEN NULL WHEN 1 THEN 9223372036854775807 - g
+                      WHEN 2 THEN -9223372036854775807 + g WHEN 3 THEN (g % 2) * 2 - 1
+                      WHEN 4 THEN 0 ELSE g::int8 * 10000 END AS b
+    FROM generate_series(1, 6000) g;
+ANALYZE gj_pa_big;
 ANALYZE gj_pa_fact;
 ANALYZE gj_pa_dim;
 ANALYZE gj_pa_empty;
@@ -63,7 +72,9 @@ ANALYZE gj_pa_empty;
 \set q_left 'SELECT count(*), count(d.w), sum(d.w), min(f.v), avg(d.h) FROM gj_pa_fact f LEFT JOIN gj_pa_dim d ON f.k = d.k + 300'
 \set q_semi 'SELECT count(*), sum(f.v), max(f.v) FROM gj_pa_fact f WHERE EXISTS (SELECT 1 FROM gj_pa_dim d WHERE d.k = f.k AND d.h = 1)'
 \set q_float 'SELECT count(*), sum(f.f) FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k'
-\set q_int8 'SELECT count(*), sum(f.b) FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k'
+\set q_int8 'SELECT f.s, count(*), sum(f.b), avg(f.b), sum(f.b / 3), avg(f.b / 2 + d.k), sum(f.b % 1000 * d.k) FROM gj_pa_big f JOIN gj_pa_dim d ON f.k < d.k GROUP BY f.s'
+\set q_int8_plain 'SELECT count(*), sum(f.b), avg(f.b) FROM gj_pa_big f JOIN gj_pa_dim d ON f.k < d.k AND f.s < 3'
+\set q_int8_none 'SELECT sum(f.b), avg(f.b) FROM gj_pa_big f JOIN gj_pa_dim d ON f.k < d.k - 1000'
 \set q_strings 'SELECT count(*), string_agg(f.t, \',\') FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k AND d.k < 3'
 \set q_overflow 'SELECT count(*), sum(f.v * 200000) FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k'
 \set digest 'SELECT count(*) || \' rows, \' || md5(coalesce(string_agg(t::text, \',\' ORDER BY t::text), \'\')) AS'
@@ -80,6 +91,9 @@ SET LOCAL gpujoin.enabled = off;
 :digest native_nopair FROM (:q_nopair) t \gset
 :digest native_nopair_plain FROM (:q_nopair_plain) t \gset
 :digest native_left FROM (:q_left) t \gset
+:digest native_int8 FROM (:q_int8) t \gset
+:digest native_int8_plain FROM (:q_int8_plain) t \gset
+:digest native_int8_none FROM (:q_int8_none) t \gset
 :digest native_semi FROM (:q_semi) t \gset
 
 -- parallel plans on small tables
@@ -117,6 +131,9 @@ SELECT matches(pg_temp.explain_analyze(:'q_plain'),
 :digest par_nopair FROM (:q_nopair) t \gset
 :digest par_nopair_plain FROM (:q_nopair_plain) t \gset
 :digest par_left FROM (:q_left) t \gset
+:digest par_int8 FROM (:q_int8) t \gset
+:digest par_int8_plain FROM (:q_int8_plain) t \gset
+:digest par_int8_none FROM (:q_int8_none) t \gset
 :digest par_semi FROM (:q_semi) t \gset
 SELECT is(:'par_plain'::text, :'native_plain'::text, 'count/sum/min/max/avg without GROUP BY: the native results');
 SELECT is(:'par_group'::text, :'native_group'::text, 'GROUP BY (a group whose values are all NULL): the native results');
@@ -126,6 +143,12 @@ SELECT is(:'par_empty'::text, :'native_empty'::text, 'an empty inner side: count
 SELECT is(:'par_empty_outer'::text, :'native_empty_outer'::text, 'an empty outer side, GROUP BY: no group, as native');
 SELECT is(:'par_nopair'::text, :'native_nopair'::text, 'no pair at all, GROUP BY: no group, as native');
 SELECT is(:'par_nopair_plain'::text, :'native_nopair_plain'::text, 'no pair at all, no GROUP BY: one row, as native');
+SELECT is(:'par_int8'::text, :'native_int8'::text,
+          'sum/avg(int8) past the int8 range, GROUP BY (a group all NULL): the native results');
+SELECT is(:'par_int8_plain'::text, :'native_int8_plain'::text,
+          'sum/avg(int8) past the int8 range, no GROUP BY: the native results');
+SELECT is(:'par_int8_none'::text, :'native_int8_none'::text,
+          'sum/avg(int8) over no pair: NULL, as native');
 SELECT is(:'par_left'::text, :'native_left'::text, 'a left join in parallel: the native results');
 SELECT is(:'par_semi'::text, :'native_semi'::text, 'a semi join in parallel: the native results');
 SELECT matches(pg_temp.plan_of(:'q_both'), 'Aggregate Mode: partial',
@@ -138,8 +161,10 @@ SELECT matches(pg_temp.plan_of(:'q_nopair'), 'Gather(.*\n)*\s+Aggregate Mode: pa
 -- aggregates whose partial state the node does not produce: no partial node
 SELECT doesnt_match(pg_temp.plan_of(:'q_float'), 'Aggregate Mode: partial',
                     'sum(float8) gets no partial node (its state is summed row by row)');
-SELECT doesnt_match(pg_temp.plan_of(:'q_int8'), 'Aggregate Mode: partial',
-                    'sum(int8) gets no partial node (its state is internal)');
+SELECT matches(pg_temp.plan_of(:'q_int8'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.b\)(.*\n)*\s+Aggregate Mode: partial',
+               'sum/avg(int8) (a serialised state) are a partial aggregate node');
+SELECT matches(pg_temp.plan_of(:'q_int8_none'), 'Aggregate Mode: partial',
+               'so is the plan over no pair');
 SELECT doesnt_match(pg_temp.plan_of(:'q_strings'), 'Aggregate Mode: partial',
                     'string_agg gets no partial node');
 SELECT doesnt_match(pg_temp.plan_of(:'q_strings'), 'GPU Aggregates',
@@ -182,11 +207,13 @@ SELECT matches(pg_temp.explain_analyze(:'q_group'),
 :digest svc_both FROM (:q_both) t \gset
 :digest svc_empty FROM (:q_empty) t \gset
 :digest svc_nopair FROM (:q_nopair) t \gset
+:digest svc_int8 FROM (:q_int8) t \gset
 SELECT is(:'svc_plain'::text, :'native_plain'::text, 'through the service, no GROUP BY: the native results');
 SELECT is(:'svc_group'::text, :'native_group'::text, 'through the service, GROUP BY: the native results');
 SELECT is(:'svc_both'::text, :'native_both'::text, 'through the service, grouping by both sides: the native results');
 SELECT is(:'svc_empty'::text, :'native_empty'::text, 'through the service, an empty inner side: the native results');
 SELECT is(:'svc_nopair'::text, :'native_nopair'::text, 'through the service, no pair: the native results');
+SELECT is(:'svc_int8'::text, :'native_int8'::text, 'through the service, sum/avg(int8): the native results');
 \set ON_ERROR_STOP 0
 SAVEPOINT overflow;
 :q_overflow \g /dev/null
@@ -196,7 +223,7 @@ ROLLBACK TO SAVEPOINT overflow;
 SELECT is(:'svc_error'::text, :'native_error'::text,
           'through the service, an int4 overflow in an argument: the native plan''s error');
 \else
-SELECT skip('the cluster runs no GPU service', 7);
+SELECT skip('the cluster runs no GPU service', 8);
 \endif
 
 SELECT * FROM finish();
