@@ -18,7 +18,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(36);
+SELECT plan(37);
 
 CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
@@ -83,6 +83,7 @@ ANALYZE gj_pa_empty;
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.enabled = off;
 :digest native_plain FROM (:q_plain) t \gset
+SELECT count(*) AS native_pairs FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k \gset
 :digest native_group FROM (:q_group) t \gset
 :digest native_having FROM (:q_having) t \gset
 :digest native_both FROM (:q_both) t \gset
@@ -121,6 +122,9 @@ SELECT matches(pg_temp.plan_of(:'q_having'),
 SELECT matches(pg_temp.explain_analyze(:'q_plain'),
                'Workers Launched: [1-9].*Parallel Custom Scan \(GpuJoin\) \(actual rows=1 loops=[2-9]\)\n(.*\n)*\s+Backend: cpu\n',
                'the partial node runs in every process, on the cpu backend, one row each');
+SELECT is(substring(pg_temp.explain_analyze(:'q_plain') FROM 'Pairs Aggregated: ([0-9]+)')::bigint,
+          :native_pairs::bigint,
+          'EXPLAIN ANALYZE: Pairs Aggregated sums every process''s pairs');
 
 :digest par_plain FROM (:q_plain) t \gset
 :digest par_group FROM (:q_group) t \gset
