@@ -26,6 +26,13 @@
  * columns, and columns functionally dependent on them); without inner
  * keys the inner columns are NULL.
  *
+ * A partial node (GpuJoinAggInfo.partial, under a Gather) has the same
+ * layout; its Aggrefs are AGGSPLIT_INITIAL_SERIAL and their columns hold
+ * transition states (gpujoin_agg_partial.c), and it has no HAVING.  Its
+ * custom_private makes a worker's copy of the plan, which finds the join's
+ * registered methods, come back to the aggregate node
+ * (gpujoin_create_scan_state).
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUJOIN_AGG_H
