@@ -37,6 +37,7 @@ OBJS = \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/custom_scan/gpujoin_agg_groups.o \
+	src/custom_scan/gpujoin_agg_partial.o \
 	src/custom_scan/gpujoin_row_identity.o \
 	src/host_chunking/heap_reader.o \
 	src/host_chunking/host_buffers.o \

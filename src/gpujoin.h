@@ -235,7 +235,7 @@ extern CustomScan *gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_pa
 
 /* custom_scan/gpujoin_agg_path.c */
 extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
-								  RelOptInfo *grouped_rel);
+								  RelOptInfo *grouped_rel, GroupPathExtraData *extra);
 
 /* custom_scan/gpujoin_agg_exec.c */
 extern const CustomScanMethods gpujoin_agg_scan_methods;

@@ -100,7 +100,7 @@ gpujoin_upper_paths_hook(PlannerInfo *root, UpperRelationKind stage,
 	if (prev_upper_paths_hook)
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 	if (stage == UPPERREL_GROUP_AGG)
-		gpujoin_add_agg_paths(root, input_rel, output_rel);
+		gpujoin_add_agg_paths(root, input_rel, output_rel, (GroupPathExtraData *) extra);
 }
 
 /*

@@ -26,6 +26,13 @@
  * columns, and columns functionally dependent on them); without inner
  * keys the inner columns are NULL.
  *
+ * A partial node (GpuJoinAggInfo.partial, under a Gather) has the same
+ * layout; its Aggrefs are AGGSPLIT_INITIAL_SERIAL and their columns hold
+ * transition states (gpujoin_agg_partial.c), and it has no HAVING.  Its
+ * custom_private makes a worker's copy of the plan, which finds the join's
+ * registered methods, come back to the aggregate node
+ * (gpujoin_create_scan_state).
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUJOIN_AGG_H
@@ -91,6 +98,12 @@ typedef struct GpuJoinAggInfo
 	 * gpujoin.enable_dominance.
 	 */
 	bool		dominance;
+
+	/*
+	 * A partial aggregate under a Gather (gpujoin_agg_partial.c): each
+	 * aggregate returns its transition state, no HAVING.
+	 */
+	bool		partial;
 } GpuJoinAggInfo;
 
 /*
@@ -102,5 +115,13 @@ extern void gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info);
 
 /* custom_scan/gpujoin_agg_exec.c: a device value of GjType type as a Datum */
 extern Datum gpujoin_agg_value_to_datum(int64 v, int type);
+
+/* custom_scan/gpujoin_agg_partial.c */
+extern bool gpujoin_agg_partial_supported(Aggref *aggref, int kind);
+extern Datum gpujoin_agg_avg_state(int64 count, int64 sum);
+extern Datum gpujoin_agg_int8_state(int64 count, gj_int128 sum);
+
+/* custom_scan/gpujoin_agg_exec.c: the aggregate node's state, for any plan of it */
+extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 
 #endif							/* GPUJOIN_AGG_H */

@@ -39,6 +39,11 @@
  * returns one row per group that has a pair, its columns from the group's
  * first outer (and inner) row, each through HAVING.
  *
+ * A partial node (under a Gather, gpujoin_agg_partial.c) runs the same way
+ * over its process's share of the outer rows, returns each aggregate's
+ * transition state instead of its result, and has no HAVING: the Finalize
+ * Agg above the Gather combines the processes' states.
+ *
  * Results are PostgreSQL's: count is int8; sum(int2/int4) is int8 and wraps
  * on overflow exactly as int4_sum() does (it does not check); sum(int8) and
  * avg(int2/int4/int8) go through numeric exactly as numeric_poly_sum() and
@@ -71,6 +76,25 @@
 #include "custom_scan/gpujoin_agg_groups.h"
 #include "custom_scan/gpujoin_exec.h"
 
+/*
+ * The aggregate node's own EXPLAIN ANALYZE counters, of one process.  A
+ * partial node's workers hand theirs to the leader as the join's counters
+ * are handed (gpujoin_parallel.c), in a block of the query's dynamic shared
+ * memory ahead of the join's.
+ */
+typedef struct GpuJoinAggCounters
+{
+	int64		groups_returned;	/* summed over rescans */
+	int64		pairs_aggregated;	/* summed over rescans */
+	int64		pairs_in_backend;
+} GpuJoinAggCounters;
+
+typedef struct GpuJoinAggShared
+{
+	int			nworkers;
+	GpuJoinAggCounters workers[FLEXIBLE_ARRAY_MEMBER];
+} GpuJoinAggShared;
+
 typedef struct GpuJoinAggState
 {
 	GpuJoinState gj;			/* the join; must be first */
@@ -87,17 +111,24 @@ typedef struct GpuJoinAggState
 	/* GROUP BY: group numbers and partials, in agg_cxt */
 	GpuJoinAggGroups groups;
 	int64		next_group;		/* the next group to return */
-	int64		groups_returned;	/* EXPLAIN ANALYZE, summed over rescans */
-	int64		pairs_aggregated;	/* EXPLAIN ANALYZE, summed over rescans */
-	int64		pairs_in_backend;
+	GpuJoinAggCounters counters;	/* EXPLAIN ANALYZE */
+	GpuJoinAggShared *shared;	/* a partial node's workers' counters */
+	GpuJoinAggCounters workers_total;	/* the leader's copy of their sums */
 } GpuJoinAggState;
 
-static Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 static void gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
 static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
+static Size gpujoin_agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void gpujoin_agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									   void *coordinate);
+static void gpujoin_agg_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+										 void *coordinate);
+static void gpujoin_agg_initialize_worker(CustomScanState *node, shm_toc *toc,
+										  void *coordinate);
+static void gpujoin_agg_shutdown(CustomScanState *node);
 
 /*
  * The plan's methods (gpujoin_agg_path.c sets them), named GpuJoin as the
@@ -106,8 +137,9 @@ static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
  * not registered with RegisterCustomScanMethods, which takes one methods
  * table per name and has the join's (gpujoin_register_methods): the name
  * is only looked up to read a plan back from text, which PostgreSQL does
- * only for the parallel-safe part of a plan that it sends to workers, and
- * an aggregate path is never parallel safe.
+ * for the parallel-safe part of a plan that it sends to workers, and the
+ * join's CreateCustomScanState hands a partial aggregate node (the only
+ * parallel-safe one) back here (gpujoin_create_scan_state).
  */
 const CustomScanMethods gpujoin_agg_scan_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -120,10 +152,16 @@ static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.ExecCustomScan = gpujoin_agg_exec,
 	.EndCustomScan = gpujoin_end,
 	.ReScanCustomScan = gpujoin_agg_rescan,
+	/* a partial node hands its workers' counters to the leader */
+	.EstimateDSMCustomScan = gpujoin_agg_estimate_dsm,
+	.InitializeDSMCustomScan = gpujoin_agg_initialize_dsm,
+	.ReInitializeDSMCustomScan = gpujoin_agg_reinitialize_dsm,
+	.InitializeWorkerCustomScan = gpujoin_agg_initialize_worker,
+	.ShutdownCustomScan = gpujoin_agg_shutdown,
 	.ExplainCustomScan = gpujoin_agg_explain,
 };
 
-static Node *
+Node *
 gpujoin_agg_create_scan_state(CustomScan *cscan)
 {
 	GpuJoinAggState *gas = palloc0(sizeof(GpuJoinAggState));
@@ -469,7 +507,7 @@ gpujoin_agg_run_pair(GpuJoinAggState *gas)
 		if (!more && backend_reduces)
 			gpujoin_finish_agg_steps(gjs, &gas->spec, &step);
 		gas->total.pairs += step.pairs;
-		gas->pairs_in_backend += step.pairs;
+		gas->counters.pairs_in_backend += step.pairs;
 		gpujoin_agg_merge_partial(gas, &step);
 		if (more)
 		{
@@ -564,6 +602,25 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 	type = gas->agg.arg_type[a];
 	if (kind == GJ_AGGK_COUNT)
 		return Int64GetDatum(acc->count);
+
+	/*
+	 * A partial node returns transition states (gpujoin_agg_partial.c):
+	 * count, sum(int2/int4), min and max are their own results; avg's is
+	 * {count, sum}, also without input; sum/avg(int8)'s is serialised, NULL
+	 * without a pair (its transition function never ran) and a zero count
+	 * when every argument was NULL.
+	 */
+	if (gas->agg.partial && (kind == GJ_AGGK_SUM || kind == GJ_AGGK_AVG) && type == GJT_INT8)
+	{
+		if (pairs == 0)
+		{
+			*isnull = true;
+			return (Datum) 0;
+		}
+		return gpujoin_agg_int8_state(acc->count, acc->isum);
+	}
+	if (gas->agg.partial && kind == GJ_AGGK_AVG)
+		return gpujoin_agg_avg_state(acc->count, wrapped_int64(acc->isum));
 	if (acc->count == 0)
 	{
 		*isnull = true;
@@ -622,7 +679,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 	{
 		gas->done = true;
 		gpujoin_agg_run(gas);
-		gas->pairs_aggregated += gas->total.pairs;
+		gas->counters.pairs_aggregated += gas->total.pairs;
 		gas->next_group = 0;
 	}
 	while (gas->next_group < gas->groups.ngroups)
@@ -656,7 +713,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 		if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
 			continue;			/* HAVING */
 		gjs->counters.rows_returned++;
-		gas->groups_returned++;
+		gas->counters.groups_returned++;
 		if (node->ss.ps.ps_ProjInfo == NULL)
 			return scan;
 		return ExecProject(node->ss.ps.ps_ProjInfo);
@@ -680,7 +737,7 @@ gpujoin_agg_exec(CustomScanState *node)
 		return NULL;
 	gas->done = true;
 	gpujoin_agg_run(gas);
-	gas->pairs_aggregated += gas->total.pairs;
+	gas->counters.pairs_aggregated += gas->total.pairs;
 
 	/* one row: the join's Vars NULL, then the aggregates */
 	ResetExprContext(econtext);
@@ -733,6 +790,88 @@ gpujoin_agg_rescan(CustomScanState *node)
 	gas->next_group = 0;
 }
 
+/* The size of the node's own block of counters, ahead of the join's. */
+static Size
+agg_shared_size(int nworkers)
+{
+	return MAXALIGN(add_size(offsetof(GpuJoinAggShared, workers),
+							 mul_size(nworkers, sizeof(GpuJoinAggCounters))));
+}
+
+static Size
+gpujoin_agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(agg_shared_size(pcxt->nworkers), gpujoin_estimate_dsm(node, pcxt));
+}
+
+static void
+gpujoin_agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	Size		size = agg_shared_size(pcxt->nworkers);
+
+	memset(coordinate, 0, size);
+	gas->shared = coordinate;
+	gas->shared->nworkers = pcxt->nworkers;
+	gpujoin_initialize_dsm(node, pcxt, (char *) coordinate + size);
+}
+
+/* A rescan of the Gather: the new workers' counters add to the same slots. */
+static void
+gpujoin_agg_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+
+	gas->shared = coordinate;
+	gpujoin_reinitialize_dsm(node, pcxt,
+							 (char *) coordinate + agg_shared_size(gas->shared->nworkers));
+}
+
+static void
+gpujoin_agg_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+
+	gas->shared = coordinate;
+	gpujoin_initialize_worker(node, toc,
+							  (char *) coordinate + agg_shared_size(gas->shared->nworkers));
+}
+
+/* See gpujoin_shutdown: the same for the aggregate node's own counters. */
+static void
+gpujoin_agg_shutdown(CustomScanState *node)
+{
+	GpuJoinAggState *gas = (GpuJoinAggState *) node;
+	GpuJoinAggShared *shared = gas->shared;
+
+	if (shared != NULL)
+	{
+		if (IsParallelWorker())
+		{
+			if (ParallelWorkerNumber >= 0 && ParallelWorkerNumber < shared->nworkers)
+			{
+				GpuJoinAggCounters *slot = &shared->workers[ParallelWorkerNumber];
+
+				slot->groups_returned += gas->counters.groups_returned;
+				slot->pairs_aggregated += gas->counters.pairs_aggregated;
+				slot->pairs_in_backend += gas->counters.pairs_in_backend;
+			}
+		}
+		else
+		{
+			memset(&gas->workers_total, 0, sizeof(gas->workers_total));
+			for (int i = 0; i < shared->nworkers; i++)
+			{
+				gas->workers_total.groups_returned += shared->workers[i].groups_returned;
+				gas->workers_total.pairs_aggregated += shared->workers[i].pairs_aggregated;
+				gas->workers_total.pairs_in_backend += shared->workers[i].pairs_in_backend;
+			}
+		}
+		gas->shared = NULL;
+	}
+	gpujoin_shutdown(node);
+}
+
 static void
 gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -767,15 +906,25 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	/* GROUP BY with no aggregate (SELECT r.g ... GROUP BY r.g) has none */
 	if (gas->agg.naggs > 0)
 		ExplainPropertyText("GPU Aggregates", aggs.data, es);
+	/* each process's transition states, finalised above the Gather */
+	if (gas->agg.partial)
+		ExplainPropertyText("Aggregate Mode", "partial", es);
 	gpujoin_explain(node, ancestors, es);
 	if (es->analyze)
 	{
-		ExplainPropertyInteger("Pairs Aggregated", NULL, gas->pairs_aggregated, es);
-		ExplainPropertyInteger("Pairs Reduced in Backend", NULL, gas->pairs_in_backend, es);
+		/* this process's and, under a Gather, its workers' */
+		ExplainPropertyInteger("Pairs Aggregated", NULL,
+							   gas->counters.pairs_aggregated +
+							   gas->workers_total.pairs_aggregated, es);
+		ExplainPropertyInteger("Pairs Reduced in Backend", NULL,
+							   gas->counters.pairs_in_backend +
+							   gas->workers_total.pairs_in_backend, es);
 		if (gas->agg.ngroup > 0)
 		{
 			gpujoin_agg_groups_explain(&gas->groups, es);
-			ExplainPropertyInteger("Groups Returned", NULL, gas->groups_returned, es);
+			ExplainPropertyInteger("Groups Returned", NULL,
+								   gas->counters.groups_returned +
+								   gas->workers_total.groups_returned, es);
 		}
 	}
 }

@@ -29,6 +29,13 @@
  * projection) stays in PostgreSQL.  Anything else: no path, the native
  * Agg (over GpuJoin or another join) stays.
  *
+ * For parallel plans the same node is also planned as a partial path
+ * (issue 20): over the inputs of a partial GpuJoin (the outer rel's partial
+ * path, the inner rel whole in every process), returning each group's
+ * transition states, under a Gather and a Finalize Agg built here (see
+ * add_parallel_agg_paths for why here); only for aggregates whose states
+ * the node reproduces exactly (gpujoin_agg_partial.c).
+ *
  * The join's quals are taken from an unparameterized join path of the input
  * rel (joinrestrictinfo holds every qual of the join there), and classified
  * as for GpuJoin (gpujoin_classify_quals).  At plan time the join is planned
@@ -211,8 +218,9 @@ agg_groups_inner(const GpuJoinAggInfo *info)
  * load; returns false when one of them cannot be computed in the join.
  */
 static bool
-analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggInfo *info,
-				   List **aggrefs, List **arg_exprs, List **group_exprs, List *side_vars[2])
+analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool partial,
+				   GpuJoinAggInfo *info, List **aggrefs, List **arg_exprs,
+				   List **group_exprs, List *side_vars[2])
 {
 	DeviceCompileContext cxt;
 	bool		grouped = root->parse->groupClause != NIL;
@@ -222,6 +230,7 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggI
 	ListCell   *lc;
 
 	memset(info, 0, sizeof(GpuJoinAggInfo));
+	info->partial = partial;
 	*aggrefs = NIL;
 	*arg_exprs = NIL;
 	gj_device_compile_init(&cxt, relids[GJ_SIDE_OUTER], relids[GJ_SIDE_INNER]);
@@ -254,11 +263,15 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], GpuJoinAggI
 		if (aggref->agglevelsup != 0 || aggref->aggdistinct != NIL ||
 			aggref->aggorder != NIL || aggref->aggfilter != NULL ||
 			aggref->aggkind != AGGKIND_NORMAL || aggref->aggvariadic ||
-			aggref->aggsplit != AGGSPLIT_SIMPLE || aggref->aggdirectargs != NIL ||
+			aggref->aggsplit != (partial ? AGGSPLIT_INITIAL_SERIAL : AGGSPLIT_SIMPLE) ||
+			aggref->aggdirectargs != NIL ||
 			info->naggs >= GJ_AGG_MAX_AGGS)
 			return false;
 		af = lookup_agg_func(aggref->aggfnoid);
 		if (af == NULL)
+			return false;
+		/* a partial node returns transition states: only those it has exactly */
+		if (partial && !gpujoin_agg_partial_supported(aggref, af->kind))
 			return false;
 		info->agg_kind[info->naggs] = af->kind;
 		info->agg_arg[info->naggs] = -1;
@@ -380,19 +393,33 @@ agg_vars_available(List *exprs, Path *outer_path, Path *inner_path)
 	return true;
 }
 
-/* Every qual of the join: from a join path whose inner side took none. */
+/*
+ * Every qual of the join: from a join path whose inner side took none.
+ * Where parallel plans won, the rel's paths may all be Gathers over partial
+ * join paths, which hold the same quals: those are looked into, and the
+ * partial paths after the others.
+ */
 static List *
 join_restrictlist(RelOptInfo *joinrel)
 {
 	ListCell   *lc;
 
-	foreach(lc, joinrel->pathlist)
+	foreach(lc, list_concat_copy(joinrel->pathlist, joinrel->partial_pathlist))
 	{
 		Path	   *path = lfirst(lc);
 
-		/* the scan/join target may have put a projection on top */
-		while (IsA(path, ProjectionPath))
-			path = ((ProjectionPath *) path)->subpath;
+		/* the scan/join target may have put a projection on top, or a Gather */
+		for (;;)
+		{
+			if (IsA(path, ProjectionPath))
+				path = ((ProjectionPath *) path)->subpath;
+			else if (IsA(path, GatherPath))
+				path = ((GatherPath *) path)->subpath;
+			else if (IsA(path, GatherMergePath))
+				path = ((GatherMergePath *) path)->subpath;
+			else
+				break;
+		}
 		if (path->param_info != NULL)
 			continue;
 		if (IsA(path, NestPath) || IsA(path, MergePath) || IsA(path, HashPath))
@@ -437,16 +464,19 @@ join_restrictlist(RelOptInfo *joinrel)
  * cost of forming and returning each joined row, which is what it saves over
  * Agg -> GpuJoin (besides the Agg's own per-row cost); instead each pair
  * pays the reduction of its argument columns, at the backend's pair cost.
+ * A partial path is costed per process, as a partial GpuJoin is
+ * (gpujoin_path.c): its share of the outer rows (outer_path is partial) and
+ * of the candidates, the whole inner side, and the constants of
+ * gpujoin_parallel_costs().
  */
 static void
 cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
-				 RelOptInfo *joinrel, List *device_rinfos, List *host_rinfos,
-				 const GpuJoinPlanInfo *join_info, const GpuJoinAggInfo *agg, int method)
+				 double candidates, List *device_rinfos, List *host_rinfos,
+				 const GpuJoinPlanInfo *join_info, const GpuJoinAggInfo *agg, int method,
+				 const GpuJoinCostProfile *costs)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
-	double		candidates = joinrel->rows;
-	const GpuJoinCostProfile *costs = gpujoin_planning_costs();
 	int			device_columns;
 	QualCost	device_cost;
 	QualCost	host_cost;
@@ -523,9 +553,48 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 		cpath->path.rows * (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple);
 }
 
-void
-gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel)
+/*
+ * The inputs of a partial path for one order of the inputs: the outer
+ * rel's cheapest partial path (each process scans its share) and the inner
+ * rel's cheapest path a worker can run whole, as a partial GpuJoin takes
+ * them (gpujoin_path.c); false where there are none.
+ */
+static bool
+partial_inputs(RelOptInfo *outerrel, RelOptInfo *innerrel, Path **outer_path,
+			   Path **inner_path)
 {
+	ListCell   *lc;
+
+	*outer_path = NULL;
+	*inner_path = NULL;
+	if (outerrel->partial_pathlist == NIL)
+		return false;
+	*outer_path = linitial(outerrel->partial_pathlist);
+	if ((*outer_path)->param_info != NULL || (*outer_path)->parallel_workers <= 0)
+		return false;
+	foreach(lc, innerrel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (p->parallel_safe && p->param_info == NULL &&
+			(*inner_path == NULL || p->total_cost < (*inner_path)->total_cost))
+			*inner_path = p;
+	}
+	return *inner_path != NULL;
+}
+
+/*
+ * Offer the aggregate node for out_rel: the grouped rel (partial false:
+ * the whole join in one process, Aggrefs AGGSPLIT_SIMPLE, added to it), or
+ * the partially grouped rel of a parallel plan (partial true: each process
+ * over its share of the outer rows, returning transition states,
+ * gpujoin_agg_partial.c; the paths are returned, for the caller to put a
+ * Gather and a Finalize Agg above).
+ */
+static List *
+add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, bool partial)
+{
+	List	   *partial_paths = NIL;
 	Query	   *parse = root->parse;
 	List	   *restrictlist;
 	List	   *agg_exprs;
@@ -533,35 +602,56 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 				relid_b;
 	int			order;
 	double		num_groups;
+	double		input_rows = input_rel->rows;
 
 	if (!gpujoin_enabled || !gpujoin_enable_aggregate)
-		return;
+		return NIL;
 	if ((!parse->hasAggs && parse->groupClause == NIL) || parse->groupingSets != NIL ||
 		parse->hasWindowFuncs || parse->hasTargetSRFs || root->join_info_list != NIL ||
 		root->hasLateralRTEs)
-		return;
+		return NIL;
 	if (input_rel->reloptkind != RELOPT_JOINREL || bms_num_members(input_rel->relids) != 2 ||
 		IS_DUMMY_REL(input_rel) || !bms_is_empty(input_rel->lateral_relids))
-		return;
-	restrictlist = join_restrictlist(input_rel);
-	if (restrictlist == NIL)
-		return;
-	agg_exprs = list_concat_copy(grouped_rel->reltarget->exprs, (List *) parse->havingQual);
+		return NIL;
 
 	/*
-	 * PostgreSQL's estimate of the groups: grouped_rel->rows where it is
-	 * already set, else as get_number_of_groups() computes it for the Agg
-	 * paths (HAVING's selectivity is not applied there either).
+	 * A partial path: where a partial GpuJoin would be offered
+	 * (gpujoin_plans_parallel: the cpu backend or the GPU service runs every
+	 * process's share), and the rels' expressions are parallel safe.
 	 */
+	if (partial &&
+		(!out_rel->consider_parallel || !input_rel->consider_parallel ||
+		 input_rel->partial_pathlist == NIL || !gpujoin_plans_parallel()))
+		return NIL;
+	restrictlist = join_restrictlist(input_rel);
+	if (restrictlist == NIL)
+		return NIL;
+
+	/*
+	 * The partial target has no HAVING: its aggregates are in the target,
+	 * and the Finalize Agg applies it.
+	 */
+	agg_exprs = partial ? out_rel->reltarget->exprs :
+		list_concat_copy(out_rel->reltarget->exprs, (List *) parse->havingQual);
+
+	/*
+	 * PostgreSQL's estimate of the groups: out_rel->rows where it is already
+	 * set, else as get_number_of_groups() computes it for the Agg paths
+	 * (HAVING's selectivity is not applied there either); for a partial path
+	 * over the rows of one process, as create_partial_grouping_paths() does
+	 * over its cheapest partial input.
+	 */
+	if (partial)
+		input_rows = ((Path *) linitial(input_rel->partial_pathlist))->rows;
 	if (parse->groupClause == NIL)
 		num_groups = 1;
-	else if (grouped_rel->rows > 0)
-		num_groups = grouped_rel->rows;
+	else if (out_rel->rows > 0 && !partial)
+		num_groups = out_rel->rows;
 	else
 		num_groups = estimate_num_groups(root,
 										 get_sortgrouplist_exprs(parse->groupClause,
 																 root->processed_tlist),
-										 input_rel->rows, NULL, NULL);
+										 input_rows, NULL, NULL);
 
 	relid_a = bms_next_member(input_rel->relids, -1);
 	relid_b = bms_next_member(input_rel->relids, relid_a);
@@ -573,6 +663,7 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		RelOptInfo *innerrel = find_base_rel(root, order == 0 ? relid_b : relid_a);
 		Path	   *outer_path = outerrel->cheapest_total_path;
 		Path	   *inner_path = innerrel->cheapest_total_path;
+		double		candidates = input_rel->rows;
 		GpuJoinPlanInfo join_info;
 		GpuJoinAggInfo agg_info;
 		List	   *device_rinfos = NIL;
@@ -586,6 +677,14 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		int			pass,
 					method;
 
+		if (partial)
+		{
+			if (!partial_inputs(outerrel, innerrel, &outer_path, &inner_path))
+				continue;
+			/* this process's share of the pairs, as a partial GpuJoin's rows */
+			candidates = clamp_row_est(input_rel->rows * outer_path->rows /
+									   Max(outerrel->rows, 1.0));
+		}
 		if (outer_path == NULL || inner_path == NULL ||
 			outer_path->param_info != NULL || inner_path->param_info != NULL)
 			continue;
@@ -602,15 +701,17 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		relids[GJ_SIDE_INNER] = innerrel->relids;
 
 		/* GROUP BY on the other side's columns: try the other order */
-		if (!analyse_aggregates(root, agg_exprs, relids, &agg_info, &aggrefs, &arg_exprs,
-								&group_exprs, side_vars))
+		if (!analyse_aggregates(root, agg_exprs, relids, partial, &agg_info, &aggrefs,
+								&arg_exprs, &group_exprs, side_vars))
 			continue;
 
 		/*
 		 * Inputs past gpujoin.max_host_memory spill and are joined chunk
 		 * pair by chunk pair (gpujoin_spill.c), which only aggregates
 		 * without GROUP BY can add up: a group's columns come from its
-		 * first rows, which must stay in memory.
+		 * first rows, which must stay in memory.  A partial path never plans
+		 * to spill (every process would spill the whole inner side), as a
+		 * partial GpuJoin does not.
 		 */
 		if (agg_info.ngroup > 0 &&
 			gpujoin_max_host_memory_kb < GROUPED_AGG_MIN_HOST_MEMORY_KB)
@@ -621,9 +722,10 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 		}
 		if (gpujoin_input_host_bytes(outer_path) + gpujoin_input_host_bytes(inner_path) >
 			(double) gpujoin_max_host_memory_kb * 1024.0 &&
-			(agg_info.ngroup > 0 || !gpujoin_enable_spill))
+			(agg_info.ngroup > 0 || !gpujoin_enable_spill || partial))
 		{
 			elog(DEBUG1, "GpuJoin: aggregate not offered: its inputs need more than gpujoin.max_host_memory and %s",
+				 partial ? "a partial aggregate does not spill" :
 				 agg_info.ngroup > 0 ? "grouped aggregates do not spill" : "gpujoin.enable_spill is off");
 			continue;
 		}
@@ -637,27 +739,142 @@ gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grou
 				break;
 			cpath = makeNode(CustomPath);
 			cpath->path.pathtype = T_CustomScan;
-			cpath->path.parent = grouped_rel;
-			cpath->path.pathtarget = grouped_rel->reltarget;
+			cpath->path.parent = out_rel;
+			cpath->path.pathtarget = out_rel->reltarget;
 			cpath->path.param_info = NULL;
-			cpath->path.parallel_aware = false;
-			cpath->path.parallel_safe = false;
-			cpath->path.parallel_workers = 0;
+
+			/*
+			 * A partial node is parallel-aware for the same one purpose as a
+			 * partial GpuJoin: its workers' counters (gpujoin_parallel.c).
+			 */
+			cpath->path.parallel_aware = partial;
+			cpath->path.parallel_safe = partial;
+			cpath->path.parallel_workers = partial ? outer_path->parallel_workers : 0;
 			cpath->path.rows = num_groups;
 			cpath->path.pathkeys = NIL;
 			cpath->flags = 0;
 			cpath->custom_paths = list_make2(outer_path, inner_path);
-			/* a GpuJoin path's private list, and the aggregate method */
+			/* a GpuJoin path's private list, and (method, partial) */
 			cpath->custom_private = lappend(gpujoin_path_private_make(device_rinfos, host_rinfos,
 																	  restrictlist, NIL,
 																	  JOIN_INNER),
-											list_make1_int(method));
+											list_make2_int(method, partial));
 			cpath->methods = &gpujoin_agg_path_methods;
-			cost_gpujoin_agg(root, cpath, outer_path, inner_path, input_rel, device_rinfos,
-							 host_rinfos, &join_info, &agg_info, method);
-			add_path(grouped_rel, &cpath->path);
+			cost_gpujoin_agg(root, cpath, outer_path, inner_path, candidates, device_rinfos,
+							 host_rinfos, &join_info, &agg_info, method,
+							 partial ? gpujoin_parallel_costs() : gpujoin_planning_costs());
+			if (partial)
+				partial_paths = lappend(partial_paths, cpath);
+			else
+				add_path(out_rel, &cpath->path);
 		}
 	}
+	return partial_paths;
+}
+
+/*
+ * A parallel plan of the aggregate node: a Finalize Agg over a Gather over
+ * the partial node of each process.
+ *
+ * PostgreSQL 15 calls create_upper_paths_hook for the grouped rel only:
+ * create_partial_grouping_paths() offers UPPERREL_PARTIAL_GROUP_AGG to an
+ * FDW's GetForeignUpperPaths alone.  So the partial node is planned here, at
+ * UPPERREL_GROUP_AGG, in the partially grouped rel that PostgreSQL made
+ * (its target is the partial grouping target, whose Aggrefs the Finalize
+ * Agg combines), and the Gather and the Finalize Agg above it are built as
+ * gather_grouping_paths() and add_paths_to_grouping_rel() build theirs:
+ * hashed where the grouping can hash, else sorted above the Gather, plain
+ * without GROUP BY.  The partial paths do not go into the partially grouped
+ * rel's partial_pathlist: add_partial_path() would free the paths they beat,
+ * which PostgreSQL's Gathers of that rel still point to.
+ */
+static void
+add_parallel_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel,
+					   GroupPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	RelOptInfo *partially_grouped_rel;
+	List	   *partial_paths;
+	double		num_groups;
+	ListCell   *lc;
+
+	/*
+	 * PostgreSQL made a partially grouped rel (and its costs of the partial
+	 * and final aggregates) only where partial aggregation is allowed:
+	 * every aggregate has a combine function, no ordered-set or DISTINCT
+	 * aggregate, a parallel-safe target.  Partitionwise aggregation plans
+	 * each partition on its own: left to PostgreSQL.
+	 */
+	if (extra == NULL || !extra->partial_costs_set ||
+		(extra->flags & GROUPING_CAN_PARTIAL_AGG) == 0 ||
+		extra->patype != PARTITIONWISE_AGGREGATE_NONE || !grouped_rel->consider_parallel)
+		return;
+	partially_grouped_rel = fetch_upper_rel(root, UPPERREL_PARTIAL_GROUP_AGG,
+											grouped_rel->relids);
+	if (partially_grouped_rel->reltarget == NULL ||
+		partially_grouped_rel->reltarget->exprs == NIL)
+		return;
+	partial_paths = add_agg_paths(root, input_rel, partially_grouped_rel, true);
+	if (partial_paths == NIL)
+		return;
+
+	if (parse->groupClause == NIL)
+		num_groups = 1;
+	else if (grouped_rel->rows > 0)
+		num_groups = grouped_rel->rows;
+	else
+		num_groups = estimate_num_groups(root,
+										 get_sortgrouplist_exprs(parse->groupClause,
+																 root->processed_tlist),
+										 input_rel->rows, NULL, NULL);
+
+	foreach(lc, partial_paths)
+	{
+		Path	   *partial_path = lfirst(lc);
+		double		rows = partial_path->rows * partial_path->parallel_workers;
+		Path	   *gather;
+
+		gather = (Path *) create_gather_path(root, partially_grouped_rel, partial_path,
+											 partially_grouped_rel->reltarget, NULL, &rows);
+		if (parse->groupClause == NIL)
+		{
+			add_path(grouped_rel, (Path *)
+					 create_agg_path(root, grouped_rel, gather, grouped_rel->reltarget,
+									 AGG_PLAIN, AGGSPLIT_FINAL_DESERIAL, NIL,
+									 (List *) extra->havingQual, &extra->agg_final_costs,
+									 num_groups));
+			continue;
+		}
+		if ((extra->flags & GROUPING_CAN_USE_HASH) != 0)
+			add_path(grouped_rel, (Path *)
+					 create_agg_path(root, grouped_rel, gather, grouped_rel->reltarget,
+									 AGG_HASHED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) extra->havingQual, &extra->agg_final_costs,
+									 num_groups));
+		if ((extra->flags & GROUPING_CAN_USE_SORT) != 0)
+		{
+			Path	   *sorted = (Path *) create_sort_path(root, grouped_rel, gather,
+														   root->group_pathkeys, -1.0);
+
+			add_path(grouped_rel, (Path *)
+					 create_agg_path(root, grouped_rel, sorted, grouped_rel->reltarget,
+									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) extra->havingQual, &extra->agg_final_costs,
+									 num_groups));
+		}
+	}
+}
+
+/*
+ * create_upper_paths_hook at UPPERREL_GROUP_AGG: the whole aggregate in one
+ * process, and the parallel plan of partial nodes.
+ */
+void
+gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel,
+					  GroupPathExtraData *extra)
+{
+	(void) add_agg_paths(root, input_rel, grouped_rel, false);
+	add_parallel_agg_paths(root, input_rel, grouped_rel, extra);
 }
 
 /*
@@ -668,7 +885,10 @@ static Plan *
 gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					  List *tlist, List *clauses, List *custom_plans)
 {
-	List	   *having = (List *) root->parse->havingQual;
+	List	   *method_private = list_nth(best_path->custom_private, GJ_PATH_PRIVATE_LENGTH);
+	bool		partial = lsecond_int(method_private) != 0;
+	/* HAVING: the Finalize Agg's, above a partial node */
+	List	   *having = partial ? NIL : (List *) root->parse->havingQual;
 	GpuJoinPlanInputs join;
 	GpuJoinAggInfo agg_info;
 	CustomScan *cscan;
@@ -687,7 +907,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 	relids[GJ_SIDE_OUTER] = join.outer_path->parent->relids;
 	relids[GJ_SIDE_INNER] = join.inner_path->parent->relids;
-	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids, &agg_info,
+	if (!analyse_aggregates(root, list_concat_copy(tlist, having), relids, partial, &agg_info,
 							&aggrefs, &arg_exprs, &group_exprs, side_vars))
 		elog(ERROR, "GpuJoin aggregates no longer compile");
 
@@ -696,7 +916,7 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 * whose every pair the program decides; the aggregate steps count each
 	 * outer row's matches without forming them.
 	 */
-	method = linitial_int(list_nth(best_path->custom_private, GJ_PATH_PRIVATE_LENGTH));
+	method = linitial_int(method_private);
 	agg_info.dominance = method == GJ_AGG_METHOD_DOMINANCE;
 	if (method != GJ_AGG_METHOD_JOIN)
 	{

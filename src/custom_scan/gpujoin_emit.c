@@ -53,6 +53,7 @@
 #include "miscadmin.h"
 
 #include "gpujoin.h"
+#include "custom_scan/gpujoin_agg.h"
 #include "custom_scan/gpujoin_exec.h"
 
 /*
@@ -89,14 +90,19 @@ static const CustomExecMethods gpujoin_exec_methods = {
 
 /*
  * CreateCustomScanState of gpujoin_scan_methods (gpujoin_path.c).  The
- * aggregate node has its own methods (gpujoin_agg_scan_methods), so a plan
- * here is always a plain join: its private data ends with the join's.
+ * aggregate node has its own methods (gpujoin_agg_scan_methods), but a
+ * plan read back from text finds these, the ones registered under the
+ * name both share: a parallel worker's copy of a partial aggregate node
+ * (gpujoin_agg_partial.c).  Its private data goes on past the join's.
  */
 Node *
 gpujoin_create_scan_state(CustomScan *cscan)
 {
-	GpuJoinState *gjs = palloc0(sizeof(GpuJoinState));
+	GpuJoinState *gjs;
 
+	if (list_length(cscan->custom_private) > GJ_PRIVATE_JOIN_LENGTH)
+		return gpujoin_agg_create_scan_state(cscan);
+	gjs = palloc0(sizeof(GpuJoinState));
 	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_JOIN_LENGTH);
 	NodeSetTag(gjs, T_CustomScanState);
 	gjs->css.flags = cscan->flags;

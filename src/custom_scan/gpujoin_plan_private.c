@@ -316,7 +316,8 @@ gpujoin_agg_info_serialize(const GpuJoinAggInfo *info)
 									program_to_list(info->group_program[i].instrs,
 													info->group_program[i].ninstrs)));
 	/* in GpuJoinAggPrivateIndex order */
-	return list_make5(aggs, args, vars, groups, list_make1_int(info->dominance));
+	return list_make5(aggs, args, vars, groups,
+					  list_make2_int(info->dominance, info->partial));
 }
 
 /* private is the entry at GJ_PRIVATE_AGG_INFO, not the whole custom_private */
@@ -367,6 +368,7 @@ gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
 		info->ngroup++;
 	}
 	info->dominance = linitial_int(list_nth(private, GJ_AGG_PRIVATE_METHOD)) != 0;
+	info->partial = lsecond_int(list_nth(private, GJ_AGG_PRIVATE_METHOD)) != 0;
 }
 
 /* ---- CustomPath.custom_private ---- */

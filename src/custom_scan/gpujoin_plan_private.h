@@ -70,7 +70,7 @@ typedef enum GpuJoinAggPrivateIndex
 	 * per grouping column or expression
 	 */
 	GJ_AGG_PRIVATE_GROUPS,
-	/* (dominance) */
+	/* (dominance, partial) */
 	GJ_AGG_PRIVATE_METHOD,
 	GJ_AGG_PRIVATE_LENGTH
 } GpuJoinAggPrivateIndex;
