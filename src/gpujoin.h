@@ -40,6 +40,7 @@ extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
 extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
+extern bool gpujoin_parallel_shared_inner;
 extern bool gpujoin_columnar_input;
 
 /*

@@ -39,6 +39,7 @@ bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
+bool		gpujoin_parallel_shared_inner = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
@@ -186,6 +187,14 @@ define_gucs(void)
 							 "The next step runs on a helper thread of the backend into a second match buffer; "
 							 "off runs every step only when its rows are needed.",
 							 &gpujoin_overlap_steps, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.parallel_shared_inner",
+							 "Drains the inner side of a parallel GpuJoin once, for every process of the Gather.",
+							 "With the GPU service running, the first process that needs the inner side drains it "
+							 "into the service's staging area and the others read it there; off makes every "
+							 "process drain the inner side itself.",
+							 &gpujoin_parallel_shared_inner, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.columnar_input",

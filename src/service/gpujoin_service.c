@@ -74,6 +74,7 @@ typedef struct ServiceJoin
 	uint64		handle;			/* sequence << 8 | index */
 	GjJoinInput input;			/* the validated copy the backend reads */
 	ServiceAgg *agg;			/* NULL: no aggregate steps */
+	uint64		shared_inner;	/* 0, or the shared inner side it reads */
 	void	   *state;
 } ServiceJoin;
 
@@ -272,6 +273,11 @@ service_exit(int code, Datum arg)
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		if (service_joins[j].in_use && service_backend != NULL)
 			service_backend->end_join(service_joins[j].state);
+	/*
+	 * The shared inner sides' chunks stay as they are (owned by this pid):
+	 * clients may still read their rows; the next service's sweep of dead
+	 * owners frees them, as it does a dead client's chunks.
+	 */
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->service_latch = NULL;
 	gj_service->status.pid = 0;
@@ -405,9 +411,13 @@ close_join(ServiceJoin *join)
 {
 	service_backend->end_join(join->state);
 	gj_service_free_agg(join->agg);
+	/* after end_join: the backend no longer reads the shared inner side */
+	if (join->shared_inner != 0)
+		gj_service_shared_inner_unref(join->shared_inner);
 	pthread_mutex_lock(&joins_lock);
 	join->state = NULL;
 	join->agg = NULL;
+	join->shared_inner = 0;
 	join->in_use = false;
 	join->busy = false;
 	pthread_mutex_unlock(&joins_lock);
@@ -422,6 +432,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	ServiceJoin *join = NULL;
 	ServiceAgg *agg = NULL;
 	GjJoinInput in;
+	uint64		shared_inner = slot->shared_inner;
 	int			j;
 
 	if (!gj_staging_owned_by(slot->input, sizeof(GjJoinInput), pid))
@@ -433,12 +444,24 @@ handle_open(GjServiceSlot *slot, int pid)
 	if (in.ninstrs < 0 || in.ninstrs > GJ_MAX_INSTRS ||
 		!gj_staging_owned_by(in.instrs, sizeof(GjInstr) * in.ninstrs, pid) ||
 		!gj_service_side_valid(&in.outer, in.outer_nrows, pid) ||
-		!gj_service_side_valid(&in.inner, in.inner_nrows, pid) ||
+		(shared_inner == 0 && !gj_service_side_valid(&in.inner, in.inner_nrows, pid)) ||
 		in.match_capacity < 0 || in.algorithm < 0 || in.algorithm > GJ_ALGO_HASH ||
 		!(service_backend->algorithms & (1u << in.algorithm)) ||
 		!gj_service_join_specs_valid(&in))
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: an offset, size, program or algorithm of the join is invalid");
+		return;
+	}
+
+	/*
+	 * A shared inner side: the client must be attached to it, and every
+	 * inner column lie in its chunk; the join holds a reference to it until
+	 * it closes (service_shared_join.c).
+	 */
+	if (shared_inner != 0 &&
+		!gj_service_shared_inner_ref(shared_inner, pid, &in.inner, in.inner_nrows))
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: the join's inner side is not in a shared inner side this client is attached to");
 		return;
 	}
 	if (in.agg_spec != NULL)
@@ -448,6 +471,8 @@ handle_open(GjServiceSlot *slot, int pid)
 		if (service_backend->agg_step == NULL)
 		{
 			fail(slot, GJ_ERR_DEVICE, "the GPU service's backend has no aggregate steps");
+			if (shared_inner != 0)
+				gj_service_shared_inner_unref(shared_inner);
 			return;
 		}
 		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid, &why);
@@ -457,6 +482,8 @@ handle_open(GjServiceSlot *slot, int pid)
 
 			snprintf(message, sizeof(message), "the GPU service refused a request: %s", why);
 			fail(slot, GJ_ERR_DEVICE, message);
+			if (shared_inner != 0)
+				gj_service_shared_inner_unref(shared_inner);
 			return;
 		}
 		in.agg_spec = &agg->spec;
@@ -477,18 +504,24 @@ handle_open(GjServiceSlot *slot, int pid)
 	if (join == NULL)
 	{
 		gj_service_free_agg(agg);
+		if (shared_inner != 0)
+			gj_service_shared_inner_unref(shared_inner);
 		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
 		return;
 	}
 	join->input = in;
+	join->shared_inner = shared_inner;
 	join->state = service_backend->begin_join(&join->input, &slot->err);
 	pthread_mutex_lock(&joins_lock);
 	if (join->state == NULL)
 	{
 		join->in_use = false;
 		join->busy = false;
+		join->shared_inner = 0;
 		pthread_mutex_unlock(&joins_lock);
 		gj_service_free_agg(agg);
+		if (shared_inner != 0)
+			gj_service_shared_inner_unref(shared_inner);
 		slot->ok = false;
 		return;
 	}
@@ -656,6 +689,12 @@ gj_service_serve_request(int slotno)
 		handle_step(slot, pid, true);
 	else if (slot->op == GJ_OP_AGG_FINISH)
 		handle_agg_finish(slot, pid);
+	else if (slot->op == GJ_OP_SHARE_INNER)
+		gj_service_handle_share(slot, pid);
+	else if (slot->op == GJ_OP_ATTACH_INNER)
+		gj_service_handle_attach(slot, pid);
+	else if (slot->op == GJ_OP_DETACH_INNER)
+		gj_service_handle_detach(slot, pid);
 	else if (slot->op == GJ_OP_TILE_CAN_MATCH)
 	{
 		ServiceJoin *join = find_join(slot, pid);
@@ -751,6 +790,8 @@ sweep_dead_clients(void)
 			close_join(join);
 		}
 	}
+	/* after the joins: a dead client's join held its shared inner side */
+	gj_service_shared_inner_sweep();
 	(void) gj_staging_free_dead_owners();
 }
 

@@ -122,6 +122,18 @@ gj_service_max_matches(void)
 				   (2 * sizeof(uint32)), SERVICE_MAX_STEP_MATCHES), 1024);
 }
 
+/* The generation of the service running now (requests name it). */
+uint64
+gj_service_generation(void)
+{
+	uint64		generation;
+
+	SpinLockAcquire(&gj_service->mutex);
+	generation = gj_service->generation;
+	SpinLockRelease(&gj_service->mutex);
+	return generation;
+}
+
 static void
 set_error(GjError *err, int code, const char *message)
 {
@@ -129,8 +141,8 @@ set_error(GjError *err, int code, const char *message)
 	strlcpy(err->message, message, sizeof(err->message));
 }
 
-static GjServiceSlot *
-my_slot(GjError *err)
+GjServiceSlot *
+gj_service_my_slot(GjError *err)
 {
 	if (MyProc == NULL || MyProc->pgprocno >= gj_service->nslots)
 	{
@@ -145,8 +157,8 @@ my_slot(GjError *err)
  * service is not running or stops (another generation answers nothing of
  * this one's).
  */
-static bool
-service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
+bool
+gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
 {
 	Latch	   *service_latch;
 
@@ -406,6 +418,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	GjJoinInput *shared_input;
 	uint64		generation;
 	int64		capacity = Max(input->match_capacity, 1);
+	uint64		shared_inner;
 	Size		size;
 	char	   *at;
 	char	   *chunk;
@@ -415,15 +428,21 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
 		return NULL;
 	}
-	if ((slot = my_slot(err)) == NULL)
+	if ((slot = gj_service_my_slot(err)) == NULL)
 		return NULL;
 	SpinLockAcquire(&gj_service->mutex);
 	generation = gj_service->generation;
 	SpinLockRelease(&gj_service->mutex);
 
+	/*
+	 * An inner side that lies in a shared inner chunk this process attached
+	 * to (a parallel GpuJoin, gpujoin_shared_inner.c) stays there: the
+	 * service reads it where it is, and it is staged once for every process.
+	 */
+	shared_inner = gj_service_inner_shared_by(&input->inner, input->inner_nrows);
 	size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
 		side_bytes(&input->outer, input->outer_nrows) +
-		side_bytes(&input->inner, input->inner_nrows) +
+		(shared_inner != 0 ? 0 : side_bytes(&input->inner, input->inner_nrows)) +
 		2 * MAXALIGN(sizeof(uint32) * capacity);
 	if (input->agg_spec != NULL)
 		size += agg_spec_bytes(input->agg_spec, input);
@@ -448,7 +467,8 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);
 	put_side(&at, &shared_input->outer, &input->outer, input->outer_nrows);
-	put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
+	if (shared_inner == 0)
+		put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
 	join->result_outer = (uint32 *) at;
 	at += MAXALIGN(sizeof(uint32) * capacity);
 	join->result_inner = (uint32 *) at;
@@ -462,6 +482,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
+	slot->shared_inner = shared_inner;
 	slot->agg_partial = join->staged_partial;
 	/*
 	 * gpujoin.debug_fault = service_bad_request: a request whose input lies
@@ -470,7 +491,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	 */
 	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_REQUEST)
 		slot->input = (const GjJoinInput *) gj_service;
-	if (!service_call(slot, generation, err))
+	if (!gj_service_call(slot, generation, err))
 	{
 		gj_staging_free(join->chunk);
 		free(join);
@@ -498,7 +519,7 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 {
 	GjServiceSlot *slot;
 
-	if ((slot = my_slot(err)) == NULL)
+	if ((slot = gj_service_my_slot(err)) == NULL)
 		return false;
 	slot->op = op;
 	slot->join = join->handle;
@@ -507,7 +528,7 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 	slot->result_outer = join->result_outer;
 	slot->result_inner = join->result_inner;
 	slot->result_capacity = join->capacity;
-	if (!service_call(slot, join->generation, err))
+	if (!gj_service_call(slot, join->generation, err))
 		return false;
 	*outer_next = slot->outer_next;
 	matches->outer_rows = join->result_outer;
@@ -568,11 +589,11 @@ service_agg_finish(void *state, const GjAggSpec *spec, GjAggPartial *partial,
 				  "aggregates in the GPU service are finished once, with the spec the join was opened with");
 		return false;
 	}
-	if ((slot = my_slot(err)) == NULL)
+	if ((slot = gj_service_my_slot(err)) == NULL)
 		return false;
 	slot->op = GJ_OP_AGG_FINISH;
 	slot->join = join->handle;
-	if (!service_call(slot, join->generation, err))
+	if (!gj_service_call(slot, join->generation, err))
 		return false;
 	join->agg_finished = true;
 	add_stats(stats, &slot->stats);
@@ -614,12 +635,12 @@ service_tile_can_match(void *state, const GjTile *tile)
 	if (join->algorithm == GJ_ALGO_NESTLOOP)
 		return true;
 	memset(&err, 0, sizeof(err));
-	if ((slot = my_slot(&err)) == NULL)
+	if ((slot = gj_service_my_slot(&err)) == NULL)
 		return true;
 	slot->op = GJ_OP_TILE_CAN_MATCH;
 	slot->join = join->handle;
 	slot->tile = *tile;
-	if (!service_call(slot, join->generation, &err))
+	if (!gj_service_call(slot, join->generation, &err))
 		return true;
 	return slot->can_match;
 }
@@ -639,11 +660,11 @@ service_end_join(void *state)
 	if (join == NULL)
 		return;
 	memset(&err, 0, sizeof(err));
-	if ((slot = my_slot(&err)) != NULL)
+	if ((slot = gj_service_my_slot(&err)) != NULL)
 	{
 		slot->op = GJ_OP_CLOSE;
 		slot->join = join->handle;
-		(void) service_call(slot, join->generation, &err);
+		(void) gj_service_call(slot, join->generation, &err);
 	}
 	gj_staging_free(join->chunk);
 	free(join);
