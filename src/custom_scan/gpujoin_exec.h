@@ -303,8 +303,6 @@ typedef struct GpuJoinState
 	 */
 	struct GpuJoinSharedInner *shared_inner;
 	uint64		inner_attached;
-	uint64		inner_epoch;	/* of shared_inner, when this process counts
-								 * in its users; 0: it does not */
 	bool		inner_cleanup_armed;
 	MemoryContextCallback inner_cleanup;
 } GpuJoinState;
@@ -377,7 +375,7 @@ extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *to
 
 /* gpujoin_shared_inner.c: the inner side of a parallel join, drained once */
 extern Size gpujoin_shared_inner_size(void);
-extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si);
+extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt);
 extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
 extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
 extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);

@@ -63,7 +63,7 @@ gpujoin_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coord
 	shared->nworkers = pcxt->nworkers;
 	gjs->shared = shared;
 	gjs->shared_inner = coordinate;
-	gpujoin_shared_inner_init(gjs->shared_inner);
+	gpujoin_shared_inner_init(gjs->shared_inner, pcxt);
 }
 
 /*

@@ -29,22 +29,27 @@
  * as before: the service is not running, gpujoin.parallel_shared_inner is
  * off, a key is numeric (its device values depend on the outer side's
  * scale), the drained side spilled to a file, or the staging area has no
- * room for it.  A process that comes too late (every other process had
- * already detached and the service freed the chunk) drains it itself too.
+ * room for it.  A worker that comes after the leader released the side
+ * (a LIMIT above the Gather stopped it) drains it itself too.
  * The answer is the same either way; only the work differs.
  *
  * Lifetime: a process detaches when its node shuts down (no row is read
  * after that), when it rescans, and on ERROR through a callback of its
- * join context.  The service frees the chunk after the last process
- * detaches and the last join that reads it closes, or when its processes
- * are gone (the sweep).  A rescan of the Gather (ReInitializeDSM) starts a
- * new epoch: the inner side is drained again, once.
+ * join context.  Besides the processes, the query holds the side for the
+ * leader (a worker may start after every other process has detached): the
+ * leader releases that hold when its Gather's shared memory goes (the
+ * segment's detach callback: at the Gather's end, on ERROR, on exit) or
+ * the Gather runs again (ReInitializeDSM, which starts a new epoch: the
+ * inner side is drained again, once).  The service frees the chunk once
+ * neither a process, a join nor the hold uses it, and its sweep drops the
+ * processes (and a holding leader) that are gone.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "storage/dsm.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -62,8 +67,7 @@ typedef enum GjSharedInnerState
 	GJ_SI_NONE = 0,				/* nobody has asked for the inner side */
 	GJ_SI_DRAINING,				/* one process drains it */
 	GJ_SI_READY,				/* in the service: handle, token */
-	GJ_SI_UNSHARED,				/* not shared: every process drains it */
-	GJ_SI_RELEASED				/* shared, and every user has detached */
+	GJ_SI_UNSHARED				/* not shared: every process drains it */
 } GjSharedInnerState;
 
 /* In the node's dynamic shared memory, ahead of the workers' counters. */
@@ -72,7 +76,9 @@ typedef struct GpuJoinSharedInner
 	slock_t		mutex;
 	ConditionVariable cv;		/* state left GJ_SI_DRAINING */
 	int			state;			/* GjSharedInnerState */
-	int			users;			/* processes counted as attached */
+	bool		disabled;		/* no shared memory segment: no workers */
+	bool		leader_done;	/* the leader released the query's hold */
+	int			leader_pid;		/* holds each epoch's side in the service */
 	uint64		epoch;			/* bumped by each (re)initialisation */
 	uint64		token;			/* the service checks it at attach */
 	uint64		handle;			/* of the shared inner side in the service */
@@ -118,32 +124,76 @@ new_token(void)
 	return token | 1;
 }
 
-void
-gpujoin_shared_inner_init(GpuJoinSharedInner *si)
+/*
+ * The leader releases the query's hold on the epoch's shared inner side
+ * (its Gather is done with it: the workers have finished).  If the side is
+ * still being drained, the drainer sees leader_done and releases the hold
+ * itself once it has shared the side.
+ */
+static void
+release_hold(GpuJoinSharedInner *si)
 {
-	SpinLockInit(&si->mutex);
-	ConditionVariableInit(&si->cv);
-	si->state = GJ_SI_NONE;
-	si->users = 0;
-	si->epoch = 1;
-	si->token = new_token();
-	si->handle = 0;
+	uint64		handle = 0;
+
+	SpinLockAcquire(&si->mutex);
+	if (!si->leader_done)
+	{
+		si->leader_done = true;
+		if (si->state == GJ_SI_READY)
+			handle = si->handle;
+	}
+	SpinLockRelease(&si->mutex);
+	if (handle != 0)
+		gj_service_release_inner(handle, si->token);
 }
 
 /*
- * ReInitializeDSM: the workers of the last run are gone; the leader
- * detached in its rescan.  The next run shares the inner side anew.
+ * The leader's segment goes (the Gather's end, an ERROR, the leader's
+ * exit): the last moment its hold can be released.  The callbacks of a
+ * detach run before the segment is unmapped.
+ */
+static void
+shared_inner_on_detach(dsm_segment *seg, Datum arg)
+{
+	release_hold((GpuJoinSharedInner *) DatumGetPointer(arg));
+}
+
+static void
+new_epoch(GpuJoinSharedInner *si)
+{
+	si->state = si->disabled ? GJ_SI_UNSHARED : GJ_SI_NONE;
+	si->leader_done = false;
+	si->epoch++;
+	si->handle = 0;
+	si->token = new_token();
+}
+
+/* InitializeDSM, in the leader. */
+void
+gpujoin_shared_inner_init(GpuJoinSharedInner *si, ParallelContext *pcxt)
+{
+	SpinLockInit(&si->mutex);
+	ConditionVariableInit(&si->cv);
+	si->leader_pid = MyProcPid;
+	si->epoch = 0;
+	si->disabled = pcxt->seg == NULL;
+	new_epoch(si);
+	if (pcxt->seg != NULL)
+		on_dsm_detach(pcxt->seg, shared_inner_on_detach, PointerGetDatum(si));
+}
+
+/*
+ * ReInitializeDSM, in the leader: the workers of the last run are gone and
+ * the leader detached in its rescan; the last run's side is released, and
+ * the next run shares the inner side anew.
  */
 void
 gpujoin_shared_inner_reinit(GpuJoinSharedInner *si)
 {
+	release_hold(si);
 	SpinLockAcquire(&si->mutex);
-	si->state = GJ_SI_NONE;
-	si->users = 0;
-	si->epoch++;
-	si->handle = 0;
+	new_epoch(si);
 	SpinLockRelease(&si->mutex);
-	si->token = new_token();
 }
 
 /* Can this execution share its inner side at all? */
@@ -331,7 +381,7 @@ attached(GpuJoinState *gjs, uint64 handle)
  * buffer now reads the shared chunk.
  */
 static bool
-share(GpuJoinState *gjs, uint64 token, uint64 *handle)
+share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 {
 	HostSideBuffer *buf = &gjs->inner_buf;
 	GjError		err;
@@ -346,7 +396,7 @@ share(GpuJoinState *gjs, uint64 token, uint64 *handle)
 		return false;
 	flatten(buf, chunk, size);
 	memset(&err, 0, sizeof(err));
-	if (!gj_service_share_inner(chunk, (int64) size, token, handle, &err))
+	if (!gj_service_share_inner(chunk, (int64) size, token, holder_pid, handle, &err))
 	{
 		elog(DEBUG1, "GpuJoin: the inner side is not shared: %s", err.message);
 		gj_staging_free(chunk);
@@ -371,8 +421,10 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 	uint64		handle = 0,
 				token,
 				epoch;
-	int			state;
-	bool		ok;
+	int			state,
+				leader_pid;
+	bool		ok,
+				leader_done;
 	GjError		err;
 	char	   *chunk;
 	int64		len;
@@ -388,13 +440,10 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 		state = si->state;
 		if (state == GJ_SI_NONE)
 			si->state = GJ_SI_DRAINING;
-		else if (state == GJ_SI_READY)
-		{
-			si->users++;
-			handle = si->handle;
-		}
+		handle = si->handle;
 		token = si->token;
 		epoch = si->epoch;
+		leader_pid = si->leader_pid;
 		SpinLockRelease(&si->mutex);
 		if (state != GJ_SI_DRAINING)
 			break;
@@ -410,21 +459,22 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 		 * the workers are terminated with the leader's).
 		 */
 		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
-		ok = share(gjs, token, &handle);
+		ok = share(gjs, token, leader_pid, &handle);
 		SpinLockAcquire(&si->mutex);
+		leader_done = si->leader_done;
 		if (si->epoch == epoch)
 		{
 			si->state = ok ? GJ_SI_READY : GJ_SI_UNSHARED;
-			si->handle = handle;
-			if (ok)
-				si->users++;
+			si->handle = ok ? handle : 0;
 		}
 		SpinLockRelease(&si->mutex);
 		ConditionVariableBroadcast(&si->cv);
 		if (ok)
 		{
-			gjs->inner_epoch = epoch;
 			gjs->counters.inner_shared_drains++;
+			/* the leader is done already (a LIMIT above the Gather) */
+			if (leader_done)
+				gj_service_release_inner(handle, token);
 		}
 		/* unshared, it is drained all the same */
 		return true;
@@ -438,33 +488,24 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 		if (view(&gjs->inner_buf, chunk, len))
 		{
 			attached(gjs, handle);
-			gjs->inner_epoch = epoch;
 			return true;
 		}
 		gj_service_detach_inner(handle);
 	}
 	else
 		elog(DEBUG1, "GpuJoin: drains the inner side itself: %s", err.message);
-
-	/* too late (or refused): uncount this process, and drain it itself */
-	SpinLockAcquire(&si->mutex);
-	if (si->epoch == epoch && --si->users == 0)
-		si->state = GJ_SI_RELEASED;
-	SpinLockRelease(&si->mutex);
+	/* too late (the leader released it) or refused: drain it here */
 	return false;
 }
 
 /*
  * This process reads no more of the shared inner side (its node shuts
- * down or rescans): detach from it in the service, and uncount it in the
- * node's shared memory (the last one marks it released, so that a process
- * that comes later drains the inner side itself instead of attaching to a
- * chunk the service is freeing).  The inner buffer is left empty.
+ * down or rescans): detach from it in the service.  The inner buffer is
+ * left empty.  The side itself stays while the leader's query holds it.
  */
 void
 gpujoin_shared_inner_detach(GpuJoinState *gjs)
 {
-	GpuJoinSharedInner *si = gjs->shared_inner;
 	uint64		handle = gjs->inner_attached;
 
 	if (handle == 0)
@@ -473,12 +514,4 @@ gpujoin_shared_inner_detach(GpuJoinState *gjs)
 	/* its arrays point into the chunk: never read them again */
 	gj_host_buffer_reset(&gjs->inner_buf);
 	gj_service_detach_inner(handle);
-	if (si != NULL && gjs->inner_epoch != 0)
-	{
-		SpinLockAcquire(&si->mutex);
-		if (si->epoch == gjs->inner_epoch && --si->users == 0 && si->state == GJ_SI_READY)
-			si->state = GJ_SI_RELEASED;
-		SpinLockRelease(&si->mutex);
-	}
-	gjs->inner_epoch = 0;
 }

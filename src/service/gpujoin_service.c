@@ -695,6 +695,8 @@ gj_service_serve_request(int slotno)
 		gj_service_handle_attach(slot, pid);
 	else if (slot->op == GJ_OP_DETACH_INNER)
 		gj_service_handle_detach(slot, pid);
+	else if (slot->op == GJ_OP_RELEASE_INNER)
+		gj_service_handle_release(slot, pid);
 	else if (slot->op == GJ_OP_TILE_CAN_MATCH)
 	{
 		ServiceJoin *join = find_join(slot, pid);

@@ -52,7 +52,8 @@ typedef enum GjRequestOp
 	GJ_OP_SHARE_INNER,			/* the chunk at share_chunk becomes a shared
 								 * inner side, the client attached to it */
 	GJ_OP_ATTACH_INNER,			/* attach to shared_inner, given its token */
-	GJ_OP_DETACH_INNER			/* detach from shared_inner */
+	GJ_OP_DETACH_INNER,			/* detach from shared_inner */
+	GJ_OP_RELEASE_INNER			/* drop the query's hold on shared_inner */
 } GjRequestOp;
 
 typedef struct GjServiceSlot
@@ -73,6 +74,8 @@ typedef struct GjServiceSlot
 	uint64		share_token;	/* the query's: ATTACH must give the same */
 	char	   *share_chunk;	/* SHARE: the client's chunk; ATTACH: returned */
 	int64		share_len;		/* bytes of it that hold the inner side */
+	int			share_holder;	/* SHARE: the Gather's leader, whose query
+								 * holds the side until RELEASE_INNER */
 	GjAggPartial *agg_partial;	/* with input->agg_spec: where the service
 								 * reduces (AGG_STEP) and returns (AGG_FINISH)
 								 * the join's partial aggregates */
@@ -130,8 +133,9 @@ extern bool gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err
 extern uint64 gj_service_generation(void);
 
 /* service_shared_join.c, the client's side: shared inner sides */
-extern bool gj_service_share_inner(char *chunk, int64 len, uint64 token,
+extern bool gj_service_share_inner(char *chunk, int64 len, uint64 token, int holder_pid,
 								   uint64 *handle, GjError *err);
+extern void gj_service_release_inner(uint64 handle, uint64 token);
 extern bool gj_service_attach_inner(uint64 handle, uint64 token, char **chunk,
 									int64 *len, GjError *err);
 extern void gj_service_detach_inner(uint64 handle);
@@ -141,6 +145,7 @@ extern uint64 gj_service_inner_shared_by(const GjKeyColumns *cols, int64 nrows);
 extern void gj_service_handle_share(GjServiceSlot *slot, int pid);
 extern void gj_service_handle_attach(GjServiceSlot *slot, int pid);
 extern void gj_service_handle_detach(GjServiceSlot *slot, int pid);
+extern void gj_service_handle_release(GjServiceSlot *slot, int pid);
 extern bool gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColumns *cols,
 										int64 nrows);
 extern void gj_service_shared_inner_unref(uint64 handle);

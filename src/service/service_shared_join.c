@@ -146,7 +146,8 @@ gj_service_inner_shared_by(const GjKeyColumns *cols, int64 nrows)
  * process's, to free.
  */
 bool
-gj_service_share_inner(char *chunk, int64 len, uint64 token, uint64 *handle, GjError *err)
+gj_service_share_inner(char *chunk, int64 len, uint64 token, int holder_pid, uint64 *handle,
+					   GjError *err)
 {
 	GjServiceSlot *slot;
 	uint64		generation;
@@ -158,6 +159,7 @@ gj_service_share_inner(char *chunk, int64 len, uint64 token, uint64 *handle, GjE
 	slot->share_chunk = chunk;
 	slot->share_len = len;
 	slot->share_token = token;
+	slot->share_holder = holder_pid;
 	if (!gj_service_call(slot, generation, err))
 		return false;
 	*handle = slot->shared_inner;
@@ -218,6 +220,26 @@ gj_service_detach_inner(uint64 handle)
 	(void) gj_service_call(slot, gj_service_generation(), &err);
 }
 
+/*
+ * Drop the query's hold on a shared inner side (the Gather is done with
+ * it, or runs again): the service frees it once no process and no join
+ * uses it.
+ */
+void
+gj_service_release_inner(uint64 handle, uint64 token)
+{
+	GjServiceSlot *slot;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	if (handle == 0 || !gpujoin_service_ready() || (slot = gj_service_my_slot(&err)) == NULL)
+		return;
+	slot->op = GJ_OP_RELEASE_INNER;
+	slot->shared_inner = handle;
+	slot->share_token = token;
+	(void) gj_service_call(slot, gj_service_generation(), &err);
+}
+
 /* ---------------------------------------------------------------------
  * The service's side
  * ---------------------------------------------------------------------
@@ -237,6 +259,14 @@ typedef struct SharedInner
 	int			nclients;
 	int			clients[SHARED_INNER_CLIENTS];	/* attached pids */
 	int			njoins;			/* open joins that read it */
+
+	/*
+	 * The query's hold: a process of the Gather may attach after every
+	 * other one has detached (a worker that starts late), so the side stays
+	 * until the leader releases it (its Gather is done) or exits.
+	 */
+	bool		held;
+	int			holder_pid;
 } SharedInner;
 
 static SharedInner shared_inners[SERVICE_SHARED_INNERS];
@@ -290,7 +320,7 @@ release_if_unused(SharedInner *si)
 {
 	char	   *chunk;
 
-	if (si->nclients > 0 || si->njoins > 0)
+	if (si->nclients > 0 || si->njoins > 0 || si->held)
 		return NULL;
 	chunk = si->chunk;
 	memset(si, 0, sizeof(SharedInner));
@@ -352,6 +382,8 @@ gj_service_handle_share(GjServiceSlot *slot, int pid)
 	si->nclients = 1;
 	si->clients[0] = pid;
 	si->njoins = 0;
+	si->held = slot->share_holder > 0;
+	si->holder_pid = slot->share_holder;
 	si->handle = (++shared_inner_seq << 8) | (uint64) (si - shared_inners);
 	slot->shared_inner = si->handle;
 	pthread_mutex_unlock(&shared_lock);
@@ -403,6 +435,28 @@ gj_service_handle_detach(GjServiceSlot *slot, int pid)
 		return;
 	}
 	remove_client(si, i);
+	chunk = release_if_unused(si);
+	pthread_mutex_unlock(&shared_lock);
+	free_chunk(chunk);
+	slot->ok = true;
+}
+
+/* The query's hold on the side is released (by any of its processes). */
+void
+gj_service_handle_release(GjServiceSlot *slot, int pid)
+{
+	SharedInner *si;
+	char	   *chunk = NULL;
+
+	pthread_mutex_lock(&shared_lock);
+	si = lookup(slot->shared_inner);
+	if (si == NULL || si->token != slot->share_token)
+	{
+		pthread_mutex_unlock(&shared_lock);
+		refuse(slot, "the GPU service refused a request: no such shared inner side of this query");
+		return;
+	}
+	si->held = false;
 	chunk = release_if_unused(si);
 	pthread_mutex_unlock(&shared_lock);
 	free_chunk(chunk);
@@ -471,6 +525,8 @@ gj_service_shared_inner_sweep(void)
 			for (i = si->nclients - 1; i >= 0; i--)
 				if (kill(si->clients[i], 0) != 0 && errno == ESRCH)
 					remove_client(si, i);
+			if (si->held && kill(si->holder_pid, 0) != 0 && errno == ESRCH)
+				si->held = false;
 			chunk = release_if_unused(si);
 		}
 		pthread_mutex_unlock(&shared_lock);
