@@ -70,6 +70,8 @@ static const struct config_enum_entry fault_options[] = {
 	{"step_error", GPUJOIN_FAULT_STEP_ERROR, false},
 	{"step_oom", GPUJOIN_FAULT_STEP_OOM, false},
 	{"service_bad_request", GPUJOIN_FAULT_SERVICE_BAD_REQUEST, false},
+	{"service_foreign_inner", GPUJOIN_FAULT_SERVICE_FOREIGN_INNER, false},
+	{"service_bad_inner", GPUJOIN_FAULT_SERVICE_BAD_INNER, false},
 	{NULL, 0, false}
 };
 
@@ -235,7 +237,7 @@ define_gucs(void)
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
-							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom or service_bad_request.",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner or service_bad_inner.",
 							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
 							 "step_error and step_oom fail the second step of a join.",
 							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,

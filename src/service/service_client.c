@@ -491,6 +491,12 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	 */
 	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_REQUEST)
 		slot->input = (const GjJoinInput *) gj_service;
+	/*
+	 * gpujoin.debug_fault = service_bad_inner: a join that names a shared
+	 * inner side that does not exist (a bogus handle), to be refused.
+	 */
+	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_INNER && shared_inner != 0)
+		slot->shared_inner = shared_inner + ((uint64) 1 << 40);
 	if (!gj_service_call(slot, generation, err))
 	{
 		gj_staging_free(join->chunk);

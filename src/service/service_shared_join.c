@@ -40,6 +40,7 @@
 
 #include "miscadmin.h"
 
+#include "gpujoin.h"
 #include "service/service_shared.h"
 
 /* ---------------------------------------------------------------------
@@ -185,6 +186,13 @@ gj_service_attach_inner(uint64 handle, uint64 token, char **chunk, int64 *len, G
 	slot->op = GJ_OP_ATTACH_INNER;
 	slot->shared_inner = handle;
 	slot->share_token = token;
+	/*
+	 * gpujoin.debug_fault = service_foreign_inner: the handle of a shared
+	 * inner side with the token of another query, for the test that the
+	 * service refuses it (test/pgtap/service_parallel.sql).
+	 */
+	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_FOREIGN_INNER)
+		slot->share_token = token ^ 2;
 	if (!gj_service_call(slot, generation, err))
 		return false;
 	at = slot->share_chunk;
