@@ -26,8 +26,8 @@
  * buffers and steps.
  *
  * Where sharing does not apply, every process drains the inner side itself
- * as before: the service is not running, gpujoin.parallel_shared_inner is
- * off, a key is numeric (its device values depend on the outer side's
+ * as before: the join does not run in the service (the cpu backend runs in
+ * each process), gpujoin.parallel_shared_inner is off, a key is numeric (its device values depend on the outer side's
  * scale), the drained side spilled to a file, or the staging area has no
  * room for it.  A worker that comes after the leader released the side
  * (a LIMIT above the Gather stopped it) drains it itself too.
@@ -202,8 +202,14 @@ sharing_applies(GpuJoinState *gjs)
 {
 	int			k;
 
-	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner ||
-		gjs->fill_inner || !gpujoin_service_ready())
+	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner || gjs->fill_inner)
+		return false;
+	/*
+	 * Only for joins that run in the service (gpujoin_pick_backend's rule):
+	 * on the cpu backend in each process, the processes keep their own.
+	 */
+	if (!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
+		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))
 		return false;
 	/* a numeric key's device value depends on both sides' scale */
 	for (k = 0; k < gjs->inner_buf.nkeys; k++)
