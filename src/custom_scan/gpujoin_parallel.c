@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * gpujoin_parallel.c
- *	  The counters of a parallel GpuJoin's workers, for the leader's EXPLAIN
- *	  ANALYZE.
+ *	  The node's dynamic shared memory under a Gather: the shared inner
+ *	  side's state (gpujoin_shared_inner.c) and the counters of a parallel
+ *	  GpuJoin's workers, for the leader's EXPLAIN ANALYZE.
  *
  * In a parallel plan every process runs its own GpuJoin over its share of
- * the outer rows (gpujoin_path.c); nothing of the join itself is shared.
- * But EXPLAIN ANALYZE prints in the leader, which knows only its own
- * counters, so a partial GpuJoin is parallel-aware for one purpose: it asks
- * for a slot of counters per worker in the query's dynamic shared memory.
+ * the outer rows (gpujoin_path.c); in the GPU service they share the inner
+ * side, drained once (gpujoin_shared_inner.c).  EXPLAIN ANALYZE prints in
+ * the leader, which knows only its own counters, so the node also asks for
+ * a slot of counters per worker in the query's dynamic shared memory.
  * A worker adds its counters to its slot when its plan shuts down; the
  * leader copies the slots out in its own shutdown (the Gather's shared
  * memory is gone by the time EXPLAIN prints) and EXPLAIN shows the sums.
