@@ -441,6 +441,8 @@ handle_open(GjServiceSlot *slot, int pid)
 		return;
 	}
 	in = *slot->input;
+	/* a pointer into the service's own memory is never the client's to give */
+	in.prepared_inner = NULL;
 	if (in.ninstrs < 0 || in.ninstrs > GJ_MAX_INSTRS ||
 		!gj_staging_owned_by(in.instrs, sizeof(GjInstr) * in.ninstrs, pid) ||
 		!gj_service_side_valid(&in.outer, in.outer_nrows, pid) ||
@@ -511,6 +513,10 @@ handle_open(GjServiceSlot *slot, int pid)
 	}
 	join->input = in;
 	join->shared_inner = shared_inner;
+	/* the shared inner side sorted or hashed once for all its joins */
+	if (shared_inner != 0)
+		join->input.prepared_inner =
+			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend);
 	join->state = service_backend->begin_join(&join->input, &slot->err);
 	pthread_mutex_lock(&joins_lock);
 	if (join->state == NULL)

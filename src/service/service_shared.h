@@ -149,6 +149,8 @@ extern void gj_service_handle_release(GjServiceSlot *slot, int pid);
 extern bool gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColumns *cols,
 										int64 nrows);
 extern void gj_service_shared_inner_unref(uint64 handle);
+extern const void *gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
+													const GjBackend *backend);
 extern void gj_service_shared_inner_sweep(void);
 
 /* gpujoin_service.c: the service's side of a request */

@@ -275,6 +275,17 @@ typedef struct SharedInner
 	 */
 	bool		held;
 	int			holder_pid;
+
+	/*
+	 * The inner side as the backend prepared it (sorted, hashed) for the
+	 * first join that read it, with the input it fits: the later joins
+	 * with the same algorithm and inner keys reuse it (backend.h,
+	 * prepare_inner).  Released with the side, after its last join.
+	 */
+	const void *prepared;
+	const GjBackend *prepared_by;
+	GjJoinInput prepared_for;
+	bool		prepare_failed;
 } SharedInner;
 
 static SharedInner shared_inners[SERVICE_SHARED_INNERS];
@@ -319,27 +330,39 @@ remove_client(SharedInner *si, int i)
 	si->clients[i] = si->clients[--si->nclients];
 }
 
-/*
- * Under shared_lock: if nobody uses si any more, take it off the table and
- * return its chunk, for the caller to free once the lock is released.
- */
-static char *
-release_if_unused(SharedInner *si)
+/* What a shared inner side leaves to free once the lock is released. */
+typedef struct SharedInnerRemains
 {
 	char	   *chunk;
+	const void *prepared;
+	const GjBackend *prepared_by;
+} SharedInnerRemains;
+
+/*
+ * Under shared_lock: if nobody uses si any more, take it off the table and
+ * return what it held, for free_remains once the lock is released.
+ */
+static SharedInnerRemains
+release_if_unused(SharedInner *si)
+{
+	SharedInnerRemains r = {NULL, NULL, NULL};
 
 	if (si->nclients > 0 || si->njoins > 0 || si->held)
-		return NULL;
-	chunk = si->chunk;
+		return r;
+	r.chunk = si->chunk;
+	r.prepared = si->prepared;
+	r.prepared_by = si->prepared_by;
 	memset(si, 0, sizeof(SharedInner));
-	return chunk;
+	return r;
 }
 
 static void
-free_chunk(char *chunk)
+free_remains(SharedInnerRemains r)
 {
-	if (chunk != NULL)
-		gj_staging_free_owned(chunk, MyProcPid);
+	if (r.prepared != NULL)
+		r.prepared_by->release_inner(r.prepared);
+	if (r.chunk != NULL)
+		gj_staging_free_owned(r.chunk, MyProcPid);
 }
 
 void
@@ -431,7 +454,7 @@ void
 gj_service_handle_detach(GjServiceSlot *slot, int pid)
 {
 	SharedInner *si;
-	char	   *chunk = NULL;
+	SharedInnerRemains remains = {NULL, NULL, NULL};
 	int			i;
 
 	pthread_mutex_lock(&shared_lock);
@@ -443,9 +466,9 @@ gj_service_handle_detach(GjServiceSlot *slot, int pid)
 		return;
 	}
 	remove_client(si, i);
-	chunk = release_if_unused(si);
+	remains = release_if_unused(si);
 	pthread_mutex_unlock(&shared_lock);
-	free_chunk(chunk);
+	free_remains(remains);
 	slot->ok = true;
 }
 
@@ -454,7 +477,7 @@ void
 gj_service_handle_release(GjServiceSlot *slot, int pid)
 {
 	SharedInner *si;
-	char	   *chunk = NULL;
+	SharedInnerRemains remains = {NULL, NULL, NULL};
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(slot->shared_inner);
@@ -465,9 +488,9 @@ gj_service_handle_release(GjServiceSlot *slot, int pid)
 		return;
 	}
 	si->held = false;
-	chunk = release_if_unused(si);
+	remains = release_if_unused(si);
 	pthread_mutex_unlock(&shared_lock);
-	free_chunk(chunk);
+	free_remains(remains);
 	slot->ok = true;
 }
 
@@ -497,17 +520,52 @@ void
 gj_service_shared_inner_unref(uint64 handle)
 {
 	SharedInner *si;
-	char	   *chunk = NULL;
+	SharedInnerRemains remains = {NULL, NULL, NULL};
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(handle);
 	if (si != NULL && si->njoins > 0)
 	{
 		si->njoins--;
-		chunk = release_if_unused(si);
+		remains = release_if_unused(si);
 	}
 	pthread_mutex_unlock(&shared_lock);
-	free_chunk(chunk);
+	free_remains(remains);
+}
+
+/*
+ * The inner side of shared inner side handle as backend prepared it for
+ * input (the join's validated input, whose inner side lies in the side's
+ * chunk), or NULL: the join then prepares it itself.  Prepared at the
+ * first join that asks, under the lock, so that the others wait for it
+ * instead of sorting it too.
+ */
+const void *
+gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
+								 const GjBackend *backend)
+{
+	SharedInner *si;
+	const void *prepared = NULL;
+	GjError		err;
+
+	if (backend->prepare_inner == NULL || backend->release_inner == NULL ||
+		(input->algorithm != GJ_ALGO_SORTMERGE && input->algorithm != GJ_ALGO_HASH))
+		return NULL;
+	pthread_mutex_lock(&shared_lock);
+	si = lookup(handle);
+	if (si != NULL && si->prepared == NULL && !si->prepare_failed)
+	{
+		memset(&err, 0, sizeof(err));
+		si->prepared = backend->prepare_inner(input, &err);
+		si->prepared_by = backend;
+		si->prepared_for = *input;
+		si->prepare_failed = si->prepared == NULL;
+	}
+	if (si != NULL && si->prepared != NULL && si->prepared_by == backend &&
+		gj_inner_prepared_alike(&si->prepared_for, input))
+		prepared = si->prepared;
+	pthread_mutex_unlock(&shared_lock);
+	return prepared;
 }
 
 /*
@@ -524,7 +582,7 @@ gj_service_shared_inner_sweep(void)
 	for (s = 0; s < SERVICE_SHARED_INNERS; s++)
 	{
 		SharedInner *si = &shared_inners[s];
-		char	   *chunk = NULL;
+		SharedInnerRemains remains = {NULL, NULL, NULL};
 		int			i;
 
 		pthread_mutex_lock(&shared_lock);
@@ -535,13 +593,13 @@ gj_service_shared_inner_sweep(void)
 					remove_client(si, i);
 			if (si->held && kill(si->holder_pid, 0) != 0 && errno == ESRCH)
 				si->held = false;
-			chunk = release_if_unused(si);
+			remains = release_if_unused(si);
 		}
 		pthread_mutex_unlock(&shared_lock);
-		if (chunk != NULL)
+		if (remains.chunk != NULL)
 		{
 			elog(LOG, "gpujoin service: freeing a shared inner side whose processes have exited");
-			free_chunk(chunk);
+			free_remains(remains);
 		}
 	}
 }
