@@ -22,8 +22,9 @@
  *
  * What stays per process: the outer rows, the keys' encoding for the
  * device (which reads the shared arrays and writes only its own), the
- * join in the service with its sort or hash of the inner keys, its match
- * buffers and steps.
+ * join in the service (which reads the inner side sorted or hashed once
+ * where the backend can: service_shared_join.c), its match buffers, steps
+ * and emission.
  *
  * Where sharing does not apply, every process drains the inner side itself
  * as before: the join does not run in the service (the cpu backend runs in

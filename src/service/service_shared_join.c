@@ -14,9 +14,10 @@
  * is mapped at the same address in every process), and open their own
  * joins in the service with the inner side's key columns in the chunk: the
  * proxy (service_client.c) copies only the outer side then, so the inner
- * side is drained once and staged once for the whole Gather.  Each
- * process's join still prepares (sorts, hashes) its own copy of the inner
- * keys in the backend.
+ * side is drained once and staged once for the whole Gather.  Where the
+ * backend can (prepare_inner, backend.h: the cpu backend), the first join
+ * that reads it has it sorted or hashed once for all the joins that read
+ * it with the same algorithm and keys (gj_service_shared_inner_prepared).
  *
  * The service reference-counts a shared inner side by the processes
  * attached to it and the joins that read it; it frees the chunk when the

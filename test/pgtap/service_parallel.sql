@@ -20,7 +20,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(36);
+SELECT plan(38);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -160,6 +160,29 @@ SELECT is(pg_temp.inner_side(:'q_band'), :'dim_k200' || ' rows drained, shared',
           'band join: the inner side is drained once for the Gather and shared');
 SELECT ok(pg_temp.service_idle(), 'after the shared joins the service holds no join and no staging memory');
 
+-- an outer side big enough that every process gets pages of it: each
+-- process's join reads the inner side sorted or hashed once in the service
+-- (on a backend with prepare_inner)
+CREATE TABLE gj_par_big AS
+    SELECT g AS id, (g::bigint * 7919) % 20011 AS k, (g % 977)::float8 AS f
+    FROM generate_series(1, 400000) g;
+ANALYZE gj_par_big;
+\set q_big_hash 'SELECT b.id, d.w FROM gj_par_big b JOIN gj_par_dim d ON b.k = d.k'
+\set q_big_band 'SELECT b.id, d.k FROM gj_par_big b JOIN gj_par_dim d ON d.f BETWEEN b.f - 0.5 AND b.f + 0.5 AND d.k < 150'
+\set digest_sum 'SELECT count(*) || \' rows, \' || sum(hashtext(t::text)::bigint) AS'
+:digest_sum par_big_hash FROM (:q_big_hash) t \gset
+:digest_sum par_big_band FROM (:q_big_band) t \gset
+SET LOCAL gpujoin.enabled = off;
+SET LOCAL enable_hashjoin = on;
+SET LOCAL enable_nestloop = on;
+:digest_sum native_big_hash FROM (:q_big_hash) t \gset
+:digest_sum native_big_band FROM (:q_big_band) t \gset
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_nestloop = off;
+SELECT is(:'par_big_hash'::text, :'native_big_hash'::text, 'hash join, every process on the inner side hashed once: the rows of the native plan');
+SELECT is(:'par_big_band'::text, :'native_big_band'::text, 'band join, every process on the inner side sorted once: the rows of the native plan');
+
 -- with gpujoin.parallel_shared_inner off, every process drains it itself
 SET LOCAL gpujoin.parallel_shared_inner = off;
 SELECT matches(pg_temp.inner_side(:'q_inner'), '^[0-9]+ rows drained$',
@@ -230,7 +253,7 @@ SELECT ok(pg_temp.service_idle(),
 SELECT is((SELECT count(*) || ' rows' FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k),
           split_part(:'native_inner'::text, ',', 1), 'the next join in the service works');
 \else
-SELECT skip('the cluster runs no GPU service', 34);
+SELECT skip('the cluster runs no GPU service', 36);
 \endif
 
 SELECT * FROM finish();
