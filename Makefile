@@ -15,6 +15,7 @@ OBJS = \
 	src/devices.o \
 	src/service/gpujoin_service.o \
 	src/service/service_staging.o \
+	src/service/service_shared_join.o \
 	src/service/service_workers.o \
 	src/service/service_validate.o \
 	src/service/service_budget.o \
@@ -32,6 +33,7 @@ OBJS = \
 	src/custom_scan/gpujoin_emit.o \
 	src/custom_scan/gpujoin_explain.o \
 	src/custom_scan/gpujoin_parallel.o \
+	src/custom_scan/gpujoin_shared_inner.o \
 	src/custom_scan/gpujoin_overlap.o \
 	src/custom_scan/gpujoin_spill.o \
 	src/custom_scan/gpujoin_agg_path.o \

@@ -40,6 +40,7 @@ extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
 extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
+extern bool gpujoin_parallel_shared_inner;
 extern bool gpujoin_columnar_input;
 
 /*
@@ -83,7 +84,9 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_BEGIN_OOM,
 	GPUJOIN_FAULT_STEP_ERROR,
 	GPUJOIN_FAULT_STEP_OOM,
-	GPUJOIN_FAULT_SERVICE_BAD_REQUEST
+	GPUJOIN_FAULT_SERVICE_BAD_REQUEST,
+	GPUJOIN_FAULT_SERVICE_FOREIGN_INNER,	/* attach with another query's token */
+	GPUJOIN_FAULT_SERVICE_BAD_INNER /* open naming a bogus shared inner side */
 } GpuJoinFault;
 
 extern int	gpujoin_debug_fault;

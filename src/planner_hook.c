@@ -40,6 +40,7 @@ bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
+bool		gpujoin_parallel_shared_inner = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
@@ -71,6 +72,8 @@ static const struct config_enum_entry fault_options[] = {
 	{"step_error", GPUJOIN_FAULT_STEP_ERROR, false},
 	{"step_oom", GPUJOIN_FAULT_STEP_OOM, false},
 	{"service_bad_request", GPUJOIN_FAULT_SERVICE_BAD_REQUEST, false},
+	{"service_foreign_inner", GPUJOIN_FAULT_SERVICE_FOREIGN_INNER, false},
+	{"service_bad_inner", GPUJOIN_FAULT_SERVICE_BAD_INNER, false},
 	{NULL, 0, false}
 };
 
@@ -190,6 +193,14 @@ define_gucs(void)
 							 &gpujoin_overlap_steps, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("gpujoin.parallel_shared_inner",
+							 "Drains the inner side of a parallel GpuJoin once, for every process of the Gather.",
+							 "With the GPU service running, the first process that needs the inner side drains it "
+							 "into the service's staging area and the others read it there; off makes every "
+							 "process drain the inner side itself.",
+							 &gpujoin_parallel_shared_inner, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("gpujoin.columnar_input",
 							 "Lets GpuJoin read a Seq Scan input of a heap table itself, a page at a time, into its column buffers.",
 							 "Off pulls every input row through the child plan.",
@@ -237,7 +248,7 @@ define_gucs(void)
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
-							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom or service_bad_request.",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner or service_bad_inner.",
 							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
 							 "step_error and step_oom fail the second step of a join.",
 							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,

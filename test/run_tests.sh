@@ -14,8 +14,10 @@
 # cluster: the randomized differential test (test/fuzz, one test per query),
 # the load test (test/load) and SQLsmith (test/sqlsmith), and on a cluster
 # of its own the GPU service killed mid-join (test/load/service_crash.sh,
-# on SERVICE_BACKEND, default cpu) and the service on three simulated
-# devices (test/load/service_devices.sh); their FUZZ_*,
+# on SERVICE_BACKEND, default cpu), the service on three simulated
+# devices (test/load/service_devices.sh) and the processes of a parallel
+# join with a shared inner side terminated mid-join
+# (test/load/service_parallel_kill.sh); their FUZZ_*,
 # LOAD_* and SMITH_* variables pass through (README, "Reliability testing").
 #
 # Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
@@ -154,7 +156,8 @@ run_suite symbols test/check_symbols.sh
 # SKIP_RELIABILITY.
 run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_test cpu'
 
-# fuzz, load, sqlsmith, service_crash, service_budget, service_devices: each script ends with "<name>: N passed, N failed"
+# fuzz, load, sqlsmith, service_crash, service_budget, service_devices,
+# service_parallel_kill: each script ends with "<name>: N passed, N failed"
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
 	run_suite fuzz test/fuzz/run_fuzz.sh
@@ -166,6 +169,9 @@ if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	run_suite service_budget test/load/service_budget.sh
 	# on a cluster of its own: the service on 3 simulated devices
 	run_suite service_devices test/load/service_devices.sh
+	# on a cluster of its own: processes of a parallel join with a shared
+	# inner side terminated mid-join
+	run_suite service_parallel_kill test/load/service_parallel_kill.sh
 fi
 
 echo

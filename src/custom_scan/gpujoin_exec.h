@@ -145,6 +145,9 @@ typedef struct GpuJoinCounters
 	int64		spill_chunks[2];	/* chunks written to temporary files */
 	int64		spill_bytes[2]; /* bytes written there */
 	int64		chunk_pairs;	/* chunk pairs joined */
+	/* parallel plans (gpujoin_shared_inner.c): */
+	int64		inner_shared;	/* processes that read a shared inner side */
+	int64		inner_shared_drains;	/* ... of which drained it */
 } GpuJoinCounters;
 
 typedef struct GpuJoinState
@@ -290,6 +293,18 @@ typedef struct GpuJoinState
 	 */
 	struct GpuJoinSharedCounters *shared;
 	GpuJoinCounters *workers_total; /* leader: the sum of the workers' */
+
+	/*
+	 * The shared inner side of a parallel plan (gpujoin_shared_inner.c):
+	 * its state in the Gather's shared memory (NULL outside a parallel
+	 * execution, and once the node shut down), and the shared inner side
+	 * in the GPU service this process reads, whose chunk inner_buf's
+	 * arrays then point into (0: inner_buf is this process's own).
+	 */
+	struct GpuJoinSharedInner *shared_inner;
+	uint64		inner_attached;
+	bool		inner_cleanup_armed;
+	MemoryContextCallback inner_cleanup;
 } GpuJoinState;
 
 /*
@@ -357,6 +372,14 @@ extern void gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc,
 extern void gpujoin_shutdown(CustomScanState *node);
 extern void gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c);
 extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
+
+/* gpujoin_shared_inner.c: the inner side of a parallel join, drained once */
+extern Size gpujoin_shared_inner_size(void);
+extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt);
+extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
+extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
+extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);
+extern void gpujoin_drain_side(GpuJoinState *gjs, int side);
 
 /* Add one step's (or process's) backend counters to *total. */
 static inline void

@@ -161,6 +161,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_input("Inner Input", gjs->inner_reader, &counters, 1, es);
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
+	/* a parallel join's inner side drained once for the Gather (gpujoin_shared_inner.c) */
+	if (counters.inner_shared > 0)
+		ExplainPropertyText("Inner Side", "shared", es);
 	gpujoin_spill_explain(gjs, &counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
 	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);

@@ -207,7 +207,7 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
  * Drain one side into its buffer: through its columnar heap reader if it has
  * one, else row by row from the child plan.
  */
-static void
+void
 gpujoin_drain_side(GpuJoinState *gjs, int side)
 {
 	bool		outer = side == GJ_SIDE_OUTER;
@@ -265,7 +265,8 @@ gpujoin_drain_side(GpuJoinState *gjs, int side)
 static bool
 gpujoin_drain_inputs(GpuJoinState *gjs)
 {
-	if (!gjs->inner_buf.complete)
+	/* under a Gather, drained once for all processes where it can be */
+	if (!gjs->inner_buf.complete && !gpujoin_shared_inner_obtain(gjs))
 		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
 	if (gjs->inner_buf.nrows + gjs->inner_spill.rows == 0 && !gjs->fill_outer)
 		return false;
@@ -633,6 +634,9 @@ gpujoin_end(CustomScanState *node)
 	GpuJoinState *gjs = (GpuJoinState *) node;
 
 	gpujoin_release_backend(gjs);
+	/* the Gather's shared memory may be gone: detach in the service only */
+	gjs->shared_inner = NULL;
+	gpujoin_shared_inner_detach(gjs);
 	gpujoin_spill_end(gjs);
 	ExecEndNode(gjs->outer_ps);
 	ExecEndNode(gjs->inner_ps);
@@ -674,6 +678,9 @@ gpujoin_rescan(CustomScanState *node)
 		UpdateChangedParamSet(gjs->inner_ps, node->ss.ps.chgParam);
 	}
 	gpujoin_release_backend(gjs);
+	/* a shared inner side is not kept: the next run shares it anew */
+	if (gjs->inner_attached != 0)
+		gpujoin_shared_inner_detach(gjs);
 	gpujoin_reset_side(gjs, GJ_SIDE_INNER);
 	gpujoin_reset_side(gjs, GJ_SIDE_OUTER);
 	gjs->spilled = false;

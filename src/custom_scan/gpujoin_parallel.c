@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * gpujoin_parallel.c
- *	  The counters of a parallel GpuJoin's workers, for the leader's EXPLAIN
- *	  ANALYZE.
+ *	  The node's dynamic shared memory under a Gather: the shared inner
+ *	  side's state (gpujoin_shared_inner.c) and the counters of a parallel
+ *	  GpuJoin's workers, for the leader's EXPLAIN ANALYZE.
  *
  * In a parallel plan every process runs its own GpuJoin over its share of
- * the outer rows (gpujoin_path.c); nothing of the join itself is shared.
- * But EXPLAIN ANALYZE prints in the leader, which knows only its own
- * counters, so a partial GpuJoin is parallel-aware for one purpose: it asks
- * for a slot of counters per worker in the query's dynamic shared memory.
+ * the outer rows (gpujoin_path.c); in the GPU service they share the inner
+ * side, drained once (gpujoin_shared_inner.c).  EXPLAIN ANALYZE prints in
+ * the leader, which knows only its own counters, so the node also asks for
+ * a slot of counters per worker in the query's dynamic shared memory.
  * A worker adds its counters to its slot when its plan shuts down; the
  * leader copies the slots out in its own shutdown (the Gather's shared
  * memory is gone by the time EXPLAIN prints) and EXPLAIN shows the sums.
@@ -33,35 +34,61 @@ typedef struct GpuJoinSharedCounters
 	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } GpuJoinSharedCounters;
 
+/*
+ * The node's shared memory: the shared inner side's state
+ * (gpujoin_shared_inner.c), then the counters.
+ */
+#define SHARED_INNER_BYTES()	MAXALIGN(gpujoin_shared_inner_size())
+
+static GpuJoinSharedCounters *
+counters_of(void *coordinate)
+{
+	return (GpuJoinSharedCounters *) ((char *) coordinate + SHARED_INNER_BYTES());
+}
+
 Size
 gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return add_size(offsetof(GpuJoinSharedCounters, workers),
-					mul_size(pcxt->nworkers, sizeof(GpuJoinCounters)));
+	return add_size(SHARED_INNER_BYTES(),
+					add_size(offsetof(GpuJoinSharedCounters, workers),
+							 mul_size(pcxt->nworkers, sizeof(GpuJoinCounters))));
 }
 
 void
 gpujoin_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
-	GpuJoinSharedCounters *shared = coordinate;
+	GpuJoinSharedCounters *shared = counters_of(coordinate);
 
-	memset(shared, 0, gpujoin_estimate_dsm(node, pcxt));
+	memset(coordinate, 0, gpujoin_estimate_dsm(node, pcxt));
 	shared->nworkers = pcxt->nworkers;
 	gjs->shared = shared;
+	gjs->shared_inner = coordinate;
+	gpujoin_shared_inner_init(gjs->shared_inner, pcxt);
 }
 
-/* A rescan of the Gather: the workers' counters add to the same slots. */
+/*
+ * A rescan of the Gather: the workers' counters add to the same slots; the
+ * inner side is shared anew (the old workers are gone, and the inner side
+ * may have new parameters).
+ */
 void
 gpujoin_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	((GpuJoinState *) node)->shared = coordinate;
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	gjs->shared = counters_of(coordinate);
+	gjs->shared_inner = coordinate;
+	gpujoin_shared_inner_reinit(gjs->shared_inner);
 }
 
 void
 gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
-	((GpuJoinState *) node)->shared = coordinate;
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	gjs->shared = counters_of(coordinate);
+	gjs->shared_inner = coordinate;
 }
 
 /* Add one process's counters to *total. */
@@ -96,6 +123,8 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;
 	total->service_queue_ms += c->service_queue_ms;
+	total->inner_shared += c->inner_shared;
+	total->inner_shared_drains += c->inner_shared_drains;
 }
 
 /*
@@ -109,6 +138,9 @@ gpujoin_shutdown(CustomScanState *node)
 	GpuJoinState *gjs = (GpuJoinState *) node;
 	GpuJoinSharedCounters *shared = gjs->shared;
 
+	/* no row is read after this: the shared inner side may go */
+	gpujoin_shared_inner_detach(gjs);
+	gjs->shared_inner = NULL;
 	if (shared == NULL)
 		return;
 	if (IsParallelWorker())

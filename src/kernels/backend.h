@@ -129,6 +129,15 @@ typedef struct GjJoinInput
 	 * runs each join on the device it chose), ignored by the cpu backend.
 	 */
 	int32_t		device;
+
+	/*
+	 * NULL, or what the backend's prepare_inner returned for an input with
+	 * this inner side (the same columns and rows), algorithm and inner key
+	 * spec: begin_join then uses the inner side as prepared there (sorted,
+	 * hashed) instead of preparing it again, and never changes it.  The
+	 * caller keeps it until every join that uses it has ended.
+	 */
+	const void *prepared_inner;
 } GjJoinInput;
 
 /*
@@ -249,9 +258,26 @@ typedef struct GjBackend
 	 * NULL: the backend cannot overlap steps.
 	 */
 	bool		(*double_buffer) (void *state);
+
+	/*
+	 * The inner side of a join prepared once for several joins that differ
+	 * only in their outer sides (the processes of a parallel join in the
+	 * GPU service): sorted or hashed as begin_join would for input's
+	 * algorithm and inner key spec.  Returns NULL with *err set; the joins
+	 * then prepare it themselves.  release_inner frees it.  NULL: the
+	 * backend prepares the inner side in every begin_join.
+	 */
+	const void *(*prepare_inner) (const GjJoinInput *input, GjError *err);
+	void		(*release_inner) (const void *prepared);
 } GjBackend;
 
 extern const GjBackend gj_cpu_backend;
+
+/*
+ * Do inputs a and b have the same inner side (columns, rows), algorithm
+ * and inner key spec, so that one prepare_inner serves both?  (cpu_sorted.c)
+ */
+extern bool gj_inner_prepared_alike(const GjJoinInput *a, const GjJoinInput *b);
 
 /*
  * The cuda backend.  gj_cuda_probe() opens the CUDA runtime in the calling

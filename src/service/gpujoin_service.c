@@ -77,6 +77,7 @@ typedef struct ServiceJoin
 	ServiceAgg *agg;			/* NULL: no aggregate steps */
 	GjDeviceJoin *devices;		/* the backend's states, one per device */
 	int64		reserved;		/* of the device budget (service_budget.c) */
+	uint64		shared_inner;	/* 0, or the shared inner side it reads */
 } ServiceJoin;
 
 static ServiceJoin service_joins[GJ_SERVICE_MAX_JOINS];
@@ -276,6 +277,11 @@ service_exit(int code, Datum arg)
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		if (service_joins[j].in_use && service_backend != NULL)
 			gj_device_join_end(service_joins[j].devices);
+	/*
+	 * The shared inner sides' chunks stay as they are (owned by this pid):
+	 * clients may still read their rows; the next service's sweep of dead
+	 * owners frees them, as it does a dead client's chunks.
+	 */
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->service_latch = NULL;
 	gj_service->ndevices = 0;
@@ -399,9 +405,13 @@ close_join(ServiceJoin *join)
 	gj_device_join_end(join->devices);
 	gj_service_free_agg(join->agg);
 	gj_service_budget_release(join->reserved);
+	/* after end_join: the backend no longer reads the shared inner side */
+	if (join->shared_inner != 0)
+		gj_service_shared_inner_unref(join->shared_inner);
 	pthread_mutex_lock(&joins_lock);
 	join->devices = NULL;
 	join->agg = NULL;
+	join->shared_inner = 0;
 	join->in_use = false;
 	join->busy = false;
 	pthread_mutex_unlock(&joins_lock);
@@ -417,6 +427,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	ServiceAgg *agg = NULL;
 	GjJoinInput in;
 	int			ndevices;
+	uint64		shared_inner = slot->shared_inner;
 	int			j;
 
 	if (!gj_staging_owned_by(slot->input, sizeof(GjJoinInput), pid))
@@ -425,15 +436,29 @@ handle_open(GjServiceSlot *slot, int pid)
 		return;
 	}
 	in = *slot->input;
+	/* a pointer into the service's own memory is never the client's to give */
+	in.prepared_inner = NULL;
 	if (in.ninstrs < 0 || in.ninstrs > GJ_MAX_INSTRS ||
 		!gj_staging_owned_by(in.instrs, sizeof(GjInstr) * in.ninstrs, pid) ||
 		!gj_service_side_valid(&in.outer, in.outer_nrows, pid) ||
-		!gj_service_side_valid(&in.inner, in.inner_nrows, pid) ||
+		(shared_inner == 0 && !gj_service_side_valid(&in.inner, in.inner_nrows, pid)) ||
 		in.match_capacity < 0 || in.algorithm < 0 || in.algorithm > GJ_ALGO_HASH ||
 		!(service_backend->algorithms & (1u << in.algorithm)) ||
 		!gj_service_join_specs_valid(&in))
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: an offset, size, program or algorithm of the join is invalid");
+		return;
+	}
+
+	/*
+	 * A shared inner side: the client must be attached to it, and every
+	 * inner column lie in its chunk; the join holds a reference to it until
+	 * it closes (service_shared_join.c).
+	 */
+	if (shared_inner != 0 &&
+		!gj_service_shared_inner_ref(shared_inner, pid, &in.inner, in.inner_nrows))
+	{
+		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: the join's inner side is not in a shared inner side this client is attached to");
 		return;
 	}
 	if (in.agg_spec != NULL)
@@ -443,6 +468,8 @@ handle_open(GjServiceSlot *slot, int pid)
 		if (service_backend->agg_step == NULL)
 		{
 			fail(slot, GJ_ERR_DEVICE, "the GPU service's backend has no aggregate steps");
+			if (shared_inner != 0)
+				gj_service_shared_inner_unref(shared_inner);
 			return;
 		}
 		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid, &why);
@@ -452,6 +479,8 @@ handle_open(GjServiceSlot *slot, int pid)
 
 			snprintf(message, sizeof(message), "the GPU service refused a request: %s", why);
 			fail(slot, GJ_ERR_DEVICE, message);
+			if (shared_inner != 0)
+				gj_service_shared_inner_unref(shared_inner);
 			return;
 		}
 		in.agg_spec = &agg->spec;
@@ -472,6 +501,8 @@ handle_open(GjServiceSlot *slot, int pid)
 	if (join == NULL)
 	{
 		gj_service_free_agg(agg);
+		if (shared_inner != 0)
+			gj_service_shared_inner_unref(shared_inner);
 		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
 		return;
 	}
@@ -491,10 +522,17 @@ handle_open(GjServiceSlot *slot, int pid)
 		join->busy = false;
 		pthread_mutex_unlock(&joins_lock);
 		gj_service_free_agg(agg);
+		if (shared_inner != 0)
+			gj_service_shared_inner_unref(shared_inner);
 		fail(slot, GJ_ERR_BUSY, "the GPU service's device memory is reserved by other joins");
 		return;
 	}
 	join->input = in;
+	join->shared_inner = shared_inner;
+	/* the shared inner side sorted or hashed once for all its joins */
+	if (shared_inner != 0)
+		join->input.prepared_inner =
+			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend);
 	/* on the device gj_service_choose_device picks, or spread (nested loop) */
 	join->devices = gj_device_join_begin(&join->input, ndevices, &slot->err);
 	pthread_mutex_lock(&joins_lock);
@@ -503,8 +541,11 @@ handle_open(GjServiceSlot *slot, int pid)
 		gj_service_budget_release(join->reserved);
 		join->in_use = false;
 		join->busy = false;
+		join->shared_inner = 0;
 		pthread_mutex_unlock(&joins_lock);
 		gj_service_free_agg(agg);
+		if (shared_inner != 0)
+			gj_service_shared_inner_unref(shared_inner);
 		slot->ok = false;
 		return;
 	}
@@ -672,6 +713,14 @@ gj_service_serve_request(int slotno)
 		handle_step(slot, pid, true);
 	else if (slot->op == GJ_OP_AGG_FINISH)
 		handle_agg_finish(slot, pid);
+	else if (slot->op == GJ_OP_SHARE_INNER)
+		gj_service_handle_share(slot, pid);
+	else if (slot->op == GJ_OP_ATTACH_INNER)
+		gj_service_handle_attach(slot, pid);
+	else if (slot->op == GJ_OP_DETACH_INNER)
+		gj_service_handle_detach(slot, pid);
+	else if (slot->op == GJ_OP_RELEASE_INNER)
+		gj_service_handle_release(slot, pid);
 	else if (slot->op == GJ_OP_TILE_CAN_MATCH)
 	{
 		ServiceJoin *join = find_join(slot, pid);
@@ -766,6 +815,8 @@ sweep_dead_clients(void)
 			close_join(join);
 		}
 	}
+	/* after the joins: a dead client's join held its shared inner side */
+	gj_service_shared_inner_sweep();
 	(void) gj_staging_free_dead_owners();
 }
 

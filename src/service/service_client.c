@@ -167,6 +167,18 @@ gj_service_max_matches(void)
 				   (2 * sizeof(uint32)), SERVICE_MAX_STEP_MATCHES), 1024);
 }
 
+/* The generation of the service running now (requests name it). */
+uint64
+gj_service_generation(void)
+{
+	uint64		generation;
+
+	SpinLockAcquire(&gj_service->mutex);
+	generation = gj_service->generation;
+	SpinLockRelease(&gj_service->mutex);
+	return generation;
+}
+
 static void
 set_error(GjError *err, int code, const char *message)
 {
@@ -174,8 +186,8 @@ set_error(GjError *err, int code, const char *message)
 	strlcpy(err->message, message, sizeof(err->message));
 }
 
-static GjServiceSlot *
-my_slot(GjError *err)
+GjServiceSlot *
+gj_service_my_slot(GjError *err)
 {
 	if (MyProc == NULL || MyProc->pgprocno >= gj_service->nslots)
 	{
@@ -190,8 +202,8 @@ my_slot(GjError *err)
  * service is not running or stops (another generation answers nothing of
  * this one's).
  */
-static bool
-service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
+bool
+gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
 {
 	Latch	   *service_latch;
 
@@ -451,6 +463,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	GjJoinInput *shared_input;
 	uint64		generation;
 	int64		capacity = Max(input->match_capacity, 1);
+	uint64		shared_inner;
 	Size		size;
 	char	   *at;
 	char	   *chunk;
@@ -463,7 +476,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
 		return NULL;
 	}
-	if ((slot = my_slot(err)) == NULL)
+	if ((slot = gj_service_my_slot(err)) == NULL)
 		return NULL;
 	SpinLockAcquire(&gj_service->mutex);
 	generation = gj_service->generation;
@@ -472,17 +485,21 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 
 	/*
 	 * A nested loop big enough to gain from it runs on every device of the
-	 * service: a result buffer pair each.  Other joins run on one.
+	 * service: a result buffer pair each.  Other joins run on one.  An
+	 * inner side that lies in a shared inner chunk this process attached
+	 * to (a parallel GpuJoin, gpujoin_shared_inner.c) stays there: the
+	 * service reads it where it is, and it is staged once for every process.
 	 */
 	if (input->algorithm != GJ_ALGO_NESTLOOP ||
 		(double) input->outer_nrows * (double) input->inner_nrows <
 		(double) gpujoin_service_spread_min_pairs)
 		nbuffers = 1;
 	nbuffers = Max(Min(nbuffers, GJ_MAX_DEVICES), 1);
+	shared_inner = gj_service_inner_shared_by(&input->inner, input->inner_nrows);
 
 	size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
 		side_bytes(&input->outer, input->outer_nrows) +
-		side_bytes(&input->inner, input->inner_nrows) +
+		(shared_inner != 0 ? 0 : side_bytes(&input->inner, input->inner_nrows)) +
 		nbuffers * 2 * MAXALIGN(sizeof(uint32) * capacity);
 	if (input->agg_spec != NULL)
 		size += agg_spec_bytes(input->agg_spec, input);
@@ -507,7 +524,8 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);
 	put_side(&at, &shared_input->outer, &input->outer, input->outer_nrows);
-	put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
+	if (shared_inner == 0)
+		put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
 	for (b = 0; b < nbuffers; b++)
 	{
 		join->result_outer[b] = (uint32 *) at;
@@ -526,6 +544,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
 	slot->ndevices = nbuffers;
+	slot->shared_inner = shared_inner;
 	slot->agg_partial = join->staged_partial;
 	/*
 	 * gpujoin.debug_fault = service_bad_request: a request whose input lies
@@ -534,7 +553,13 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	 */
 	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_REQUEST)
 		slot->input = (const GjJoinInput *) gj_service;
-	if (!service_call(slot, generation, err))
+	/*
+	 * gpujoin.debug_fault = service_bad_inner: a join that names a shared
+	 * inner side that does not exist (a bogus handle), to be refused.
+	 */
+	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_INNER && shared_inner != 0)
+		slot->shared_inner = shared_inner + ((uint64) 1 << 40);
+	if (!gj_service_call(slot, generation, err))
 	{
 		gj_staging_free(join->chunk);
 		free(join);
@@ -623,7 +648,7 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 		return true;
 	}
 
-	if ((slot = my_slot(err)) == NULL)
+	if ((slot = gj_service_my_slot(err)) == NULL)
 		return false;
 	end = join->nsegments > 0 ? join->segments[0].begin : tile->outer_end;
 	rows = end - o;
@@ -663,7 +688,7 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 		p->result_outer = join->result_outer[free_buffers[k]];
 		p->result_inner = join->result_inner[free_buffers[k]];
 	}
-	if (!service_call(slot, join->generation, err))
+	if (!gj_service_call(slot, join->generation, err))
 		return false;
 	add_stats(stats, &slot->stats);
 
@@ -757,11 +782,11 @@ service_agg_finish(void *state, const GjAggSpec *spec, GjAggPartial *partial,
 				  "aggregates in the GPU service are finished once, with the spec the join was opened with");
 		return false;
 	}
-	if ((slot = my_slot(err)) == NULL)
+	if ((slot = gj_service_my_slot(err)) == NULL)
 		return false;
 	slot->op = GJ_OP_AGG_FINISH;
 	slot->join = join->handle;
-	if (!service_call(slot, join->generation, err))
+	if (!gj_service_call(slot, join->generation, err))
 		return false;
 	join->agg_finished = true;
 	add_stats(stats, &slot->stats);
@@ -803,12 +828,12 @@ service_tile_can_match(void *state, const GjTile *tile)
 	if (join->algorithm == GJ_ALGO_NESTLOOP)
 		return true;
 	memset(&err, 0, sizeof(err));
-	if ((slot = my_slot(&err)) == NULL)
+	if ((slot = gj_service_my_slot(&err)) == NULL)
 		return true;
 	slot->op = GJ_OP_TILE_CAN_MATCH;
 	slot->join = join->handle;
 	slot->tile = *tile;
-	if (!service_call(slot, join->generation, &err))
+	if (!gj_service_call(slot, join->generation, &err))
 		return true;
 	return slot->can_match;
 }
@@ -828,11 +853,11 @@ service_end_join(void *state)
 	if (join == NULL)
 		return;
 	memset(&err, 0, sizeof(err));
-	if ((slot = my_slot(&err)) != NULL)
+	if ((slot = gj_service_my_slot(&err)) != NULL)
 	{
 		slot->op = GJ_OP_CLOSE;
 		slot->join = join->handle;
-		(void) service_call(slot, join->generation, &err);
+		(void) gj_service_call(slot, join->generation, &err);
 	}
 	gj_staging_free(join->chunk);
 	free(join);

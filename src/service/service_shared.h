@@ -49,7 +49,12 @@ typedef enum GjRequestOp
 	GJ_OP_TILE_CAN_MATCH,		/* tile_can_match of join on tile */
 	GJ_OP_CLOSE,				/* end_join of join */
 	GJ_OP_AGG_STEP,				/* agg_step of join on tile */
-	GJ_OP_AGG_FINISH			/* agg_finish of join */
+	GJ_OP_AGG_FINISH,			/* agg_finish of join */
+	GJ_OP_SHARE_INNER,			/* the chunk at share_chunk becomes a shared
+								 * inner side, the client attached to it */
+	GJ_OP_ATTACH_INNER,			/* attach to shared_inner, given its token */
+	GJ_OP_DETACH_INNER,			/* detach from shared_inner */
+	GJ_OP_RELEASE_INNER			/* drop the query's hold on shared_inner */
 } GjRequestOp;
 
 typedef struct GjServiceSlot
@@ -62,6 +67,16 @@ typedef struct GjServiceSlot
 
 	/* OPEN */
 	const GjJoinInput *input;	/* in one of the client's chunks */
+	uint64		shared_inner;	/* OPEN: 0, or the shared inner side (its
+								 * handle) whose chunk holds input->inner;
+								 * SHARE returns it, ATTACH and DETACH name it */
+
+	/* SHARE_INNER, ATTACH_INNER (service_shared_join.c) */
+	uint64		share_token;	/* the query's: ATTACH must give the same */
+	char	   *share_chunk;	/* SHARE: the client's chunk; ATTACH: returned */
+	int64		share_len;		/* bytes of it that hold the inner side */
+	int			share_holder;	/* SHARE: the Gather's leader, whose query
+								 * holds the side until RELEASE_INNER */
 	GjAggPartial *agg_partial;	/* with input->agg_spec: where the service
 								 * reduces (AGG_STEP) and returns (AGG_FINISH)
 								 * the join's partial aggregates */
@@ -134,6 +149,8 @@ extern void *gj_staging_alloc(Size size);
 extern void gj_staging_free(void *chunk);
 extern bool gj_staging_owned_by(const void *ptr, Size len, int pid);
 extern int64 gj_staging_free_dead_owners(void);
+extern Size gj_staging_transfer(void *chunk, int from_pid, int to_pid);
+extern void gj_staging_free_owned(void *chunk, int owner_pid);
 
 /* service_client.c */
 extern const GjBackend gj_service_cpu_backend;
@@ -148,6 +165,30 @@ gj_backend_in_service(const GjBackend *backend)
 }
 extern int64 gj_service_max_matches(void);
 extern double gj_service_queue_ms;
+extern GjServiceSlot *gj_service_my_slot(GjError *err);
+extern bool gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err);
+extern uint64 gj_service_generation(void);
+
+/* service_shared_join.c, the client's side: shared inner sides */
+extern bool gj_service_share_inner(char *chunk, int64 len, uint64 token, int holder_pid,
+								   uint64 *handle, GjError *err);
+extern void gj_service_release_inner(uint64 handle, uint64 token);
+extern bool gj_service_attach_inner(uint64 handle, uint64 token, char **chunk,
+									int64 *len, GjError *err);
+extern void gj_service_detach_inner(uint64 handle);
+extern uint64 gj_service_inner_shared_by(const GjKeyColumns *cols, int64 nrows);
+
+/* service_shared_join.c, the service's side */
+extern void gj_service_handle_share(GjServiceSlot *slot, int pid);
+extern void gj_service_handle_attach(GjServiceSlot *slot, int pid);
+extern void gj_service_handle_detach(GjServiceSlot *slot, int pid);
+extern void gj_service_handle_release(GjServiceSlot *slot, int pid);
+extern bool gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColumns *cols,
+										int64 nrows);
+extern void gj_service_shared_inner_unref(uint64 handle);
+extern const void *gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
+													const GjBackend *backend);
+extern void gj_service_shared_inner_sweep(void);
 
 /* gpujoin_service.c: the service's side of a request */
 extern void gj_service_handle_requests(void);

@@ -184,3 +184,57 @@ gj_staging_free_dead_owners(void)
 	}
 	return freed;
 }
+
+/*
+ * Hand the chunk that starts at chunk from process from_pid to to_pid (the
+ * service, for a shared inner side that outlives the client that drained
+ * it).  Returns the chunk's bytes, or 0 when chunk is not the start of a
+ * chunk that from_pid owns whole.
+ */
+Size
+gj_staging_transfer(void *chunk, int from_pid, int to_pid)
+{
+	char	   *p = chunk;
+	Size		off;
+	int32		first,
+				k,
+				run = 0;
+
+	if (p < gj_service->staging ||
+		p >= gj_service->staging + (Size) gj_service->staging_granules * GJ_STAGING_GRANULE)
+		return 0;
+	off = p - gj_service->staging;
+	if (off % GJ_STAGING_GRANULE != 0)
+		return 0;
+	first = (int32) (off / GJ_STAGING_GRANULE);
+	SpinLockAcquire(&gj_service->mutex);
+	if (gj_service->granule_owner[first] == from_pid && gj_service->granule_run[first] > 0)
+	{
+		run = gj_service->granule_run[first];
+		for (k = first; k < first + run; k++)
+		{
+			Assert(gj_service->granule_owner[k] == from_pid);
+			gj_service->granule_owner[k] = to_pid;
+		}
+	}
+	SpinLockRelease(&gj_service->mutex);
+	return (Size) run * GJ_STAGING_GRANULE;
+}
+
+/* Free a chunk that owner_pid owns (the service frees a shared inner's). */
+void
+gj_staging_free_owned(void *chunk, int owner_pid)
+{
+	Size		off;
+	int32		first;
+
+	if (chunk == NULL || gj_service == NULL || (char *) chunk < gj_service->staging)
+		return;
+	off = (char *) chunk - gj_service->staging;
+	first = (int32) (off / GJ_STAGING_GRANULE);
+	SpinLockAcquire(&gj_service->mutex);
+	if (off % GJ_STAGING_GRANULE == 0 && first < gj_service->staging_granules &&
+		gj_service->granule_owner[first] == owner_pid && gj_service->granule_run[first] > 0)
+		free_run(first);
+	SpinLockRelease(&gj_service->mutex);
+}

@@ -4,8 +4,15 @@
 -- share of the join on the service's backend: no process opens a device of
 -- its own.  Every parallel join type GpuJoin offers (inner, left, semi,
 -- anti) gives the native plan's rows; a statement_timeout in the middle of
--- a parallel join leaves nothing in the service.  Also: the service is on
--- by default, and a cuda service starts only where an NVIDIA driver is.
+-- a parallel join leaves nothing in the service.  The inner side is drained
+-- once for the whole Gather and shared through the service (EXPLAIN
+-- ANALYZE: Inner Rows Drained is the inner side's rows, Inner Side:
+-- shared), also when the Gather runs again under a nested loop; an attach
+-- with another query's token, or a join naming a bogus shared inner side,
+-- is refused; after each statement, a LIMIT, a worker's ERROR and a
+-- refused request the service holds no join and no staging memory.  Also:
+-- the service is on by default, and a cuda service starts only where an
+-- NVIDIA driver is.
 -- Runs on whichever backend the service has (cpu in CI, cuda on the GPU
 -- machine); skipped on a cluster without the service.
 \set ON_ERROR_STOP 1
@@ -13,7 +20,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(16);
+SELECT plan(38);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -55,6 +62,8 @@ ANALYZE gj_par_dim;
 -- plpgsql's EXECUTE), its rows summed up into a digest that \gset keeps.
 \set q_inner 'SELECT f.id, d.w FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k'
 \set q_left 'SELECT f.id, d.w FROM gj_par_fact f LEFT JOIN gj_par_dim d ON f.k = d.k + 15000'
+-- (q_left is planned as a right GpuJoin over two Gathers; q_left_par is parallel)
+\set q_left_par 'SELECT f.id, d.w FROM gj_par_fact f LEFT JOIN gj_par_dim d ON f.k = d.k AND d.w < 6'
 \set q_semi 'SELECT f.id FROM gj_par_fact f WHERE EXISTS (SELECT 1 FROM gj_par_dim d WHERE d.k = f.k AND d.w > 3)'
 \set q_anti 'SELECT f.id FROM gj_par_fact f WHERE NOT EXISTS (SELECT 1 FROM gj_par_dim d WHERE d.k = f.k + 7)'
 \set q_band 'SELECT f.id, d.k FROM gj_par_fact f JOIN gj_par_dim d ON d.f BETWEEN f.f - 0.5 AND f.f + 0.5 AND d.k < 200'
@@ -63,6 +72,7 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.enabled = off;
 :digest native_inner FROM (:q_inner) t \gset
 :digest native_left FROM (:q_left) t \gset
+:digest native_left_par FROM (:q_left_par) t \gset
 :digest native_semi FROM (:q_semi) t \gset
 :digest native_anti FROM (:q_anti) t \gset
 :digest native_band FROM (:q_band) t \gset
@@ -106,6 +116,120 @@ SELECT is(:'tiles_left'::text, :'native_left'::text, 'left hash join, parallel i
 SELECT is(:'tiles_anti'::text, :'native_anti'::text, 'anti join, parallel in the service with many tiles: the rows of the native plan');
 RESET gpujoin.device_memory;
 
+-- The inner side drained once for the whole Gather, read by every process
+-- from the service's staging area (gpujoin_shared_inner.c)
+CREATE FUNCTION pg_temp.inner_side(q text) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(substring(e FROM 'Inner Rows Drained: ([0-9]+)'), '?') || ' rows drained' ||
+           CASE WHEN e ~ 'Inner Side: shared' THEN ', shared' ELSE '' END
+    FROM pg_temp.explain_analyze(q) e
+$$;
+-- the service idle: no join open, no staging memory (up to 5 s for the
+-- workers to close theirs)
+CREATE FUNCTION pg_temp.service_idle() RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..50 LOOP
+        IF (SELECT status FROM gpujoin_devices() WHERE backend = 'service')
+           ~ ', 0 bytes in use, 0 joins running,' THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RETURN false;
+END $$;
+-- the error a parallel EXPLAIN ANALYZE raises, or 'none'
+CREATE FUNCTION pg_temp.error_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_temp.explain_analyze(q);
+    RETURN 'none';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLERRM;
+END $$;
+SELECT count(*) AS dim_rows, count(*) FILTER (WHERE w > 3) AS dim_w3, count(*) FILTER (WHERE w < 6) AS dim_w6,
+       count(*) FILTER (WHERE k < 200) AS dim_k200 FROM gj_par_dim \gset
+SELECT is(pg_temp.inner_side(:'q_inner'), :'dim_rows' || ' rows drained, shared',
+          'inner join: the inner side is drained once for the Gather and shared');
+SELECT is(pg_temp.inner_side(:'q_left_par'), :'dim_w6' || ' rows drained, shared',
+          'left join: the inner side is drained once for the Gather and shared');
+:digest par_left_par FROM (:q_left_par) t \gset
+SELECT is(:'par_left_par'::text, :'native_left_par'::text, 'left join, parallel with a shared inner side: the rows of the native plan');
+SELECT is(pg_temp.inner_side(:'q_semi'), :'dim_w3' || ' rows drained, shared',
+          'semi join: the inner side is drained once for the Gather and shared');
+SELECT is(pg_temp.inner_side(:'q_anti'), :'dim_rows' || ' rows drained, shared',
+          'anti join: the inner side is drained once for the Gather and shared');
+SELECT is(pg_temp.inner_side(:'q_band'), :'dim_k200' || ' rows drained, shared',
+          'band join: the inner side is drained once for the Gather and shared');
+SELECT ok(pg_temp.service_idle(), 'after the shared joins the service holds no join and no staging memory');
+
+-- an outer side big enough that every process gets pages of it: each
+-- process's join reads the inner side sorted or hashed once in the service
+-- (on a backend with prepare_inner)
+CREATE TABLE gj_par_big AS
+    SELECT g AS id, (g::bigint * 7919) % 20011 AS k, (g % 977)::float8 AS f
+    FROM generate_series(1, 400000) g;
+ANALYZE gj_par_big;
+\set q_big_hash 'SELECT b.id, d.w FROM gj_par_big b JOIN gj_par_dim d ON b.k = d.k'
+\set q_big_band 'SELECT b.id, d.k FROM gj_par_big b JOIN gj_par_dim d ON d.f BETWEEN b.f - 0.5 AND b.f + 0.5 AND d.k < 150'
+\set digest_sum 'SELECT count(*) || \' rows, \' || sum(hashtext(t::text)::bigint) AS'
+:digest_sum par_big_hash FROM (:q_big_hash) t \gset
+:digest_sum par_big_band FROM (:q_big_band) t \gset
+SET LOCAL gpujoin.enabled = off;
+SET LOCAL enable_hashjoin = on;
+SET LOCAL enable_nestloop = on;
+:digest_sum native_big_hash FROM (:q_big_hash) t \gset
+:digest_sum native_big_band FROM (:q_big_band) t \gset
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_nestloop = off;
+SELECT is(:'par_big_hash'::text, :'native_big_hash'::text, 'hash join, every process on the inner side hashed once: the rows of the native plan');
+SELECT is(:'par_big_band'::text, :'native_big_band'::text, 'band join, every process on the inner side sorted once: the rows of the native plan');
+
+-- with gpujoin.parallel_shared_inner off, every process drains it itself
+SET LOCAL gpujoin.parallel_shared_inner = off;
+SELECT matches(pg_temp.inner_side(:'q_inner'), '^[0-9]+ rows drained$',
+               'gpujoin.parallel_shared_inner = off: not shared');
+SELECT cmp_ok(substring(pg_temp.explain_analyze(:'q_inner') FROM 'Inner Rows Drained: ([0-9]+)')::bigint,
+              '>', :'dim_rows'::bigint, '... and each process drains the inner side itself');
+:digest unshared_inner FROM (:q_inner) t \gset
+SELECT is(:'unshared_inner'::text, :'native_inner'::text, 'inner join, parallel, unshared: the rows of the native plan');
+RESET gpujoin.parallel_shared_inner;
+
+-- a Gather rescanned under a nested loop shares its inner side anew each run
+SET LOCAL enable_nestloop = on;
+SET LOCAL enable_material = off;
+\set q_rescan 'SELECT v.x, s.c FROM (VALUES (1), (2), (3)) v(x) LEFT JOIN (SELECT count(*) AS c FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k) s ON s.c::text || \'a\' <> v.x::text'
+SELECT matches(pg_temp.explain_analyze(:'q_rescan'),
+               'Gather \(actual rows=[0-9]+ loops=3\).*Inner Rows Drained: ' || 3 * :dim_rows || '.*Inner Side: shared',
+               'rescanned three times under a nested loop: the inner side drained once per run');
+:digest par_rescan FROM (:q_rescan) t \gset
+SET LOCAL enable_nestloop = off;
+:digest native_rescan FROM (SELECT v.x, s.c FROM (VALUES (1), (2), (3)) v(x), (SELECT count(*) AS c FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k) s) t \gset
+SELECT is(:'par_rescan'::text, :'native_rescan'::text, 'the rescanned parallel join: the rows of the native plan');
+RESET enable_material;
+
+-- a LIMIT stops the Gather early: nothing stays in the service
+:digest par_limit FROM (SELECT * FROM (:q_inner) j LIMIT 5) t \gset
+SELECT is(split_part(:'par_limit', ',', 1), '5 rows', 'a LIMIT above the parallel join');
+SELECT ok(pg_temp.service_idle(), 'after the LIMIT the service holds no join and no staging memory');
+
+-- a worker's ERROR in the middle of the join
+SELECT is(pg_temp.error_of('SELECT f.id, d.w FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k WHERE f.id / (d.w - 5) > -1000000'),
+          'division by zero', 'an ERROR in the processes of a shared-inner join');
+SELECT ok(pg_temp.service_idle(), 'after the ERROR the service holds no join and no staging memory');
+
+-- an attach with another query's token is refused: each process drains the
+-- inner side itself, with the same rows
+SET LOCAL gpujoin.debug_fault = service_foreign_inner;
+SELECT cmp_ok(substring(pg_temp.explain_analyze(:'q_inner') FROM 'Inner Rows Drained: ([0-9]+)')::bigint,
+              '>', :'dim_rows'::bigint, 'an attach with another query''s token is refused: the processes drain the inner side themselves');
+:digest foreign_inner FROM (:q_inner) t \gset
+SELECT is(:'foreign_inner'::text, :'native_inner'::text, '... with the rows of the native plan');
+-- a join naming a shared inner side that does not exist is refused
+SET LOCAL gpujoin.debug_fault = service_bad_inner;
+SELECT matches(pg_temp.error_of(:'q_inner'), 'GpuJoin failed on the (cpu|cuda) \(service\) backend',
+               'a join naming a bogus shared inner side is refused');
+RESET gpujoin.debug_fault;
+SELECT ok(pg_temp.service_idle(), 'after the refused requests the service holds no join and no staging memory');
+
 -- a statement_timeout while the workers' joins run in the service
 CREATE FUNCTION pg_temp.cancelled(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -123,24 +247,13 @@ SELECT is(pg_temp.cancelled(:'q_slow'),
           '57014 canceling statement due to statement timeout',
           'statement_timeout ends a parallel join in the service with the usual error');
 SET LOCAL statement_timeout = 0;
--- the workers may still be closing their joins: give them up to 5 s
-CREATE FUNCTION pg_temp.service_idle() RETURNS bool LANGUAGE plpgsql AS $$
-BEGIN
-    FOR i IN 1..50 LOOP
-        IF (SELECT status FROM gpujoin_devices() WHERE backend = 'service')
-           ~ ', 0 bytes in use, 0 joins running,' THEN
-            RETURN true;
-        END IF;
-        PERFORM pg_sleep(0.1);
-    END LOOP;
-    RETURN false;
-END $$;
+-- the workers may still be closing their joins: service_idle gives them 5 s
 SELECT ok(pg_temp.service_idle(),
           'the cancelled parallel join left no staging memory and no join in the service');
 SELECT is((SELECT count(*) || ' rows' FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k),
           split_part(:'native_inner'::text, ',', 1), 'the next join in the service works');
 \else
-SELECT skip('the cluster runs no GPU service', 14);
+SELECT skip('the cluster runs no GPU service', 36);
 \endif
 
 SELECT * FROM finish();

@@ -27,6 +27,7 @@
 #include "cpu_internal.h"
 
 static void cpu_end_join(void *arg);
+static void cpu_release_inner(const void *arg);
 
 static void *
 cpu_begin_join(const GjJoinInput *input, GjError *err)
@@ -73,6 +74,54 @@ oom:
 	return NULL;
 }
 
+/*
+ * The inner side prepared once for several joins (backend.h): the arrays
+ * gj_cpu_prepare_sorted would build, which every join that is given them
+ * reads and never changes or frees.
+ */
+static const void *
+cpu_prepare_inner(const GjJoinInput *input, GjError *err)
+{
+	CpuPreparedInner *prepared;
+
+	if (input->algorithm != GJ_ALGO_SORTMERGE && input->algorithm != GJ_ALGO_HASH)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "only a sort-merge or hash join's inner side is prepared");
+		return NULL;
+	}
+	prepared = calloc(1, sizeof(CpuPreparedInner));
+	if (prepared == NULL || (prepared->input = *input,
+							 !gj_cpu_prepare_inner_arrays(input, prepared)))
+	{
+		cpu_release_inner(prepared);
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for an inner side of %lld rows",
+				 (long long) input->inner_nrows);
+		return NULL;
+	}
+	/* what it fits, not what it points to: only the inner side is kept */
+	prepared->input.instrs = NULL;
+	prepared->input.agg_spec = NULL;
+	prepared->input.prepared_inner = NULL;
+	return prepared;
+}
+
+static void
+cpu_release_inner(const void *arg)
+{
+	CpuPreparedInner *prepared = (CpuPreparedInner *) arg;
+
+	if (prepared == NULL)
+		return;
+	free(prepared->inner_perm);
+	free(prepared->inner_keys);
+	free(prepared->inner_bucket_start);
+	free(prepared);
+}
+
 static void
 cpu_end_join(void *arg)
 {
@@ -88,9 +137,12 @@ cpu_end_join(void *arg)
 	free(state->outer_lo);
 	free(state->outer_hi);
 	free(state->outer_status);
-	free(state->inner_perm);
-	free(state->inner_keys);
-	free(state->inner_bucket_start);
+	if (!state->inner_borrowed)
+	{
+		free(state->inner_perm);
+		free(state->inner_keys);
+		free(state->inner_bucket_start);
+	}
 	gj_agg_runs_free(state->agg_runs);
 	free(state->row_counts);
 	gj_dominance_free(state->dominance);
@@ -228,6 +280,8 @@ cpu_tile_can_match(void *arg, const GjTile *tile)
 const GjBackend gj_cpu_backend = {
 	.name = "cpu",
 	.begin_join = cpu_begin_join,
+	.prepare_inner = cpu_prepare_inner,
+	.release_inner = cpu_release_inner,
 	.run_step = gj_cpu_run_step,
 	.end_join = cpu_end_join,
 	.algorithms = (1 << GJ_ALGO_NESTLOOP) | (1 << GJ_ALGO_SORTMERGE) | (1 << GJ_ALGO_HASH),

@@ -123,6 +123,7 @@ typedef struct CpuJoinState
 	 */
 	int			inner_bucket_bits;
 	uint32_t   *inner_bucket_start;
+	bool		inner_borrowed; /* the inner arrays are a prepare_inner's */
 	int64_t		outer_nall;		/* positions [0, outer_nall) are GJ_OUTER_ALL */
 
 	/*
@@ -155,6 +156,24 @@ extern int64_t gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
 
 /* cpu_sorted.c */
 extern bool gj_cpu_prepare_sorted(CpuJoinState *state);
+
+/*
+ * The inner side of a sort-merge or hash join prepared once for several
+ * joins (prepare_inner): the input it was prepared for and the arrays
+ * begin_join would have built.
+ */
+typedef struct CpuPreparedInner
+{
+	GjJoinInput input;			/* the inner side and key spec it fits */
+	uint32_t   *inner_perm;
+	int64_t    *inner_keys;
+	int64_t		inner_valid;
+	int			inner_bucket_bits;
+	uint32_t   *inner_bucket_start;
+} CpuPreparedInner;
+
+extern bool gj_cpu_prepare_inner_arrays(const GjJoinInput *in, CpuPreparedInner *out);
+
 extern bool gj_cpu_fix_outer_order(CpuJoinState *state, const GjTile *tile);
 extern bool gj_cpu_sorted_tile_can_match(CpuJoinState *state, const GjTile *tile);
 extern int64_t gj_cpu_sorted_step(CpuJoinState *state, const GjTile *tile,

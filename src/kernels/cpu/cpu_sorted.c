@@ -297,60 +297,121 @@ oom:
  * a sort-merge join are sorted at once; those of a hash join stay in row
  * order until a tile shows that they must be sorted (gj_cpu_fix_outer_order).
  */
+/*
+ * Do inputs a and b have the same inner side (columns, rows), algorithm
+ * and inner key spec, so that one prepared inner side serves both?
+ */
+bool
+gj_inner_prepared_alike(const GjJoinInput *a, const GjJoinInput *b)
+{
+	int			k;
+
+	if (a->algorithm != b->algorithm || a->inner_nrows != b->inner_nrows ||
+		a->inner.ncols != b->inner.ncols)
+		return false;
+	for (k = 0; k < a->inner.ncols; k++)
+		if (a->inner.values[k] != b->inner.values[k] || a->inner.isnull[k] != b->inner.isnull[k])
+			return false;
+	if (a->algorithm == GJ_ALGO_SORTMERGE)
+		return a->range.inner_col == b->range.inner_col && a->range.cls == b->range.cls;
+	if (a->algorithm != GJ_ALGO_HASH || a->equi.nkeys != b->equi.nkeys)
+		return false;
+	for (k = 0; k < a->equi.nkeys; k++)
+		if (a->equi.inner_cols[k] != b->equi.inner_cols[k] || a->equi.cls[k] != b->equi.cls[k])
+			return false;
+	return true;
+}
+
+/*
+ * The inner rows of a sort-merge or hash join in key order (rows without a
+ * key last), for one join or, through prepare_inner, for several.
+ */
+bool
+gj_cpu_prepare_inner_arrays(const GjJoinInput *in, CpuPreparedInner *out)
+{
+	bool		hash = in->algorithm == GJ_ALGO_HASH;
+	int64_t		ni = in->inner_nrows;
+	int64_t		nvalid = 0;
+	int64_t		nkeyless = 0;
+	int64_t		r;
+
+	out->inner_perm = malloc(sizeof(uint32_t) * (ni > 0 ? ni : 1));
+	out->inner_keys = malloc(sizeof(int64_t) * (ni > 0 ? ni : 1));
+	out->inner_bucket_start = NULL;
+	if (!out->inner_perm || !out->inner_keys)
+		return false;
+
+	/* keyed rows from the front, rows without a key from the back */
+	for (r = 0; r < ni; r++)
+	{
+		int64_t		key;
+		bool		has_key = hash ?
+		gj_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
+		gj_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
+
+		if (has_key)
+		{
+			out->inner_keys[nvalid] = key;
+			out->inner_perm[nvalid++] = (uint32_t) r;
+		}
+		else
+		{
+			nkeyless++;
+			out->inner_keys[ni - nkeyless] = INT64_MAX;
+			out->inner_perm[ni - nkeyless] = (uint32_t) r;
+		}
+	}
+	out->inner_valid = nvalid;
+	out->inner_bucket_bits = 0;
+	if (hash)
+	{
+		out->inner_bucket_bits = cpu_hash_bucket_bits(nvalid);
+		return cpu_hash_sort(out->inner_keys, out->inner_perm, nvalid,
+							 out->inner_bucket_bits, &out->inner_bucket_start);
+	}
+	return cpu_radix_sort(out->inner_keys, out->inner_perm, nvalid);
+}
+
 bool
 gj_cpu_prepare_sorted(CpuJoinState *state)
 {
 	const GjJoinInput *in = &state->input;
 	bool		hash = in->algorithm == GJ_ALGO_HASH;
 	int64_t		no = in->outer_nrows;
-	int64_t		ni = in->inner_nrows;
-	int64_t		nvalid = 0;
 	int64_t		r;
+	const CpuPreparedInner *prepared = in->prepared_inner;
 
-	state->inner_perm = malloc(sizeof(uint32_t) * (ni > 0 ? ni : 1));
-	state->inner_keys = malloc(sizeof(int64_t) * (ni > 0 ? ni : 1));
 	state->outer_lo = malloc(sizeof(int64_t) * (no > 0 ? no : 1));
 	state->outer_hi = hash ? NULL : malloc(sizeof(int64_t) * (no > 0 ? no : 1));
 	state->outer_status = malloc(no > 0 ? no : 1);
 	state->outer_by_row = true;
-	if (!state->inner_perm || !state->inner_keys || !state->outer_lo ||
-		(!hash && !state->outer_hi) || !state->outer_status)
+	if (!state->outer_lo || (!hash && !state->outer_hi) || !state->outer_status)
 		return false;
 
-	/* inner: keyed rows from the front, rows without a key from the back */
+	/* inner: as prepared once for several joins, or now */
+	if (prepared != NULL && gj_inner_prepared_alike(&prepared->input, in))
 	{
-		int64_t		nkeyless = 0;
-
-		for (r = 0; r < ni; r++)
-		{
-			int64_t		key;
-			bool		has_key = hash ?
-			gj_equi_hash(&in->equi, &in->inner, in->equi.inner_cols, r, &key) :
-			gj_column_key(&in->inner, in->range.inner_col, in->range.cls, r, &key);
-
-			if (has_key)
-			{
-				state->inner_keys[nvalid] = key;
-				state->inner_perm[nvalid++] = (uint32_t) r;
-			}
-			else
-			{
-				nkeyless++;
-				state->inner_keys[ni - nkeyless] = INT64_MAX;
-				state->inner_perm[ni - nkeyless] = (uint32_t) r;
-			}
-		}
+		state->inner_perm = prepared->inner_perm;
+		state->inner_keys = prepared->inner_keys;
+		state->inner_valid = prepared->inner_valid;
+		state->inner_bucket_bits = prepared->inner_bucket_bits;
+		state->inner_bucket_start = prepared->inner_bucket_start;
+		state->inner_borrowed = true;
 	}
-	state->inner_valid = nvalid;
-	if (hash)
+	else
 	{
-		state->inner_bucket_bits = cpu_hash_bucket_bits(nvalid);
-		if (!cpu_hash_sort(state->inner_keys, state->inner_perm, nvalid,
-						   state->inner_bucket_bits, &state->inner_bucket_start))
+		CpuPreparedInner own;
+		bool		ok = gj_cpu_prepare_inner_arrays(in, &own);
+
+		/* end_join frees what was allocated, ok or not */
+		state->inner_perm = own.inner_perm;
+		state->inner_keys = own.inner_keys;
+		state->inner_valid = own.inner_valid;
+		state->inner_bucket_bits = own.inner_bucket_bits;
+		state->inner_bucket_start = own.inner_bucket_start;
+		if (!ok)
 			return false;
 	}
-	else if (!cpu_radix_sort(state->inner_keys, state->inner_perm, nvalid))
-		return false;
 
 	/* outer: each row's bounds and status, by row */
 	for (r = 0; r < no; r++)

@@ -1,0 +1,524 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin_shared_inner.c
+ *	  The inner side of a parallel GpuJoin, drained once for the whole
+ *	  Gather and shared through the GPU service (docs/architecture.md,
+ *	  section 8, "Parallel GpuJoin").
+ *
+ * Every process of a parallel plan (the leader and each worker) runs its
+ * own GpuJoin over its share of the outer rows, and every one of them needs
+ * the whole inner side.  Without sharing, each drains it itself.  With the
+ * GPU service running, the first process that needs the inner side drains
+ * it into its host buffer, copies the buffer (key columns, stored columns,
+ * the by-reference values they point to) into one staging chunk, and hands
+ * the chunk to the service as a shared inner side
+ * (service_shared_join.c); the others wait on a condition variable in the
+ * node's shared memory and attach to it by handle.  Every process then
+ * reads the inner side where it lies: its inner buffer's arrays point into
+ * the chunk (the main shared memory is mapped at the same address in every
+ * process, so the by-reference values do too), and the proxy backend
+ * (service_client.c) opens the process's join in the service with those
+ * key columns as they are, so the inner side is staged once as well.
+ *
+ * What stays per process: the outer rows, the keys' encoding for the
+ * device (which reads the shared arrays and writes only its own), the
+ * join in the service (which reads the inner side sorted or hashed once
+ * where the backend can: service_shared_join.c), its match buffers, steps
+ * and emission.
+ *
+ * Where sharing does not apply, every process drains the inner side itself
+ * as before: the join does not run in the service (the cpu backend runs in
+ * each process), gpujoin.parallel_shared_inner is off, a key is numeric (its device values depend on the outer side's
+ * scale), the drained side spilled to a file, or the staging area has no
+ * room for it.  A worker that comes after the leader released the side
+ * (a LIMIT above the Gather stopped it) drains it itself too.
+ * The answer is the same either way; only the work differs.
+ *
+ * Lifetime: a process detaches when its node shuts down (no row is read
+ * after that), when it rescans, and on ERROR through a callback of its
+ * join context.  Besides the processes, the query holds the side for the
+ * leader (a worker may start after every other process has detached): the
+ * leader releases that hold when its Gather's shared memory goes (the
+ * segment's detach callback: at the Gather's end, on ERROR, on exit) or
+ * the Gather runs again (ReInitializeDSM, which starts a new epoch: the
+ * inner side is drained again, once).  The service frees the chunk once
+ * neither a process, a join nor the hold uses it, and its sweep drops the
+ * processes (and a holding leader) that are gone.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "storage/dsm.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "gpujoin.h"
+#include "custom_scan/gpujoin_exec.h"
+#include "service/service_shared.h"
+
+typedef enum GjSharedInnerState
+{
+	GJ_SI_NONE = 0,				/* nobody has asked for the inner side */
+	GJ_SI_DRAINING,				/* one process drains it */
+	GJ_SI_READY,				/* in the service: handle, token */
+	GJ_SI_UNSHARED				/* not shared: every process drains it */
+} GjSharedInnerState;
+
+/* In the node's dynamic shared memory, ahead of the workers' counters. */
+typedef struct GpuJoinSharedInner
+{
+	slock_t		mutex;
+	ConditionVariable cv;		/* state left GJ_SI_DRAINING */
+	int			state;			/* GjSharedInnerState */
+	bool		disabled;		/* no shared memory segment: no workers */
+	bool		leader_done;	/* the leader released the query's hold */
+	int			leader_pid;		/* holds each epoch's side in the service */
+	uint64		epoch;			/* bumped by each (re)initialisation */
+	uint64		token;			/* the service checks it at attach */
+	uint64		handle;			/* of the shared inner side in the service */
+} GpuJoinSharedInner;
+
+/* What the chunk begins with; every pointer points into the same chunk. */
+#define SHARED_INNER_MAGIC	0x474a5349	/* "GJSI" */
+
+typedef struct SharedInnerColumn
+{
+	Datum	   *values;
+	bool	   *isnull;
+	bool		has_nulls;
+} SharedInnerColumn;
+
+typedef struct SharedInnerHeader
+{
+	uint32		magic;
+	int32		nkeys;
+	int32		ncols;
+	int64		nrows;
+	int64		bytes_stored;
+	int64	   *key_values[GJ_MAX_KEY_COLS];
+	uint8	   *key_isnull[GJ_MAX_KEY_COLS];
+	uint8	   *drain_inexact;
+	SharedInnerColumn cols[FLEXIBLE_ARRAY_MEMBER];
+} SharedInnerHeader;
+
+Size
+gpujoin_shared_inner_size(void)
+{
+	return sizeof(GpuJoinSharedInner);
+}
+
+/* A fresh epoch's token: only this query's processes know it. */
+static uint64
+new_token(void)
+{
+	uint64		token = 0;
+
+	if (!pg_strong_random(&token, sizeof(token)))
+		token = ((uint64) MyProcPid << 32) ^ (uint64) random();
+	return token | 1;
+}
+
+/*
+ * The leader releases the query's hold on the epoch's shared inner side
+ * (its Gather is done with it: the workers have finished).  If the side is
+ * still being drained, the drainer sees leader_done and releases the hold
+ * itself once it has shared the side.
+ */
+static void
+release_hold(GpuJoinSharedInner *si)
+{
+	uint64		handle = 0;
+
+	SpinLockAcquire(&si->mutex);
+	if (!si->leader_done)
+	{
+		si->leader_done = true;
+		if (si->state == GJ_SI_READY)
+			handle = si->handle;
+	}
+	SpinLockRelease(&si->mutex);
+	if (handle != 0)
+		gj_service_release_inner(handle, si->token);
+}
+
+/*
+ * The leader's segment goes (the Gather's end, an ERROR, the leader's
+ * exit): the last moment its hold can be released.  The callbacks of a
+ * detach run before the segment is unmapped.
+ */
+static void
+shared_inner_on_detach(dsm_segment *seg, Datum arg)
+{
+	release_hold((GpuJoinSharedInner *) DatumGetPointer(arg));
+}
+
+static void
+new_epoch(GpuJoinSharedInner *si)
+{
+	si->state = si->disabled ? GJ_SI_UNSHARED : GJ_SI_NONE;
+	si->leader_done = false;
+	si->epoch++;
+	si->handle = 0;
+	si->token = new_token();
+}
+
+/* InitializeDSM, in the leader. */
+void
+gpujoin_shared_inner_init(GpuJoinSharedInner *si, ParallelContext *pcxt)
+{
+	SpinLockInit(&si->mutex);
+	ConditionVariableInit(&si->cv);
+	si->leader_pid = MyProcPid;
+	si->epoch = 0;
+	si->disabled = pcxt->seg == NULL;
+	new_epoch(si);
+	if (pcxt->seg != NULL)
+		on_dsm_detach(pcxt->seg, shared_inner_on_detach, PointerGetDatum(si));
+}
+
+/*
+ * ReInitializeDSM, in the leader: the workers of the last run are gone and
+ * the leader detached in its rescan; the last run's side is released, and
+ * the next run shares the inner side anew.
+ */
+void
+gpujoin_shared_inner_reinit(GpuJoinSharedInner *si)
+{
+	release_hold(si);
+	SpinLockAcquire(&si->mutex);
+	new_epoch(si);
+	SpinLockRelease(&si->mutex);
+}
+
+/* Can this execution share its inner side at all? */
+static bool
+sharing_applies(GpuJoinState *gjs)
+{
+	int			k;
+
+	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner || gjs->fill_inner)
+		return false;
+	/*
+	 * Only for joins that run in the service (gpujoin_pick_backend's rule):
+	 * on the cpu backend in each process, the processes keep their own.
+	 */
+	if (!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
+		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))
+		return false;
+	/* a numeric key's device value depends on both sides' scale */
+	for (k = 0; k < gjs->inner_buf.nkeys; k++)
+		if (gjs->inner_buf.keys[k].type == GJT_NUMERIC)
+			return false;
+	for (k = 0; k < gjs->outer_buf.nkeys; k++)
+		if (gjs->outer_buf.keys[k].type == GJT_NUMERIC)
+			return false;
+	return true;
+}
+
+/* Bytes of the chunk that holds buf's rows (see flatten). */
+static Size
+flat_size(const HostSideBuffer *buf)
+{
+	int64		n = buf->nrows;
+	Size		size = MAXALIGN(offsetof(SharedInnerHeader, cols) +
+								sizeof(SharedInnerColumn) * buf->ncols);
+	int			k,
+				c;
+
+	for (k = 0; k < buf->nkeys; k++)
+	{
+		size = add_size(size, MAXALIGN(sizeof(int64) * n));
+		if (buf->keys[k].isnull != NULL)
+			size = add_size(size, MAXALIGN(n));
+	}
+	if (buf->drain_inexact != NULL)
+		size = add_size(size, MAXALIGN(n));
+	for (c = 0; c < buf->ncols; c++)
+	{
+		const HostDatumColumn *col = &buf->cols[c];
+		int64		r;
+
+		size = add_size(size, MAXALIGN(sizeof(Datum) * n) + MAXALIGN(n));
+		if (col->byval)
+			continue;
+		for (r = 0; r < n; r++)
+			if (!col->isnull[r])
+				size = add_size(size, MAXALIGN(datumGetSize(col->values[r], false, col->typlen)));
+	}
+	return size;
+}
+
+static void *
+put(char **at, const void *src, Size n)
+{
+	void	   *dst = *at;
+
+	if (n > 0)
+		memcpy(dst, src, n);
+	*at += MAXALIGN(n);
+	return dst;
+}
+
+/*
+ * Copy buf's rows into chunk: the header, the key columns, the stored
+ * columns with their by-reference values, every pointer pointing into the
+ * chunk.
+ */
+static void
+flatten(const HostSideBuffer *buf, char *chunk, Size size)
+{
+	SharedInnerHeader *h = (SharedInnerHeader *) chunk;
+	int64		n = buf->nrows;
+	char	   *at = chunk + MAXALIGN(offsetof(SharedInnerHeader, cols) +
+									  sizeof(SharedInnerColumn) * buf->ncols);
+	int			k,
+				c;
+
+	memset(h, 0, offsetof(SharedInnerHeader, cols));
+	h->magic = SHARED_INNER_MAGIC;
+	h->nkeys = buf->nkeys;
+	h->ncols = buf->ncols;
+	h->nrows = n;
+	h->bytes_stored = buf->bytes_stored;
+	for (k = 0; k < buf->nkeys; k++)
+	{
+		h->key_values[k] = put(&at, buf->keys[k].values, sizeof(int64) * n);
+		h->key_isnull[k] = buf->keys[k].isnull == NULL ? NULL :
+			put(&at, buf->keys[k].isnull, n);
+	}
+	h->drain_inexact = buf->drain_inexact == NULL ? NULL : put(&at, buf->drain_inexact, n);
+	for (c = 0; c < buf->ncols; c++)
+	{
+		const HostDatumColumn *col = &buf->cols[c];
+		SharedInnerColumn *to = &h->cols[c];
+		int64		r;
+
+		to->values = put(&at, col->values, sizeof(Datum) * n);
+		to->isnull = put(&at, col->isnull, n);
+		to->has_nulls = col->has_nulls;
+		if (col->byval)
+			continue;
+		for (r = 0; r < n; r++)
+		{
+			if (col->isnull[r])
+				continue;
+			to->values[r] = PointerGetDatum(put(&at, DatumGetPointer(col->values[r]),
+												datumGetSize(col->values[r], false,
+															 col->typlen)));
+		}
+	}
+	Assert(at <= chunk + size);
+}
+
+/*
+ * Make buf a read-only view of the rows in a shared chunk.  False (buf
+ * left empty) when the chunk's shape is not this buffer's.
+ */
+static bool
+view(HostSideBuffer *buf, const char *chunk, int64 len)
+{
+	const SharedInnerHeader *h = (const SharedInnerHeader *) chunk;
+	int			k,
+				c;
+
+	gj_host_buffer_reset(buf);
+	if (len < (int64) offsetof(SharedInnerHeader, cols) || h->magic != SHARED_INNER_MAGIC ||
+		h->nkeys != buf->nkeys || h->ncols != buf->ncols ||
+		len < (int64) (offsetof(SharedInnerHeader, cols) + sizeof(SharedInnerColumn) * h->ncols))
+		return false;
+	for (k = 0; k < buf->nkeys; k++)
+	{
+		buf->keys[k].values = h->key_values[k];
+		buf->keys[k].isnull = h->key_isnull[k];
+	}
+	buf->drain_inexact = h->drain_inexact;
+	for (c = 0; c < buf->ncols; c++)
+	{
+		buf->cols[c].values = h->cols[c].values;
+		buf->cols[c].isnull = h->cols[c].isnull;
+		buf->cols[c].has_nulls = h->cols[c].has_nulls;
+	}
+	buf->nrows = h->nrows;
+	buf->capacity = h->nrows;
+	buf->bytes_stored = h->bytes_stored;
+	buf->complete = true;
+	return true;
+}
+
+/*
+ * On ERROR (the join context goes): detach in the service.  The node's
+ * shared memory may be gone already, so its count is not touched; the
+ * query is ending anyway.
+ */
+static void
+inner_cleanup(void *arg)
+{
+	GpuJoinState *gjs = arg;
+	uint64		handle = gjs->inner_attached;
+
+	gjs->inner_attached = 0;
+	if (handle != 0)
+		gj_service_detach_inner(handle);
+}
+
+/* Remember that this process reads shared inner side handle. */
+static void
+attached(GpuJoinState *gjs, uint64 handle)
+{
+	gjs->inner_attached = handle;
+	if (!gjs->inner_cleanup_armed)
+	{
+		gjs->inner_cleanup.func = inner_cleanup;
+		gjs->inner_cleanup.arg = gjs;
+		MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->inner_cleanup);
+		gjs->inner_cleanup_armed = true;
+	}
+	gjs->counters.inner_shared++;
+}
+
+/*
+ * This process drained the inner side: share it.  True when the inner
+ * buffer now reads the shared chunk.
+ */
+static bool
+share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
+{
+	HostSideBuffer *buf = &gjs->inner_buf;
+	GjError		err;
+	Size		size;
+	char	   *chunk;
+
+	if (gjs->inner_spill.nchunks > 0 || buf->nrows == 0)
+		return false;
+	size = flat_size(buf);
+	if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
+		(chunk = gj_staging_alloc(size)) == NULL)
+		return false;
+	flatten(buf, chunk, size);
+	memset(&err, 0, sizeof(err));
+	if (!gj_service_share_inner(chunk, (int64) size, token, holder_pid, handle, &err))
+	{
+		elog(DEBUG1, "GpuJoin: the inner side is not shared: %s", err.message);
+		gj_staging_free(chunk);
+		return false;
+	}
+	/* the chunk is the service's now; this process reads it as the others do */
+	if (!view(buf, chunk, (int64) size))
+		elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
+	attached(gjs, *handle);
+	return true;
+}
+
+/*
+ * The inner side for this process: obtained from (or drained once for) the
+ * other processes of the Gather.  Returns false when this process must
+ * drain it itself, unshared; true when inner_buf holds it.
+ */
+bool
+gpujoin_shared_inner_obtain(GpuJoinState *gjs)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	uint64		handle = 0,
+				token,
+				epoch;
+	int			state,
+				leader_pid;
+	bool		ok,
+				leader_done;
+	GjError		err;
+	char	   *chunk;
+	int64		len;
+
+	if (!sharing_applies(gjs))
+		return false;
+
+	/* wait while another process drains it; take the draining if nobody does */
+	ConditionVariablePrepareToSleep(&si->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&si->mutex);
+		state = si->state;
+		if (state == GJ_SI_NONE)
+			si->state = GJ_SI_DRAINING;
+		handle = si->handle;
+		token = si->token;
+		epoch = si->epoch;
+		leader_pid = si->leader_pid;
+		SpinLockRelease(&si->mutex);
+		if (state != GJ_SI_DRAINING)
+			break;
+		ConditionVariableSleep(&si->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	if (state == GJ_SI_NONE)
+	{
+		/*
+		 * This process drains it.  On ERROR the query ends, and with it the
+		 * processes that wait here (the leader raises the worker's ERROR,
+		 * the workers are terminated with the leader's).
+		 */
+		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
+		ok = share(gjs, token, leader_pid, &handle);
+		SpinLockAcquire(&si->mutex);
+		leader_done = si->leader_done;
+		if (si->epoch == epoch)
+		{
+			si->state = ok ? GJ_SI_READY : GJ_SI_UNSHARED;
+			si->handle = ok ? handle : 0;
+		}
+		SpinLockRelease(&si->mutex);
+		ConditionVariableBroadcast(&si->cv);
+		if (ok)
+		{
+			gjs->counters.inner_shared_drains++;
+			/* the leader is done already (a LIMIT above the Gather) */
+			if (leader_done)
+				gj_service_release_inner(handle, token);
+		}
+		/* unshared, it is drained all the same */
+		return true;
+	}
+	if (state != GJ_SI_READY)
+		return false;
+
+	memset(&err, 0, sizeof(err));
+	if (gj_service_attach_inner(handle, token, &chunk, &len, &err))
+	{
+		if (view(&gjs->inner_buf, chunk, len))
+		{
+			attached(gjs, handle);
+			return true;
+		}
+		gj_service_detach_inner(handle);
+	}
+	else
+		elog(DEBUG1, "GpuJoin: drains the inner side itself: %s", err.message);
+	/* too late (the leader released it) or refused: drain it here */
+	return false;
+}
+
+/*
+ * This process reads no more of the shared inner side (its node shuts
+ * down or rescans): detach from it in the service.  The inner buffer is
+ * left empty.  The side itself stays while the leader's query holds it.
+ */
+void
+gpujoin_shared_inner_detach(GpuJoinState *gjs)
+{
+	uint64		handle = gjs->inner_attached;
+
+	if (handle == 0)
+		return;
+	gjs->inner_attached = 0;
+	/* its arrays point into the chunk: never read them again */
+	gj_host_buffer_reset(&gjs->inner_buf);
+	gj_service_detach_inner(handle);
+}
