@@ -122,6 +122,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
 	gpujoin_spill_explain(gjs, &counters, es);
+	gpujoin_partitions_explain(&counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
 	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);
 	ExplainPropertyInteger("Steps", NULL, counters.steps, es);
