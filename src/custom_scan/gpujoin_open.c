@@ -486,7 +486,6 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 	GjError		err;
 	int64		budget = gpujoin_join_budget(gjs);
 
-	gpujoin_fault_join_start();
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
@@ -598,6 +597,8 @@ gpujoin_open_pair(GpuJoinState *gjs)
 		return gpujoin_phase_after_tiles(gjs);
 
 	gpujoin_pick_backend(gjs);
+	/* injected faults count the calls of the join, all its partitions */
+	gpujoin_fault_join_start();
 	gpujoin_join_input(gjs, &input);
 	if (gjs->before_open != NULL)
 		gjs->before_open(gjs, &input);

@@ -401,7 +401,8 @@ gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input)
 	int			ncuts = 0;
 
 	gpujoin_partitions_reset(gjs);
-	if (input->algorithm != GJ_ALGO_HASH && input->algorithm != GJ_ALGO_SORTMERGE)
+	if (!gpujoin_device_partitions ||
+		(input->algorithm != GJ_ALGO_HASH && input->algorithm != GJ_ALGO_SORTMERGE))
 		return false;
 	if (gjs->before_open != NULL)
 		return false;			/* the aggregate node: see the header */
