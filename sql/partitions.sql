@@ -106,6 +106,21 @@ FROM (VALUES
 ) AS t(alg, q)
 ORDER BY alg, q;
 
+-- aggregates over a join over the budget (the aggregate node does not
+-- partition: it runs the whole join), and rescans of a partitioned join:
+-- a parameter in a child drains it again, each time partitioned anew
+SET gpujoin.device_memory = '4kB';
+SELECT alg, q, gj_part_compare(alg, q) AS result
+FROM unnest(ARRAY['sortmerge', 'hash']) AS alg,
+     unnest(ARRAY[
+       'SELECT count(*), sum(r.id), min(s.f), max(r.t) FROM pt_r r JOIN pt_s s ON r.k = s.k',
+       'SELECT r.k, count(*) FROM pt_r r LEFT JOIN pt_s s ON r.k = s.k GROUP BY r.k',
+       'SELECT o.id, array_length(array(SELECT x.id * 10000 + y.id FROM (SELECT * FROM pt_r WHERE id > o.id * 300) x
+                                        FULL JOIN pt_s y ON x.k = y.k), 1) AS n
+        FROM pt_r o WHERE o.id <= 4'
+     ]) AS q
+ORDER BY alg, q;
+
 -- EXPLAIN ANALYZE shows the partitions
 CREATE FUNCTION gj_part_explain(alg text, query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
