@@ -14,7 +14,8 @@
 # memory; on cpu no partitions), and "partitions off" shows what the budget
 # did before (on cuda: the join ran on the cpu backend).  Rows and the
 # checksum must equal native's.  gpujoin.max_host_memory = HOST_MEMORY
-# (default 16GB: no host spill), max_parallel_workers_per_gather = 0,
+# (default 16GB: no host spill), max_parallel_workers_per_gather = 0, an
+# index on s.t (native runs the band join as an index nested loop),
 # gpujoin.enable_aggregate = off (the pairs come out of the GpuJoin node).
 # Times are the median of RUNS (default 3) after a warm-up, with psql's
 # \timing.  The throwaway cluster (test/lib/cluster.sh) takes the installed
@@ -65,6 +66,7 @@ CREATE TABLE r AS SELECT g AS id, (random() * $N)::int4 AS k, (random() * $N * 3
 FROM generate_series(1, $N) g;
 CREATE TABLE s AS SELECT g AS id, (random() * $N)::int4 AS k, (random() * $N * 3)::int8 AS t
 FROM generate_series(1, $N) g;
+CREATE INDEX s_t ON s (t);
 VACUUM (FREEZE, ANALYZE) r;
 VACUUM (FREEZE, ANALYZE) s;
 SQL
