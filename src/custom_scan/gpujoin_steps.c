@@ -157,6 +157,8 @@ bool
 gpujoin_run_agg_step(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *partial)
 {
 	CHECK_FOR_INTERRUPTS();
+	/* the aggregate node's joins are never partitioned (gpujoin_partitions.c) */
+	Assert(gjs->partitions == NULL);
 	if (!gpujoin_open_tile(gjs))
 		return false;
 	gjs->matches.count = 0;
