@@ -36,6 +36,7 @@ OBJS = \
 	src/custom_scan/gpujoin_shared_inner.o \
 	src/custom_scan/gpujoin_overlap.o \
 	src/custom_scan/gpujoin_spill.o \
+	src/custom_scan/gpujoin_partitions.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \
 	src/custom_scan/gpujoin_agg_groups.o \
@@ -91,7 +92,7 @@ else
 OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input spill
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input spill partitions
 REGRESS_OPTS = --load-extension=gpujoin
 ISOLATION = columnar_mvcc columnar_serializable
 ISOLATION_OPTS = --load-extension=gpujoin

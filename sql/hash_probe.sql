@@ -70,6 +70,8 @@ INSERT INTO hp_outer_misestimated SELECT * FROM hp_outer WHERE id <= 20;
 ANALYZE hp_outer_misestimated;
 INSERT INTO hp_outer_misestimated SELECT * FROM hp_outer WHERE id > 20;
 SET gpujoin.device_memory = '100kB';
+-- tiles of the whole sorted sides here, not device partitions (partitions.sql)
+SET gpujoin.device_partitions = off;
 SELECT hp_tiles('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer_misestimated i ON o.k = i.k') AS tiles;
 SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o JOIN hp_outer_misestimated i ON o.k = i.k') AS result;
 SELECT gj_compare('SELECT o.id, i.id FROM hp_inner o LEFT JOIN hp_outer_misestimated i ON o.k = i.k') AS result;
@@ -81,6 +83,7 @@ SET gpujoin.device_memory = '16kB';
 SELECT hp_tiles('SELECT o.id, i.id FROM hp_outer o JOIN hp_inner i ON o.k = i.k') AS tiles;
 SELECT name, gj_compare(q) AS result FROM hp_queries ORDER BY name;
 RESET gpujoin.device_memory;
+RESET gpujoin.device_partitions;
 
 DROP TABLE hp_queries, hp_outer, hp_inner;
 DROP FUNCTION hp_tiles(text);

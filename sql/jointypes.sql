@@ -195,6 +195,8 @@ SELECT g AS id, CASE WHEN g % 31 = 0 THEN NULL ELSE (g * 7919) % 400 END AS k
 FROM generate_series(1, 1200) g;
 ANALYZE jt_big;
 SET gpujoin.device_memory = '1kB';
+-- tiles of the whole sorted sides here, not device partitions (partitions.sql)
+SET gpujoin.device_partitions = off;
 SELECT q, (jt_each_algorithm(q)).*
 FROM (VALUES
     ('SELECT x.id, y.id FROM jt_big x LEFT JOIN jt_r y ON x.k = y.a * 9'),
@@ -214,6 +216,7 @@ SELECT count(*) AS semi_many_tiles FROM jt_big x WHERE EXISTS (SELECT 1 FROM jt_
 COMMIT;
 SELECT count(*) AS semi_native FROM jt_big x WHERE EXISTS (SELECT 1 FROM jt_big y WHERE y.k = x.k);
 RESET gpujoin.device_memory;
+RESET gpujoin.device_partitions;
 
 -- rescans: the match flags start over each time
 SELECT q, gj_compare(q) AS result

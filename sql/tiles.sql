@@ -13,6 +13,8 @@ FROM generate_series(1, 1500) g;
 ANALYZE t_big;
 
 SET gpujoin.device_memory = '1kB';
+-- tiles of the whole sorted sides here, not device partitions (partitions.sql)
+SET gpujoin.device_partitions = off;
 
 SELECT q, gj_compare(q) AS result
 FROM (VALUES
@@ -35,4 +37,5 @@ SELECT (SELECT count(*) FROM t_big x JOIN t_big y ON x.k < y.k AND y.k < x.k + 3
 COMMIT;
 
 RESET gpujoin.device_memory;
+RESET gpujoin.device_partitions;
 SELECT count(*) AS one_tile FROM t_big x JOIN t_big y ON x.k < y.k AND y.k < x.k + 3;

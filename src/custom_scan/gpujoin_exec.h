@@ -48,6 +48,9 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_DONE
 } GpuJoinPhase;
 
+/* A join cut into device partitions (gpujoin_partitions.c). */
+typedef struct GjDevicePartitions GjDevicePartitions;
+
 /* Where a spilled join is in its chunk pairs (gpujoin_spill.c). */
 typedef enum GjSpillStage
 {
@@ -97,7 +100,8 @@ typedef struct GjStepAhead
 	bool		threaded;		/* it runs on `thread` (else it already ran) */
 	pthread_t	thread;
 	dlist_node	node;			/* in the list joined at process exit */
-	GjStepGuard guards[2];		/* on the outer and inner buffers' contexts */
+	GjStepGuard guards[3];		/* on the outer and inner buffers' contexts,
+								 * and a device partition's keys */
 	const GjBackend *backend;
 	void	   *backend_state;
 	GjTile		tile;
@@ -148,6 +152,10 @@ typedef struct GpuJoinCounters
 	/* parallel plans (gpujoin_shared_inner.c): */
 	int64		inner_shared;	/* processes that read a shared inner side */
 	int64		inner_shared_drains;	/* ... of which drained it */
+	/* device partitions (gpujoin_partitions.c): */
+	int64		device_partitions;	/* partitions cut */
+	int64		partition_pieces;	/* pieces opened on the backend */
+	int64		partitions_nestloop;	/* pieces run as a nested loop */
 } GpuJoinCounters;
 
 typedef struct GpuJoinState
@@ -284,6 +292,13 @@ typedef struct GpuJoinState
 	int			inner_chunk_flags;	/* entries allocated there */
 	bool		inner_matched_borrowed; /* inner_matched is one of those */
 
+	/*
+	 * Device partitions (gpujoin_partitions.c): a sort-merge or hash join of
+	 * the two buffers over the budget runs piece by piece, each piece's
+	 * pairs renumbered in the buffers; NULL when not partitioned.
+	 */
+	GjDevicePartitions *partitions;
+
 	GpuJoinCounters counters;	/* for EXPLAIN ANALYZE, summed over rescans */
 
 	/*
@@ -319,6 +334,8 @@ extern GpuJoinPhase gpujoin_prepare(GpuJoinState *gjs);
 extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attribute_noreturn();
 extern void gpujoin_release_backend(void *arg);
 extern GpuJoinPhase gpujoin_open_pair(GpuJoinState *gjs);
+extern int64 gpujoin_join_budget(GpuJoinState *gjs);
+extern void gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input);
 extern uint8 *gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated,
 										int64 nrows);
 
@@ -334,6 +351,17 @@ extern void gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain)
 extern void gpujoin_spill_end(GpuJoinState *gjs);
 extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
 								  struct ExplainState *es);
+
+/*
+ * gpujoin_partitions.c: a sort-merge or hash join over the device memory
+ * budget, cut into partition pairs that fit, opened piece by piece.
+ */
+extern bool gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input);
+extern bool gpujoin_partitions_open_next(GpuJoinState *gjs);
+extern void gpujoin_partitions_translate(GpuJoinState *gjs);
+extern void gpujoin_partitions_reset(GpuJoinState *gjs);
+extern MemoryContext gpujoin_partitions_keys_context(GpuJoinState *gjs);
+extern void gpujoin_partitions_explain(const GpuJoinCounters *c, struct ExplainState *es);
 
 /*
  * gpujoin_steps.c: the steps of a join and the pairs they return, for both

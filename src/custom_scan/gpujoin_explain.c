@@ -165,6 +165,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (counters.inner_shared > 0)
 		ExplainPropertyText("Inner Side", "shared", es);
 	gpujoin_spill_explain(gjs, &counters, es);
+	gpujoin_partitions_explain(&counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);
 	ExplainPropertyInteger("Tiles Pruned", NULL, counters.tiles_pruned, es);
 	ExplainPropertyInteger("Steps", NULL, counters.steps, es);

@@ -449,46 +449,53 @@ gpujoin_join_input(GpuJoinState *gjs, GjJoinInput *input)
 }
 
 /*
- * Open the join on the chosen backend.  When the device has less free
- * memory than the budget promised (another process took it, or
- * fragmentation), halve the budget and so the tiles, and try again; below
- * MIN_RETRY_BUDGET give up on the device and run the join on the cpu
- * backend, which gives the same rows.  In the GPU service the join first
- * waits for its share of the service's device memory budget
- * (service_budget.c), and runs with smaller tiles when less is free; only
- * when none came within the bound does it run on the cpu backend.
+ * The device memory budget of one join on the chosen backend:
+ * gpujoin.device_memory when set, else half of what the device has free,
+ * or CPU_DEFAULT_BUDGET on the cpu backend.
  */
-static void
-gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
+int64
+gpujoin_join_budget(GpuJoinState *gjs)
 {
-	instr_time	start,
-				end;
-	GjError		err;
-	int64		budget;
-	double		budget_wait_left = gj_service_budget_wait_bound();
-
 	if (gpujoin_device_memory_kb > 0)
-		budget = (int64) gpujoin_device_memory_kb * 1024;
-	else if (gjs->backend == &gj_cuda_backend)
-		budget = gjs->cuda_info.free_memory / 2;
-	else if (gj_backend_in_service(gjs->backend) && gj_service_budget_total() > 0)
-	{
-		/* half of one device's share of the service's budget */
-		budget = Max(gj_service_budget_total() / Max(gj_service->ndevices, 1) / 2,
-					 MIN_RETRY_BUDGET);
-	}
-	else if (gjs->backend == &gj_service_cuda_backend)
+		return (int64) gpujoin_device_memory_kb * 1024;
+	if (gjs->backend == &gj_cuda_backend)
+		return gjs->cuda_info.free_memory / 2;
+	/* in the GPU service: half of one device's share of its budget */
+	if (gj_backend_in_service(gjs->backend) && gj_service_budget_total() > 0)
+		return Max(gj_service_budget_total() / Max(gj_service->ndevices, 1) / 2,
+				   MIN_RETRY_BUDGET);
+	if (gjs->backend == &gj_service_cuda_backend)
 	{
 		/* half of what the service's device has free now */
 		GjServiceStatus st;
 
 		gpujoin_service_status(&st);
-		budget = Max(st.free_memory / 2, MIN_RETRY_BUDGET);
+		return Max(st.free_memory / 2, MIN_RETRY_BUDGET);
 	}
-	else
-		budget = CPU_DEFAULT_BUDGET;
+	return CPU_DEFAULT_BUDGET;
+}
 
-	gpujoin_fault_join_start();
+/*
+ * Open the join of *input on the chosen backend: the whole pair of
+ * buffers, or one device partition of them (gpujoin_partitions.c).  When
+ * the device has less free memory than the budget promised (another
+ * process took it, or fragmentation), halve the budget and so the tiles,
+ * and try again; below MIN_RETRY_BUDGET give up on the device and run the
+ * join on the cpu backend, which gives the same rows.  In the GPU service
+ * the join first waits for its share of the service's device memory
+ * budget (service_budget.c), and runs with smaller tiles when less is
+ * free; only when none came within the bound does it run on the cpu
+ * backend.
+ */
+void
+gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
+{
+	instr_time	start,
+				end;
+	GjError		err;
+	int64		budget = gpujoin_join_budget(gjs);
+	double		budget_wait_left = gj_service_budget_wait_bound();
+
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
@@ -511,8 +518,8 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 			budget = granted;
 		}
 		gj_tile_schedule_plan(&gjs->sched,
-						   gjs->outer_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
-						   gjs->inner_buf.nrows, gj_host_buffer_key_row_bytes(&gjs->inner_buf),
+						   input->outer_nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
+						   input->inner_nrows, gj_host_buffer_key_row_bytes(&gjs->inner_buf),
 						   budget,
 						   gj_backend_in_service(gjs->backend) ? gj_service_max_matches() : 0);
 		input->match_capacity = gjs->sched.match_capacity;
@@ -616,14 +623,19 @@ gpujoin_open_pair(GpuJoinState *gjs)
 	gjs->matches.count = 0;
 	gjs->match_pos = 0;
 	gpujoin_resolve_scan_columns(gjs);
+	gpujoin_partitions_reset(gjs);
 	if (gjs->outer_buf.nrows == 0 || gjs->inner_buf.nrows == 0)
 		return gpujoin_phase_after_tiles(gjs);
 
 	gpujoin_pick_backend(gjs);
+	/* injected faults count the calls of the join, all its partitions */
+	gpujoin_fault_join_start();
 	gpujoin_join_input(gjs, &input);
 	if (gjs->before_open != NULL)
 		gjs->before_open(gjs, &input);
-	gpujoin_open_backend(gjs, &input);
+	/* over the budget: the steps open the partitions one by one */
+	if (!gpujoin_partitions_plan(gjs, &input))
+		gpujoin_open_backend(gjs, &input);
 	gjs->tile_open = false;
 	return GJ_PHASE_RUN_STEP;
 }
@@ -681,6 +693,7 @@ gpujoin_rescan(CustomScanState *node)
 	/* a shared inner side is not kept: the next run shares it anew */
 	if (gjs->inner_attached != 0)
 		gpujoin_shared_inner_detach(gjs);
+	gpujoin_partitions_reset(gjs);
 	gpujoin_reset_side(gjs, GJ_SIDE_INNER);
 	gpujoin_reset_side(gjs, GJ_SIDE_OUTER);
 	gjs->spilled = false;

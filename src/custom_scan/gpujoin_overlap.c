@@ -191,6 +191,9 @@ gpujoin_step_ahead_start(GpuJoinState *gjs)
 	}
 	step_guard_arm(&ahead->guards[0], ahead, gjs->outer_buf.cxt);
 	step_guard_arm(&ahead->guards[1], ahead, gjs->inner_buf.cxt);
+	/* a device partition's gathered keys (gpujoin_partitions.c) */
+	if (gjs->partitions != NULL)
+		step_guard_arm(&ahead->guards[2], ahead, gpujoin_partitions_keys_context(gjs));
 
 	/* the thread inherits a mask blocking every signal */
 	sigfillset(&all_signals);

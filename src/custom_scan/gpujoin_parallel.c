@@ -119,6 +119,9 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 		total->spill_bytes[side] += c->spill_bytes[side];
 	}
 	total->chunk_pairs += c->chunk_pairs;
+	total->device_partitions += c->device_partitions;
+	total->partition_pieces += c->partition_pieces;
+	total->partitions_nestloop += c->partitions_nestloop;
 	total->backend_ms += c->backend_ms;
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;

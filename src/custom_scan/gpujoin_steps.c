@@ -122,13 +122,26 @@ gpujoin_run_step(GpuJoinState *gjs)
 	{
 		if (!gpujoin_step_ahead_collect(gjs))
 			gpujoin_backend_error(gjs, &gjs->ahead.err);
+		if (gjs->partitions != NULL)
+			gpujoin_partitions_translate(gjs);
 		gjs->match_pos = 0;
 		gpujoin_start_next_step(gjs);
 		return true;
 	}
-	if (!gpujoin_open_tile(gjs))
-		return false;
+
+	/*
+	 * A partitioned join opens its next piece here, once the last piece's
+	 * rows are emitted (its pairs live in the backend's match buffer), never
+	 * while choosing the tile of a step ahead.
+	 */
+	while (!gpujoin_open_tile(gjs))
+	{
+		if (gjs->partitions == NULL || !gpujoin_partitions_open_next(gjs))
+			return false;
+	}
 	gpujoin_backend_run(gjs, NULL, NULL);
+	if (gjs->partitions != NULL)
+		gpujoin_partitions_translate(gjs);
 	gjs->match_pos = 0;
 	gpujoin_start_next_step(gjs);
 	return true;
@@ -144,6 +157,8 @@ bool
 gpujoin_run_agg_step(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *partial)
 {
 	CHECK_FOR_INTERRUPTS();
+	/* the aggregate node's joins are never partitioned (gpujoin_partitions.c) */
+	Assert(gjs->partitions == NULL);
 	if (!gpujoin_open_tile(gjs))
 		return false;
 	gjs->matches.count = 0;

@@ -41,7 +41,8 @@
 # Connection: the usual PG* variables (PGHOST, PGPORT, PGUSER); PSQL names
 # psql.  Environment: FUZZ_SEED, FUZZ_CASES, FUZZ_MAX_ROWS, FUZZ_MAX_PAIRS,
 # FUZZ_QUERIES_PER_ROUND, FUZZ_DB, FUZZ_OUT, FUZZ_TIMEOUT,
-# FUZZ_STRICT_ERRORS, FUZZ_VERBOSE.  The last line is
+# FUZZ_STRICT_ERRORS, FUZZ_VERBOSE, FUZZ_MAX_HOST_MEMORY (gpujoin.max_host_memory
+# of every round, e.g. 64kB: the inputs spill).  The last line is
 # "fuzz: N passed, N failed" (one test per query).
 #
 use strict;
@@ -61,6 +62,7 @@ my $out_dir = $ENV{FUZZ_OUT} // "$dir/out";
 my $timeout = $ENV{FUZZ_TIMEOUT} // '60s';
 my $strict_errors = $ENV{FUZZ_STRICT_ERRORS} // 0;
 my $verbose = $ENV{FUZZ_VERBOSE} // 0;
+my $max_host_memory = $ENV{FUZZ_MAX_HOST_MEMORY} // '';
 my $psql = $ENV{PSQL} // 'psql';
 my $tmp = tempdir(CLEANUP => !$ENV{FUZZ_KEEP_TMP});
 
@@ -773,7 +775,8 @@ while ($case < $n_cases)
 	$round_settings = "SET gpujoin.columnar_input = " . pick('on', 'on', 'off') . ";\n"
 	  . "SET gpujoin.max_dense_groups = " . pick(4194304, 4194304, 1) . ";\n"
 	  . pick('', '', "DO \$\$ BEGIN IF current_setting('gpujoin.service') = 'on' THEN "
-		  . "PERFORM set_config('gpujoin.device', 'service', false); END IF; END \$\$;\n");
+		  . "PERFORM set_config('gpujoin.device', 'service', false); END IF; END \$\$;\n")
+	  . ($max_host_memory ne '' ? "SET gpujoin.max_host_memory = '$max_host_memory';\n" : '');
 	my $script = "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$t{sql}\nANALYZE r, s;\n";
 	for my $k (0 .. $#queries)
 	{

@@ -159,28 +159,22 @@ mark_used_columns(CudaJoinState *state)
 }
 
 /*
- * Device memory a sort-merge or hash join keeps for all its tiles: the key
- * columns the program loads and the sorted arrays of both whole sides, and
- * the temporaries of the sort (prepare_sorted_work), which are there at the
- * same time while it runs.
+ * Device memory a sort-merge or hash join keeps for all its tiles
+ * (gj_sorted_resident_bytes, shared with the executor's partitioning).
  */
 static int64_t
 sorted_resident_bytes(const CudaJoinState *state)
 {
-	int64_t		no = state->input.outer_nrows;
-	int64_t		ni = state->input.inner_nrows;
-	int64_t		bytes = 0;
+	int			outer_cols = 0;
+	int			inner_cols = 0;
 
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
-		bytes += state->outer.used[c] ? no * (int64_t) (sizeof(int64_t) + 1) : 0;
-		bytes += state->inner.used[c] ? ni * (int64_t) (sizeof(int64_t) + 1) : 0;
+		outer_cols += state->outer.used[c] ? 1 : 0;
+		inner_cols += state->inner.used[c] ? 1 : 0;
 	}
-	bytes += ni * (int64_t) (sizeof(int64_t) + sizeof(uint32_t));	/* keys, perm */
-	bytes += no * (int64_t) (sizeof(uint32_t) + 2 * sizeof(int64_t) + 1);	/* perm, lo, hi,
-																			 * status */
-	bytes += gj_max64(no, ni) * (int64_t) (3 + 3 * sizeof(int64_t) + 2 * sizeof(uint32_t));
-	return bytes;
+	return gj_sorted_resident_bytes(state->input.outer_nrows, state->input.inner_nrows,
+									outer_cols, inner_cols);
 }
 
 static void *
@@ -220,11 +214,13 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 	 * The sorted sides stay on the device for every tile, so they must fit
 	 * the budget's share for inputs (tile_planner.c keeps a quarter for the
 	 * matches): gpujoin.device_memory is a bound on what one join takes
-	 * from a shared GPU.  Out of memory here is where the executor runs the
-	 * join on the cpu backend instead, which holds the sides in host memory.
+	 * from a shared GPU.  The executor cuts a join over this share into
+	 * device partitions that fit (gpujoin_partitions.c, same formula), so
+	 * this is reached only when a retry after running out of memory halved
+	 * the budget: the executor then runs the join on the cpu backend.
 	 */
 	if (input->algorithm != GJ_ALGO_NESTLOOP && input->budget_bytes > 0 &&
-		sorted_resident_bytes(state) > input->budget_bytes / 4 * 3)
+		sorted_resident_bytes(state) > GJ_RESIDENT_SHARE(input->budget_bytes))
 	{
 		err->code = GJ_ERR_OVER_BUDGET;
 		snprintf(err->message, sizeof(err->message),

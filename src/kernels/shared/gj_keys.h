@@ -236,4 +236,30 @@ gj_sorted_tile_can_match(const GjTile *tile, const uint8_t *outer_status,
 	return false;
 }
 
+/*
+ * Device memory a sort-merge or hash join of no x ni rows keeps for all its
+ * tiles, given how many key columns of each side its programs load: those
+ * columns (value and NULL flag), the sorted arrays of both whole sides, and
+ * the temporaries of the sort, which are there at the same time while it
+ * runs.  The cuda backend refuses a join over three quarters of its budget
+ * (GJ_RESIDENT_SHARE); the executor cuts such a join into device partitions
+ * with the same formula (gpujoin_partitions.c), whichever backend runs it,
+ * so one copy of it lives here.
+ */
+#define GJ_RESIDENT_SHARE(budget)	((budget) / 4 * 3)
+
+static inline GJ_HOSTDEV int64_t
+gj_sorted_resident_bytes(int64_t no, int64_t ni, int outer_cols, int inner_cols)
+{
+	int64_t		bytes = 0;
+
+	bytes += (int64_t) outer_cols * no * (int64_t) (sizeof(int64_t) + 1);
+	bytes += (int64_t) inner_cols * ni * (int64_t) (sizeof(int64_t) + 1);
+	bytes += ni * (int64_t) (sizeof(int64_t) + sizeof(uint32_t));	/* keys, perm */
+	bytes += no * (int64_t) (sizeof(uint32_t) + 2 * sizeof(int64_t) + 1);	/* perm, lo, hi,
+																			 * status */
+	bytes += gj_max64(no, ni) * (int64_t) (3 + 3 * sizeof(int64_t) + 2 * sizeof(uint32_t));
+	return bytes;
+}
+
 #endif							/* GPUJOIN_GJ_KEYS_H */
