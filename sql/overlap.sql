@@ -15,6 +15,8 @@ ANALYZE t_ov;
 
 -- a tiny budget: many tiles, many steps each
 SET gpujoin.device_memory = '2kB';
+-- tiles of the whole sorted sides here, not device partitions (partitions.sql)
+SET gpujoin.device_partitions = off;
 
 CREATE TEMP TABLE ov_queries (q) AS VALUES
     ('SELECT x.id, y.id FROM t_ov x JOIN t_ov y ON x.k < y.k AND y.k < x.k + 3'),
@@ -70,4 +72,5 @@ ROLLBACK;
 SELECT count(*) AS next_query FROM t_ov x JOIN t_ov y ON x.k = y.k;
 
 RESET gpujoin.device_memory;
+RESET gpujoin.device_partitions;
 DROP TABLE t_ov, t_ov_long;
