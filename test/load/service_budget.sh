@@ -4,7 +4,8 @@
 #
 # On a throwaway cluster of its own (the setting is a postmaster one) with
 # the service on SERVICE_BACKEND (default cpu; cuda on a GPU machine) and a
-# total of 64MB for all its joins: a session holds a join open in a cursor,
+# total of 64MB for all its joins (on one device: the budget is per device,
+# and a machine with two GPUs would double it): a session holds a join open in a cursor,
 # and the joins of other sessions, which ask for more than is left, wait
 # for it and then finish, or run at once with smaller tiles when a quarter
 # of their budget is free, or run on the cpu backend after waiting 10 s;
@@ -18,6 +19,7 @@ export PG_CONFIG=${PG_CONFIG:-pg_config}
 trap cluster_stop EXIT
 GPUJOIN_CLUSTER_CONF="gpujoin.service = on
 gpujoin.service_backend = ${SERVICE_BACKEND:-cpu}
+gpujoin.devices = '0'
 gpujoin.service_device_memory = 64MB" cluster_start || {
 	echo "could not start a cluster"
 	echo "service_budget: 0 passed, 1 failed"
