@@ -49,6 +49,7 @@
 #include "gpujoin.h"
 #include "custom_scan/gpujoin_exec.h"
 #include "host_chunking/key_encoding.h"
+#include "kernels/shared/gj_keys.h"
 #include "service/gpujoin_service.h"
 #include "service/service_shared.h"
 
@@ -494,7 +495,20 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 				end;
 	GjError		err;
 	int64		budget = gpujoin_join_budget(gjs);
+	int64		wanted = budget;
 	double		budget_wait_left = gj_service_budget_wait_bound();
+	int64		least = MIN_RETRY_BUDGET;
+
+	/*
+	 * In the service a join may get less than it asked for, but never less
+	 * than it needs: a sort-merge or hash join keeps its sorted keys
+	 * resident, and the cuda backend refuses one whose keys take more than
+	 * three quarters of its budget (the partitions were cut to fit the
+	 * budget asked for, so each piece fits it).
+	 */
+	if (input->algorithm != GJ_ALGO_NESTLOOP)
+		least = Max(least, gj_sorted_resident_bytes(input->outer_nrows, input->inner_nrows,
+													input->outer.ncols, input->inner.ncols) / 3 * 4 + 4);
 
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
@@ -503,7 +517,7 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 		if (gj_backend_in_service(gjs->backend))
 		{
 			double		waited = 0;
-			int64		granted = gj_service_budget_wait(budget, MIN_RETRY_BUDGET,
+			int64		granted = gj_service_budget_wait(wanted, Min(least, wanted),
 														 &budget_wait_left, &waited);
 
 			gjs->counters.service_queue_ms += waited;
@@ -540,6 +554,7 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 		if (err.code == GJ_ERR_OUT_OF_MEMORY && budget / 2 >= MIN_RETRY_BUDGET)
 		{
 			budget /= 2;
+			wanted = budget;
 			gjs->oom_retries++;
 			elog(DEBUG1, "GpuJoin: %s; retrying with a budget of %lld kB",
 				 err.message, (long long) (budget / 1024));

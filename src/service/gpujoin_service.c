@@ -511,7 +511,8 @@ handle_open(GjServiceSlot *slot, int pid)
 	 * the join opens on: a nested loop spread over k devices takes its
 	 * budget on each, and runs on fewer when the budget has no room for k.
 	 */
-	ndevices = in.algorithm == GJ_ALGO_NESTLOOP ? Max(slot->ndevices, 1) : 1;
+	ndevices = in.algorithm == GJ_ALGO_NESTLOOP ?
+		Max(Min(slot->ndevices, gj_service->ndevices), 1) : 1;
 	join->reserved = Max(in.budget_bytes, 0) * ndevices;
 	while (ndevices > 1 && !gj_service_budget_reserve(join->reserved))
 		join->reserved = Max(in.budget_bytes, 0) * --ndevices;
@@ -548,6 +549,13 @@ handle_open(GjServiceSlot *slot, int pid)
 			gj_service_shared_inner_unref(shared_inner);
 		slot->ok = false;
 		return;
+	}
+	/* a device that could not open the join gives its budget back */
+	if (join->devices->ndevices < ndevices)
+	{
+		gj_service_budget_release(Max(in.budget_bytes, 0) *
+								  (ndevices - join->devices->ndevices));
+		join->reserved = Max(in.budget_bytes, 0) * join->devices->ndevices;
 	}
 	join->agg = agg;
 	join->handle = (++service_join_seq << 8) | (uint64) (join - service_joins);
