@@ -278,10 +278,12 @@ service_exit(int code, Datum arg)
 		if (service_joins[j].in_use && service_backend != NULL)
 			gj_device_join_end(service_joins[j].devices);
 	/*
-	 * The shared inner sides' chunks stay as they are (owned by this pid):
-	 * clients may still read their rows; the next service's sweep of dead
-	 * owners frees them, as it does a dead client's chunks.
+	 * The shared inner sides' chunks go to their queries' leaders, who may
+	 * still read their rows and free them when their Gathers are done; one
+	 * with no live leader stays this pid's, for the next service's sweep of
+	 * dead owners.
 	 */
+	gj_service_shared_inners_orphan();
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->service_latch = NULL;
 	gj_service->ndevices = 0;

@@ -189,6 +189,7 @@ extern void gj_service_shared_inner_unref(uint64 handle);
 extern const void *gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
 													const GjBackend *backend);
 extern void gj_service_shared_inner_sweep(void);
+extern void gj_service_shared_inners_orphan(void);
 
 /* gpujoin_service.c: the service's side of a request */
 extern void gj_service_handle_requests(void);

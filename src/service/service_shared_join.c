@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "access/parallel.h"
 #include "miscadmin.h"
 
 #include "gpujoin.h"
@@ -65,6 +66,23 @@ typedef struct ClientAttached
 } ClientAttached;
 
 static ClientAttached client_attached[CLIENT_MAX_ATTACHED];
+
+/*
+ * The shared inner side this process holds for its query (the Gather's
+ * leader), kept past its detach: a service that exits hands the chunk to
+ * the holder, which frees it when it releases the side.
+ */
+static uint64 orphan_handle = 0;
+static uint64 orphan_generation = 0;
+static char *orphan_chunk = NULL;
+
+static void
+remember_held(uint64 handle, uint64 generation, char *chunk)
+{
+	orphan_handle = handle;
+	orphan_generation = generation;
+	orphan_chunk = chunk;
+}
 
 static void
 client_remember(uint64 handle, uint64 generation, char *chunk, int64 len)
@@ -166,6 +184,8 @@ gj_service_share_inner(char *chunk, int64 len, uint64 token, int holder_pid, uin
 		return false;
 	*handle = slot->shared_inner;
 	client_remember(*handle, generation, chunk, len);
+	if (holder_pid == MyProcPid)
+		remember_held(*handle, generation, chunk);
 	return true;
 }
 
@@ -210,6 +230,9 @@ gj_service_attach_inner(uint64 handle, uint64 token, char **chunk, int64 *len, G
 	*chunk = at;
 	*len = slot->share_len;
 	client_remember(handle, generation, at, *len);
+	/* the leader is its query's holder */
+	if (!IsParallelWorker())
+		remember_held(handle, generation, at);
 	return true;
 }
 
@@ -241,7 +264,20 @@ gj_service_release_inner(uint64 handle, uint64 token)
 	GjError		err;
 
 	memset(&err, 0, sizeof(err));
-	if (handle == 0 || !gpujoin_service_ready() || (slot = gj_service_my_slot(&err)) == NULL)
+	if (handle == 0)
+		return;
+
+	/*
+	 * A service that exited handed the side's chunk to this process, the
+	 * holder (gj_service_shared_inners_orphan): its Gather is done with it
+	 * now, so free it (a no-op where the chunk is not this process's).
+	 */
+	if (orphan_chunk != NULL && orphan_handle == handle &&
+		orphan_generation != gj_service_generation())
+		gj_staging_free_owned(orphan_chunk, MyProcPid);
+	if (orphan_handle == handle)
+		remember_held(0, 0, NULL);
+	if (!gpujoin_service_ready() || (slot = gj_service_my_slot(&err)) == NULL)
 		return;
 	slot->op = GJ_OP_RELEASE_INNER;
 	slot->shared_inner = handle;
@@ -338,6 +374,31 @@ typedef struct SharedInnerRemains
 	const void *prepared;
 	const GjBackend *prepared_by;
 } SharedInnerRemains;
+
+/*
+ * When the service exits: a shared inner side's chunk is the service's,
+ * and the next service's sweep would free it as a dead process's while
+ * the processes of its Gather may still read its rows.  It goes to the
+ * query's holder (the Gather's leader), which frees it when it releases
+ * the side (gj_service_release_inner), after its workers are gone; one
+ * with no live holder stays the dead service's, as before.
+ */
+void
+gj_service_shared_inners_orphan(void)
+{
+	int			s;
+
+	pthread_mutex_lock(&shared_lock);
+	for (s = 0; s < SERVICE_SHARED_INNERS; s++)
+	{
+		SharedInner *si = &shared_inners[s];
+
+		if (si->in_use && si->chunk != NULL && si->held && si->holder_pid > 0 &&
+			kill(si->holder_pid, 0) == 0)
+			(void) gj_staging_transfer(si->chunk, MyProcPid, si->holder_pid);
+	}
+	pthread_mutex_unlock(&shared_lock);
+}
 
 /*
  * Under shared_lock: if nobody uses si any more, take it off the table and

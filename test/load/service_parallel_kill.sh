@@ -16,7 +16,11 @@
 #   2. pg_terminate_backend of one parallel worker (perhaps the one that
 #      drained the inner side, which the others still read): the leader's
 #      query ends with that worker's error, and again nothing stays;
-# and after both the next parallel join shares its inner side and gives the
+#   3. pg_terminate_backend of the service: the query ends with an error
+#      naming it, and once the postmaster has started it again nothing of
+#      the shared inner side stays in staging (the dead service handed its
+#      chunk to the leader, which freed it at the end of its query);
+# and after them the next parallel join shares its inner side and gives the
 # native plan's rows.  Ends with "service_parallel_kill: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -115,6 +119,21 @@ check "a parallel worker terminated mid-join ends the leader's query with an err
 	"running $running, worker ${worker:-none}, exit $victim_status: $(head -2 "$OUT/gj_kill_worker.err" | tr '\n' ' ')"
 idle
 check "after the worker's end the service holds no join and no staging memory" $? "$(status)"
+
+# 3. the service terminated (SIGTERM: an orderly exit; the postmaster starts
+# it again): the shared inner side's chunk goes to the Gather's leader,
+# which frees it when its query ends, so nothing of it stays in staging
+start_victim gj_kill_service 1
+running=$?
+service=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'gpujoin service'")
+[ -n "$service" ] && $PSQL -c "SELECT pg_terminate_backend($service)" >/dev/null
+wait $victim
+victim_status=$?
+check "a parallel join whose service is terminated mid-join ends with an error" \
+	$([ "$running" = 0 ] && [ -n "$service" ] && [ "$victim_status" != 0 ] && echo 0 || echo 1) \
+	"running $running, service ${service:-none}, exit $victim_status: $(head -2 "$OUT/gj_kill_service.err" | tr '\n' ' ')"
+idle
+check "after the service's restart it holds no join and no staging memory" $? "$(status)"
 
 # the next parallel join
 Q="SELECT kf.id, kd.w, kd.t FROM kf JOIN kd ON kf.k = kd.k"
