@@ -72,6 +72,7 @@ gj_service_budget_init(void)
 			device_total = setting;
 		if (device_total == 0)
 			limited = false;
+		gj_service->devices[d].budget_share = device_total;
 		if (gj_service->devices[d].total_memory > 0)
 			gj_cuda_pool_retain(gj_service->devices[d].number, device_total);
 		total += device_total;
@@ -161,14 +162,19 @@ int64
 gj_service_budget_wait(int64 budget, int64 min_budget, double *deadline_ms, double *waited_ms)
 {
 	int64		total = gj_service_budget_total();
+	int64		share = 0;
 	int64		want;
+	int			d;
 	int64		left;
 	instr_time	start,
 				now;
 	double		waited = 0;
 
-	if (total > 0)
-		budget = Min(budget, total);
+	/* a join's budget is on one device: at most the largest share */
+	for (d = 0; d < gj_service->ndevices; d++)
+		share = Max(share, gj_service->devices[d].budget_share);
+	if (total > 0 && share > 0)
+		budget = Min(budget, share);
 	want = Max(Min(budget, min_budget), budget / 4);
 	left = budget_available();
 	if (left < 0 || left >= want)

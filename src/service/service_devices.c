@@ -268,8 +268,9 @@ gj_service_devices_refresh(void)
  * room for the budget before one without, then the fewest joins open and
  * steps queued, then the most free memory (the budget left after the
  * joins open there, on the cpu backend's simulated devices), then the
- * lowest number.  The one place that decides; the device memory budget's
- * wait queue (the open path) may refine "room".
+ * lowest number.  The one place that decides; "room" is the device's share
+ * of the service's budget (service_budget.c) less what the joins open on
+ * it reserved.
  */
 int
 gj_service_choose_device(int64 budget, const bool *exclude)
@@ -284,9 +285,21 @@ gj_service_choose_device(int64 budget, const bool *exclude)
 	for (d = 0; d < gj_service->ndevices; d++)
 	{
 		const GjServiceDevice *dev = &gj_service->devices[d];
-		int64		free_bytes = dev->total_memory > 0 ? dev->free_memory : -dev->memory_in_use;
-		bool		room = dev->total_memory == 0 || budget <= 0 || free_bytes >= budget;
+		int64		free_bytes;
+		bool		room;
 		int64		load = (int64) dev->joins_open + dev->steps_queued;
+
+		/*
+		 * Room is the device's share of the service's budget less the
+		 * budgets of the joins open on it: its free memory would miss what
+		 * the memory pool keeps for the next joins.
+		 */
+		if (dev->budget_share > 0)
+			free_bytes = dev->budget_share - dev->memory_in_use;
+		else
+			free_bytes = dev->total_memory > 0 ? dev->free_memory : -dev->memory_in_use;
+		room = (dev->total_memory == 0 && dev->budget_share == 0) || budget <= 0 ||
+			free_bytes >= budget;
 
 		if (exclude != NULL && exclude[d])
 			continue;

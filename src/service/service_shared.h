@@ -118,6 +118,8 @@ typedef struct GjServiceDevice
 	int32		cc_major;
 	int32		cc_minor;
 	int64		memory_in_use;	/* budgets of the joins open on it */
+	int64		budget_share;	/* its share of the device budget, 0: no
+								 * limit (service_budget.c) */
 	int32		joins_open;
 	int32		steps_queued;	/* opens and steps handed to it, not done */
 	int64		steps_run;
