@@ -13,7 +13,9 @@
 #     different devices (the least loaded one);
 #   - a client terminated in the middle of a spread join leaves nothing on
 #     any device once the service's sweep has run;
-#   - restarted with gpujoin.devices = '0,2': the service uses those two.
+#   - restarted with gpujoin.devices = '0,2': the service uses those two;
+#   - restarted with gpujoin.service_device_memory = 8MB: the budget is 8MB
+#     on each device, and a join's budget is capped at one device's share.
 # Ends with "service_devices: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -136,6 +138,20 @@ explain=$($PSQL -d gpujoin_tap -c "$FORCE SET gpujoin.algorithm = nestloop;" \
 check "a nested loop then runs on those two" \
 	$(echo "$explain" | grep -qE 'Devices: 2 \(steps [1-9][0-9]*, [1-9][0-9]*\)' && echo 0 || echo 1) \
 	"$(echo "$explain" | grep -E 'Devices|Backend')"
+
+# the device memory budget is per device: restart with 8MB on each of
+# the two; a join's budget is capped at one device's share
+echo "gpujoin.service_device_memory = '8MB'" >>"$CLUSTER_DIR/data/postgresql.conf"
+as_owner "'$PG_BINDIR/pg_ctl' -D '$CLUSTER_DIR/data' -l '$CLUSTER_DIR/server.log' -w restart" >/dev/null
+service_ready
+status=$($PSQL -d gpujoin_tap -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'")
+check "gpujoin.service_device_memory = 8MB on two devices: a budget of 16MB in all" \
+	$(echo "$status" | grep -q '0 bytes reserved (of 16777216)' && echo 0 || echo 1) "$status"
+explain=$($PSQL -d gpujoin_tap -c "$FORCE SET gpujoin.algorithm = hash; SET gpujoin.device_memory = '20MB';" \
+	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT cr.id, cs.id FROM cr JOIN cs ON cr.a = cs.a" 2>&1)
+check "a join that asks for more than one device's share gets that share" \
+	$(echo "$explain" | grep -q 'Device Memory Budget: 8192 kB' && echo "$explain" | grep -q '(service)' && echo 0 || echo 1) \
+	"$(echo "$explain" | grep -E 'Budget|Backend|NOTICE')"
 
 echo "service_devices: $passed passed, $failed failed"
 [ "$failed" = 0 ]
