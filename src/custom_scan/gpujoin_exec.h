@@ -54,10 +54,14 @@ typedef struct GjDevicePartitions GjDevicePartitions;
 /* Where a spilled join is in its chunk pairs (gpujoin_spill.c). */
 typedef enum GjSpillStage
 {
+	GJ_SPILL_NEXT_GROUP,		/* the next partition (or the first) */
 	GJ_SPILL_PAIRS,				/* joining outer_chunk with each inner chunk */
 	GJ_SPILL_OUTER_DONE,		/* outer_chunk met every inner chunk */
-	GJ_SPILL_INNER_UNMATCHED	/* the inner chunks' unmatched rows */
+	GJ_SPILL_INNER_UNMATCHED	/* the partition's unmatched inner rows */
 } GjSpillStage;
+
+/* What a spilled join reads at a time, per side (gpujoin_spill.c). */
+typedef struct GjSpillLoads GjSpillLoads;
 
 /*
  * Where one scan tuple column comes from, resolved to the stored arrays so
@@ -149,6 +153,7 @@ typedef struct GpuJoinCounters
 	int64		spill_chunks[2];	/* chunks written to temporary files */
 	int64		spill_bytes[2]; /* bytes written there */
 	int64		chunk_pairs;	/* chunk pairs joined */
+	int64		spill_partitions;	/* hash partitions of a partitioned spill */
 	/* parallel plans (gpujoin_shared_inner.c): */
 	int64		inner_shared;	/* processes that read a shared inner side */
 	int64		inner_shared_drains;	/* ... of which drained it */
@@ -286,9 +291,11 @@ typedef struct GpuJoinState
 	GjSpillFile inner_spill;
 	bool		spilled;		/* this execution joins in chunks */
 	GjSpillStage spill_stage;
-	int			outer_chunk;	/* the chunk pair being joined */
+	GjSpillLoads *spill_loads[2];	/* outer, inner: the loads and groups */
+	int			spill_group;	/* the partition being joined (0: BNL) */
+	int			outer_chunk;	/* the pair of loads being joined */
 	int			inner_chunk;
-	uint8	  **inner_chunk_matched;	/* RIGHT, FULL: per inner chunk */
+	uint8	  **inner_chunk_matched;	/* RIGHT, FULL: per inner load */
 	int			inner_chunk_flags;	/* entries allocated there */
 	bool		inner_matched_borrowed; /* inner_matched is one of those */
 

@@ -32,6 +32,27 @@
  * chunk.  The aggregate node (without GROUP BY) adds every pair's partials
  * into one total, which is the same over any split of the pairs.
  *
+ * Hash joins (GJ_ALGO_HASH) whose equality keys have a device value per
+ * PostgreSQL value -- integers, oids, dates, timestamps, and floats, whose
+ * order key (gj_float_order_key) makes -0.0 equal 0.0 and every NaN equal,
+ * as float8eq does -- spill partitioned instead, as Hash Join's batches:
+ * each drained chunk is written as one chunk per hash partition of its rows
+ * (a hash of the equality keys taken from gj_equi_hash, its low bits where
+ * device partitions use the top ones), and rows with a NULL key go to a
+ * partition of their own.  When both sides spilled so, partition i of the
+ * outer side is joined with partition i of the inner side only: a row can
+ * only match within its partition, so the match flags of every join type
+ * are per partition, and each side is read once.  A side's partition that
+ * fits its share is read as one load; one that does not is read chunk by
+ * chunk, a block nested loop within the partition.  The NULL partition
+ * opens no pair: its rows only come out unmatched (LEFT, RIGHT, FULL,
+ * ANTI).  Every other case keeps the block nested loop over the chunks:
+ * other algorithms, numeric keys (their fixed point is chosen per chunk
+ * pair, so equal values need not have equal device values at drain time),
+ * hashed keys (text, uuid, ...), intervals, time with time zone, and a
+ * join where only one side spilled (the other in memory is read once
+ * anyway).
+ *
  * A rescan keeps a side's file when the side's parameters did not change
  * (its chunks are read again), and removes it when the side is drained
  * again.  The files belong to the query's resource owner: an ERROR or a
@@ -47,9 +68,29 @@
 
 #include "gpujoin.h"
 #include "custom_scan/gpujoin_exec.h"
+#include "kernels/shared/gj_keys.h"
 
 /* The smallest share of the limit the outer side is given. */
 #define MIN_OUTER_SHARE_DIVISOR		4
+
+/* Hash partitions of a partitioned spill, chosen from the planner's estimate. */
+#define MIN_SPILL_PARTITIONS		8
+#define MAX_SPILL_PARTITIONS		256
+
+/*
+ * What the join reads at a time from one side: loads (sets of chunks read
+ * into the buffer together), grouped by partition.  Group g's loads are
+ * group_start[g] .. group_start[g + 1] - 1; load i is chunks
+ * chunk_ids[load_start[i] .. load_start[i + 1] - 1] (none: a side in
+ * memory).
+ */
+struct GjSpillLoads
+{
+	int			nloads;
+	int		   *load_start;
+	int		   *chunk_ids;
+	int		   *group_start;
+};
 
 static inline GjSpillFile *
 side_spill(GpuJoinState *gjs, int side)
@@ -63,9 +104,92 @@ side_buffer(GpuJoinState *gjs, int side)
 	return side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
 }
 
+/* A key type whose device value is one per PostgreSQL value. */
+static bool
+key_type_partitionable(const HostKeyColumn *key)
+{
+	if (key->hashed)
+		return false;
+	switch (key->type)
+	{
+		case GJT_INT2:
+		case GJT_INT4:
+		case GJT_INT8:
+		case GJT_OID:
+		case GJT_DATE:
+		case GJT_TIMESTAMP:
+		case GJT_TIMESTAMPTZ:
+		case GJT_FLOAT4:
+		case GJT_FLOAT8:
+			return true;
+		default:
+			return false;	/* numeric, interval, timetz, bool, ... */
+	}
+}
+
+/*
+ * The hash partitions (not counting the NULL one) a spill of this join is
+ * cut into, or 0 when it keeps the block nested loop: about four times the
+ * inner side's estimated size over its share, a power of two.
+ */
+static int
+spill_hash_partitions(GpuJoinState *gjs)
+{
+	const GjEquiSpec *equi = &gjs->info.equi;
+	Plan	   *inner_plan = gjs->inner_ps->plan;
+	double		share = Max((double) gpujoin_max_host_memory_kb * 1024 / 2, 1);
+	double		bytes;
+	int			nparts = MIN_SPILL_PARTITIONS;
+	int			k;
+
+	if (gjs->info.algorithm != GJ_ALGO_HASH || equi->nkeys <= 0)
+		return 0;
+	for (k = 0; k < equi->nkeys; k++)
+	{
+		const HostKeyColumn *o = &gjs->outer_buf.keys[equi->outer_cols[k]];
+		const HostKeyColumn *i = &gjs->inner_buf.keys[equi->inner_cols[k]];
+
+		if (!key_type_partitionable(o) || !key_type_partitionable(i) ||
+			gj_type_class(o->type) != equi->cls[k] || gj_type_class(i->type) != equi->cls[k])
+			return 0;
+	}
+	bytes = inner_plan->plan_rows * (inner_plan->plan_width + sizeof(int64) * 2);
+	while (nparts < MAX_SPILL_PARTITIONS && nparts * share < 4 * bytes)
+		nparts *= 2;
+	return nparts;
+}
+
+/*
+ * HostSideBuffer.spill of a side spilled by partition: each row's
+ * partition, from the hash of its equality keys, the last one for a NULL
+ * key; then a chunk per partition.
+ */
+static void
+spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bool outer)
+{
+	const GjEquiSpec *equi = &gjs->info.equi;
+	int			nhash = spill->npartitions - 1;
+	uint16	   *part = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
+	GjKeyColumns cols;
+	int64		row;
+
+	gj_host_buffer_key_columns(buf, &cols);
+	for (row = 0; row < buf->nrows; row++)
+	{
+		int64		hash;
+
+		if (gj_equi_hash(equi, &cols, outer ? equi->outer_cols : equi->inner_cols, row, &hash))
+			part[row] = (uint16) (gj_hash64((uint64) hash) % (uint64) nhash);
+		else
+			part[row] = (uint16) nhash;
+	}
+	gj_spill_file_write_partitions(spill, buf, part);
+	pfree(part);
+}
+
 /*
  * HostSideBuffer.spill of a side being drained: its rows so far become a
- * chunk of its file.
+ * chunk of its file (a chunk per partition when partitioned).
  */
 static void
 gpujoin_spill_chunk(HostSideBuffer *buf, void *arg)
@@ -76,7 +200,10 @@ gpujoin_spill_chunk(HostSideBuffer *buf, void *arg)
 	int64		written = spill->bytes_written;
 
 	CHECK_FOR_INTERRUPTS();
-	gj_spill_file_write_chunk(spill, buf);
+	if (spill->npartitions > 0)
+		spill_partitioned(gjs, buf, spill, side == GJ_SIDE_OUTER);
+	else
+		gj_spill_file_write_chunk(spill, buf);
 	gjs->counters.spill_chunks[side == GJ_SIDE_OUTER ? 0 : 1]++;
 	gjs->counters.spill_bytes[side == GJ_SIDE_OUTER ? 0 : 1] += spill->bytes_written - written;
 }
@@ -98,6 +225,16 @@ gpujoin_spill_before_drain(GpuJoinState *gjs, int side)
 		return;
 	}
 	Assert(side_spill(gjs, side)->nchunks == 0);
+	/* the inner side's partitioning decides the outer side's */
+	if (side == GJ_SIDE_INNER)
+	{
+		int			nhash = spill_hash_partitions(gjs);
+
+		gjs->inner_spill.npartitions = nhash > 0 ? nhash + 1 : 0;
+	}
+	else
+		gjs->outer_spill.npartitions = gjs->inner_spill.nchunks > 0 ?
+			gjs->inner_spill.npartitions : 0;
 	buf->spill = gpujoin_spill_chunk;
 	buf->spill_arg = gjs;
 	if (side == GJ_SIDE_INNER)
@@ -126,38 +263,117 @@ gpujoin_spill_after_drain(GpuJoinState *gjs, int side)
 	buf->spill = NULL;
 }
 
-/* Chunks of a side: those in its file, or the one in memory. */
-static inline int
-side_chunks(GpuJoinState *gjs, int side)
+/* The share of gpujoin.max_host_memory one load of the side may take. */
+static int64
+load_share(GpuJoinState *gjs, int side)
 {
-	GjSpillFile *spill = side_spill(gjs, side);
+	int64		limit = (int64) gpujoin_max_host_memory_kb * 1024;
 
-	return spill->nchunks > 0 ? spill->nchunks : 1;
+	/* the inner side's drain share, and what the outer side has beside it */
+	return side == GJ_SIDE_INNER ? limit / 2 :
+		Max(limit - limit / 2, limit / MIN_OUTER_SHARE_DIVISOR);
 }
 
-/* Make the side's buffer hold the given chunk (a side in memory has one). */
-static void
-load_chunk(GpuJoinState *gjs, int side, int chunk)
+/*
+ * The side's loads, grouped into ngroups groups (1: the block nested loop
+ * over every load; else one per partition).  A side in memory is one load
+ * of no chunk; an unpartitioned file, a load per chunk; a partitioned file,
+ * per partition one load of all its chunks if they fit the side's share,
+ * else a load per chunk.
+ */
+static GjSpillLoads *
+build_loads(GpuJoinState *gjs, int side, int ngroups)
 {
 	GjSpillFile *spill = side_spill(gjs, side);
+	GjSpillLoads *loads = MemoryContextAllocZero(gjs->join_cxt, sizeof(GjSpillLoads));
+	int			nparts = spill->npartitions > 0 ? spill->npartitions : 1;
+	int			maxloads = Max(spill->nchunks, 1);
+	int			nchunk_ids = 0;
+	int			p;
+
+	Assert(ngroups == 1 || ngroups == nparts);
+	loads->load_start = MemoryContextAlloc(gjs->join_cxt, sizeof(int) * (maxloads + 1));
+	loads->chunk_ids = MemoryContextAlloc(gjs->join_cxt, sizeof(int) * maxloads);
+	loads->group_start = MemoryContextAllocZero(gjs->join_cxt, sizeof(int) * (ngroups + 1));
+	if (spill->nchunks == 0)
+	{
+		Assert(ngroups == 1);
+		loads->load_start[0] = loads->load_start[1] = 0;
+		loads->nloads = 1;
+		loads->group_start[1] = 1;
+		return loads;
+	}
+	for (p = 0; p < nparts; p++)
+	{
+		int64		bytes = 0;
+		int			first = nchunk_ids;
+		int			c;
+
+		for (c = 0; c < spill->nchunks; c++)
+		{
+			if (spill->npartitions > 0 && spill->chunks[c].partition != p)
+				continue;
+			loads->chunk_ids[nchunk_ids++] = c;
+			bytes += spill->chunks[c].bytes;
+		}
+		if (spill->npartitions > 0 && nchunk_ids > first &&
+			bytes <= load_share(gjs, side))
+			loads->load_start[loads->nloads++] = first;		/* the whole partition */
+		else
+		{
+			for (c = first; c < nchunk_ids; c++)
+				loads->load_start[loads->nloads++] = c;
+		}
+		if (ngroups > 1)
+			loads->group_start[p + 1] = loads->nloads;
+	}
+	loads->load_start[loads->nloads] = nchunk_ids;
+	if (ngroups == 1)
+		loads->group_start[1] = loads->nloads;
+	return loads;
+}
+
+/* Make the side's buffer hold the given load (a side in memory has one). */
+static void
+load_chunk(GpuJoinState *gjs, int side, int load)
+{
+	GjSpillFile *spill = side_spill(gjs, side);
+	GjSpillLoads *loads = gjs->spill_loads[side == GJ_SIDE_OUTER ? 0 : 1];
+	int			first = loads->load_start[load];
 
 	if (spill->nchunks == 0)
 		return;
 	CHECK_FOR_INTERRUPTS();
-	gj_spill_file_read_chunk(spill, chunk, side_buffer(gjs, side));
+	gj_spill_file_read_chunks(spill, loads->chunk_ids + first,
+							  loads->load_start[load + 1] - first, load,
+							  side_buffer(gjs, side));
+}
+
+/* The loads of the current group of a side: [*first, *end). */
+static inline void
+group_loads(GpuJoinState *gjs, int side, int *first, int *end)
+{
+	GjSpillLoads *loads = gjs->spill_loads[side == GJ_SIDE_OUTER ? 0 : 1];
+
+	*first = loads->group_start[gjs->spill_group];
+	*end = loads->group_start[gjs->spill_group + 1];
 }
 
 /*
- * Read outer chunk number `chunk`, with no outer row matched yet, and go
- * back to the first inner chunk.
+ * Read outer load number `load`, with no outer row matched yet, and go
+ * back to the group's first inner load.
  */
 static void
-start_outer_chunk(GpuJoinState *gjs, int chunk)
+start_outer_chunk(GpuJoinState *gjs, int load)
 {
-	gjs->outer_chunk = chunk;
-	gjs->inner_chunk = -1;
+	int			first,
+				end;
+
+	group_loads(gjs, GJ_SIDE_INNER, &first, &end);
+	gjs->outer_chunk = load;
+	gjs->inner_chunk = first - 1;
 	gjs->spill_stage = GJ_SPILL_PAIRS;
-	load_chunk(gjs, GJ_SIDE_OUTER, chunk);
+	load_chunk(gjs, GJ_SIDE_OUTER, load);
 	if (gjs->fill_outer || gjs->once_per_outer)
 		gjs->outer_matched = gpujoin_match_flags_reset(gjs->join_cxt, gjs->outer_matched,
 													   &gjs->outer_matched_bytes,
@@ -165,34 +381,72 @@ start_outer_chunk(GpuJoinState *gjs, int chunk)
 }
 
 /*
- * The match flags of inner chunk `chunk` (RIGHT, FULL), allocated cleared
+ * The match flags of inner load `load` (RIGHT, FULL), allocated cleared
  * at its first use of this execution.
  */
 static uint8 *
-inner_chunk_flags(GpuJoinState *gjs, int chunk)
+inner_chunk_flags(GpuJoinState *gjs, int load)
 {
 	gjs->inner_matched_borrowed = true;
-	if (gjs->inner_chunk_matched[chunk] == NULL)
-		gjs->inner_chunk_matched[chunk] =
+	if (gjs->inner_chunk_matched[load] == NULL)
+		gjs->inner_chunk_matched[load] =
 			MemoryContextAllocZero(gjs->join_cxt, Max((gjs->inner_buf.nrows + 7) / 8, 1));
-	return gjs->inner_chunk_matched[chunk];
+	return gjs->inner_chunk_matched[load];
+}
+
+static void
+free_loads(GjSpillLoads *loads)
+{
+	if (loads == NULL)
+		return;
+	pfree(loads->load_start);
+	pfree(loads->chunk_ids);
+	pfree(loads->group_start);
+	pfree(loads);
+}
+
+/* The join reads by partition: both sides spilled by the same partitions. */
+static inline bool
+spill_partitioned_join(GpuJoinState *gjs)
+{
+	return gjs->outer_spill.nchunks > 0 && gjs->inner_spill.nchunks > 0 &&
+		gjs->outer_spill.npartitions > 0 &&
+		gjs->outer_spill.npartitions == gjs->inner_spill.npartitions;
+}
+
+/* The current group is the partition of the rows with a NULL key. */
+static inline bool
+null_group(GpuJoinState *gjs)
+{
+	return spill_partitioned_join(gjs) &&
+		gjs->spill_group == gjs->outer_spill.npartitions - 1;
 }
 
 /*
  * Once both sides are drained and one of them spilled: start the join at
- * the first chunk pair.  Returns the node's next phase.
+ * the first pair of loads.  Returns the node's next phase.
  */
 GpuJoinPhase
 gpujoin_spill_start(GpuJoinState *gjs)
 {
+	int			ngroups = spill_partitioned_join(gjs) ? gjs->outer_spill.npartitions : 1;
 	int			i;
 
 	gjs->spilled = true;
+	free_loads(gjs->spill_loads[0]);
+	free_loads(gjs->spill_loads[1]);
+	gjs->spill_loads[0] = build_loads(gjs, GJ_SIDE_OUTER, ngroups);
+	gjs->spill_loads[1] = build_loads(gjs, GJ_SIDE_INNER, ngroups);
+	/* load numbers are this execution's: what the buffers hold is not */
+	gjs->outer_spill.loaded = -1;
+	gjs->inner_spill.loaded = -1;
+	if (ngroups > 1)
+		gjs->counters.spill_partitions = ngroups - 1;
 	if (gjs->fill_inner)
 	{
-		int			n = side_chunks(gjs, GJ_SIDE_INNER);
+		int			n = gjs->spill_loads[1]->nloads;
 
-		/* this execution's flags; a rescan's chunks may differ */
+		/* this execution's flags; a rescan's loads may differ */
 		if (gjs->inner_chunk_matched != NULL)
 		{
 			for (i = 0; i < gjs->inner_chunk_flags; i++)
@@ -205,21 +459,26 @@ gpujoin_spill_start(GpuJoinState *gjs)
 		gjs->inner_chunk_matched = MemoryContextAllocZero(gjs->join_cxt, sizeof(uint8 *) * n);
 		gjs->inner_chunk_flags = n;
 	}
-	start_outer_chunk(gjs, 0);
+	gjs->spill_group = -1;
+	gjs->spill_stage = GJ_SPILL_NEXT_GROUP;
 	return gpujoin_spill_next(gjs);
 }
 
 /*
- * GJ_PHASE_NEXT_CHUNK: the current chunk pair is done (or none started
- * yet).  Open the next chunk pair, or emit the unmatched rows of a chunk
- * that is finished; DONE after the last.  The phase returned is RUN_STEP
- * (a pair was opened), EMIT_UNMATCHED (with unmatched_pos and
- * unmatched_end set to the chunk's rows) or DONE.
+ * GJ_PHASE_NEXT_CHUNK: the current pair of loads is done (or none started
+ * yet).  Open the next pair, or emit the unmatched rows of a load that is
+ * finished; DONE after the last group.  Within a group (a partition, or
+ * everything for the block nested loop) each outer load meets every inner
+ * load, and the inner loads' unmatched rows come out after the group's last
+ * outer load.  The phase returned is RUN_STEP (a pair was opened),
+ * EMIT_UNMATCHED (with unmatched_pos and unmatched_end set to the load's
+ * rows) or DONE.
  */
 GpuJoinPhase
 gpujoin_spill_next(GpuJoinState *gjs)
 {
-	int			ninner = side_chunks(gjs, GJ_SIDE_INNER);
+	int			first,
+				end;
 
 	/* the previous pair's backend state goes before the next is opened */
 	gpujoin_release_backend(gjs);
@@ -227,8 +486,20 @@ gpujoin_spill_next(GpuJoinState *gjs)
 	{
 		switch (gjs->spill_stage)
 		{
+			case GJ_SPILL_NEXT_GROUP:
+				if (++gjs->spill_group >= (spill_partitioned_join(gjs) ?
+											gjs->outer_spill.npartitions : 1))
+					return GJ_PHASE_DONE;
+				group_loads(gjs, GJ_SIDE_OUTER, &first, &end);
+				gjs->outer_chunk = first - 1;
+				gjs->spill_stage = GJ_SPILL_OUTER_DONE;
+				break;
+
 			case GJ_SPILL_PAIRS:
-				if (++gjs->inner_chunk < ninner && gjs->outer_buf.nrows > 0)
+				group_loads(gjs, GJ_SIDE_INNER, &first, &end);
+				/* the NULL partition's rows match nothing */
+				if (!null_group(gjs) && ++gjs->inner_chunk < end &&
+					gjs->outer_buf.nrows > 0)
 				{
 					GpuJoinPhase phase;
 
@@ -243,7 +514,7 @@ gpujoin_spill_next(GpuJoinState *gjs)
 					Assert(phase == GJ_PHASE_NEXT_CHUNK);
 					continue;
 				}
-				/* the outer chunk met every inner chunk */
+				/* the outer load met every inner load of its group */
 				gjs->spill_stage = GJ_SPILL_OUTER_DONE;
 				if (gjs->fill_outer && gjs->outer_buf.nrows > 0)
 				{
@@ -254,18 +525,24 @@ gpujoin_spill_next(GpuJoinState *gjs)
 				break;
 
 			case GJ_SPILL_OUTER_DONE:
-				if (gjs->outer_chunk + 1 < side_chunks(gjs, GJ_SIDE_OUTER))
+				group_loads(gjs, GJ_SIDE_OUTER, &first, &end);
+				if (gjs->outer_chunk + 1 < end)
 				{
 					start_outer_chunk(gjs, gjs->outer_chunk + 1);
 					break;
 				}
+				group_loads(gjs, GJ_SIDE_INNER, &first, &end);
 				gjs->spill_stage = GJ_SPILL_INNER_UNMATCHED;
-				gjs->inner_chunk = -1;
+				gjs->inner_chunk = first - 1;
 				break;
 
 			case GJ_SPILL_INNER_UNMATCHED:
-				if (!gjs->fill_inner || ++gjs->inner_chunk >= ninner)
-					return GJ_PHASE_DONE;
+				group_loads(gjs, GJ_SIDE_INNER, &first, &end);
+				if (!gjs->fill_inner || ++gjs->inner_chunk >= end)
+				{
+					gjs->spill_stage = GJ_SPILL_NEXT_GROUP;
+					break;
+				}
 				load_chunk(gjs, GJ_SIDE_INNER, gjs->inner_chunk);
 				if (gjs->inner_buf.nrows == 0)
 					break;
@@ -305,6 +582,8 @@ gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c, ExplainState 
 		return;
 	ExplainPropertyInteger("Outer Chunks Spilled", NULL, c->spill_chunks[0], es);
 	ExplainPropertyInteger("Inner Chunks Spilled", NULL, c->spill_chunks[1], es);
+	if (c->spill_partitions > 0)
+		ExplainPropertyInteger("Spill Partitions", NULL, c->spill_partitions, es);
 	ExplainPropertyInteger("Chunk Pairs", NULL, c->chunk_pairs, es);
 	ExplainPropertyInteger("Bytes Spilled", "kB",
 						   (c->spill_bytes[0] + c->spill_bytes[1] + 1023) / 1024, es);

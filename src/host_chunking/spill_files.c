@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
 
@@ -128,20 +129,34 @@ read_by_reference(GjSpillFile *spill, HostSideBuffer *buf, Datum *values, int64 
 }
 
 /*
- * Write the buffer's rows as the file's next chunk, and empty the buffer.
- * The buffer has been drained only (gj_host_buffer_encode has not run):
- * its numeric keys' values[] are not meaningful yet.
+ * The elements of src at positions rows[0..n-1], packed into a new array
+ * (or src itself when rows is NULL: every row, in order).
  */
-void
-gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf)
+static const void *
+gather(const void *src, Size elsize, const int64 *rows, int64 n)
 {
-	int64		nrows = buf->nrows;
-	GjSpillChunk *chunk;
-	int			i;
+	char	   *dst;
+	int64		i;
 
-	Assert(!buf->encoded);
-	if (nrows == 0)
-		return;
+	if (rows == NULL || src == NULL)
+		return src;
+	dst = palloc_extended(Max(elsize * n, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+		memcpy(dst + i * elsize, (const char *) src + rows[i] * elsize, elsize);
+	return dst;
+}
+
+static inline void
+free_gathered(const void *copy, const void *src)
+{
+	if (copy != src && copy != NULL)
+		pfree((void *) copy);
+}
+
+/* Room in the chunk list for one more chunk; returns it. */
+static GjSpillChunk *
+new_chunk(GjSpillFile *spill)
+{
 	if (spill->file == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(spill->cxt);
@@ -157,7 +172,26 @@ gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf)
 		else
 			spill->chunks = repalloc(spill->chunks, sizeof(GjSpillChunk) * spill->maxchunks);
 	}
-	chunk = &spill->chunks[spill->nchunks++];
+	return &spill->chunks[spill->nchunks++];
+}
+
+/*
+ * Write rows[0..nrows-1] of the buffer (every row when rows is NULL) as the
+ * file's next chunk, of the given partition (-1: none).  `bytes` is the host
+ * memory they take.  The buffer has been drained only (gj_host_buffer_encode
+ * has not run): its numeric keys' values[] are not meaningful yet.
+ */
+static void
+write_rows(GjSpillFile *spill, HostSideBuffer *buf, const int64 *rows, int64 nrows,
+		   int partition, int64 bytes)
+{
+	GjSpillChunk *chunk;
+	int			i;
+
+	Assert(!buf->encoded);
+	if (nrows == 0)
+		return;
+	chunk = new_chunk(spill);
 
 	/*
 	 * A side's chunks are all written during its drain, before any is read
@@ -168,123 +202,210 @@ gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf)
 	Assert(spill->loaded == -1);
 	BufFileTell(spill->file, &chunk->fileno, &chunk->offset);
 	chunk->nrows = nrows;
-	chunk->bytes = buf->bytes_stored;
+	chunk->bytes = bytes;
+	chunk->partition = partition;
 
 	for (i = 0; i < buf->ncols; i++)
 	{
 		HostDatumColumn *col = &buf->cols[i];
+		const bool *isnull = gather(col->isnull, sizeof(bool), rows, nrows);
+		const Datum *values = gather(col->values, sizeof(Datum), rows, nrows);
 
-		spill_write(spill, col->isnull, sizeof(bool) * nrows);
+		spill_write(spill, isnull, sizeof(bool) * nrows);
 		if (col->byval)
-			spill_write(spill, col->values, sizeof(Datum) * nrows);
+			spill_write(spill, values, sizeof(Datum) * nrows);
 		else
-			write_by_reference(spill, col->values, col->isnull, NULL, nrows, col->typlen);
+			write_by_reference(spill, values, isnull, NULL, nrows, col->typlen);
+		free_gathered(isnull, col->isnull);
+		free_gathered(values, col->values);
 	}
 	for (i = 0; i < buf->nkeys; i++)
 	{
 		HostKeyColumn *key = &buf->keys[i];
 		uint8		has_nulls = key->isnull != NULL;
+		const int64 *values = gather(key->values, sizeof(int64), rows, nrows);
+		const uint8 *isnull = gather(key->isnull, 1, rows, nrows);
 
-		spill_write(spill, key->values, sizeof(int64) * nrows);
+		spill_write(spill, values, sizeof(int64) * nrows);
 		spill_write(spill, &has_nulls, 1);
 		if (has_nulls)
-			spill_write(spill, key->isnull, nrows);
+			spill_write(spill, isnull, nrows);
 		if (key->type == GJT_NUMERIC)
-			write_by_reference(spill, key->numerics, NULL, key->isnull, nrows, -1);
+		{
+			const Datum *numerics = gather(key->numerics, sizeof(Datum), rows, nrows);
+
+			write_by_reference(spill, numerics, NULL, isnull, nrows, -1);
+			free_gathered(numerics, key->numerics);
+		}
+		free_gathered(values, key->values);
+		free_gathered(isnull, key->isnull);
 	}
 	{
 		uint8		has_inexact = buf->drain_inexact != NULL;
 
 		spill_write(spill, &has_inexact, 1);
 		if (has_inexact)
-			spill_write(spill, buf->drain_inexact, nrows);
+		{
+			const uint8 *inexact = gather(buf->drain_inexact, 1, rows, nrows);
+
+			spill_write(spill, inexact, nrows);
+			free_gathered(inexact, buf->drain_inexact);
+		}
 	}
 
 	spill->rows += nrows;
 	spill->max_chunk_bytes = Max(spill->max_chunk_bytes, chunk->bytes);
+}
+
+/* Write the buffer's rows as the file's next chunk, and empty the buffer. */
+void
+gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf)
+{
+	write_rows(spill, buf, NULL, buf->nrows, -1, buf->bytes_stored);
 	gj_host_buffer_reset(buf);
 }
 
 /*
- * Make the buffer hold chunk number `chunk` of the file, and nothing else.
- * The buffer is as the drain left it (complete, not encoded).
+ * Write the buffer's rows as one chunk per partition (row_partition[row]
+ * below spill->npartitions), and empty the buffer.  A chunk's bytes are
+ * the buffer's, shared out by rows.
  */
 void
-gj_spill_file_read_chunk(GjSpillFile *spill, int chunk, HostSideBuffer *buf)
+gj_spill_file_write_partitions(GjSpillFile *spill, HostSideBuffer *buf,
+							   const uint16 *row_partition)
 {
-	const GjSpillChunk *c = &spill->chunks[chunk];
-	int64		nrows = c->nrows;
+	int64		nrows = buf->nrows;
+	int64	   *counts = palloc0(sizeof(int64) * (spill->npartitions + 1));
+	int64	   *rows = palloc_extended(sizeof(int64) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	int64		row;
+	int			p;
+
+	Assert(spill->npartitions > 0);
+	/* the rows grouped by partition, in order within each (a counting sort) */
+	for (row = 0; row < nrows; row++)
+		counts[row_partition[row] + 1]++;
+	for (p = 0; p < spill->npartitions; p++)
+		counts[p + 1] += counts[p];
+	for (row = 0; row < nrows; row++)
+		rows[counts[row_partition[row]]++] = row;
+	/* counts[p] is now where partition p + 1 starts */
+	for (p = 0; p < spill->npartitions; p++)
+	{
+		int64		first = p == 0 ? 0 : counts[p - 1];
+		int64		n = counts[p] - first;
+
+		CHECK_FOR_INTERRUPTS();
+		write_rows(spill, buf, rows + first, n, p,
+				   (int64) ((double) buf->bytes_stored * n / Max(nrows, 1)) + 1);
+	}
+	/* the drain's chunk: what the buffer took meanwhile (the outer share) */
+	spill->max_chunk_bytes = Max(spill->max_chunk_bytes, buf->bytes_stored);
+	pfree(rows);
+	pfree(counts);
+	gj_host_buffer_reset(buf);
+}
+
+/*
+ * Make the buffer hold chunks[0..nchunks-1] of the file, one after the
+ * other, and nothing else.  load_id names this set of chunks: asked again
+ * for the same id, the buffer already holds them.  The buffer is as the
+ * drain left it (complete, not encoded).
+ */
+void
+gj_spill_file_read_chunks(GjSpillFile *spill, const int *chunks, int nchunks,
+						  int load_id, HostSideBuffer *buf)
+{
+	int64		total = 0;
+	int64		bytes = 0;
 	bool		complete = buf->complete;
+	int64		base = 0;
+	int			c;
 	int			i;
 	int64		row;
 
-	Assert(chunk >= 0 && chunk < spill->nchunks);
-	if (spill->loaded == chunk)
+	if (spill->loaded == load_id)
 		return;
 	spill->loaded = -1;
 	gj_host_buffer_reset(buf);
-	if (BufFileSeek(spill->file, c->fileno, c->offset, SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not seek in GpuJoin temporary file")));
-	gj_host_buffer_make_room(buf, nrows);
-
-	for (i = 0; i < buf->ncols; i++)
+	for (c = 0; c < nchunks; c++)
 	{
-		HostDatumColumn *col = &buf->cols[i];
-
-		spill_read(spill, col->isnull, sizeof(bool) * nrows);
-		if (col->byval)
-			spill_read(spill, col->values, sizeof(Datum) * nrows);
-		else
-			read_by_reference(spill, buf, col->values, nrows);
-		col->has_nulls = false;
-		for (row = 0; row < nrows && !col->has_nulls; row++)
-			col->has_nulls = col->isnull[row];
+		Assert(chunks[c] >= 0 && chunks[c] < spill->nchunks);
+		total += spill->chunks[chunks[c]].nrows;
+		bytes += spill->chunks[chunks[c]].bytes;
 	}
+	gj_host_buffer_make_room(buf, total);
+	for (i = 0; i < buf->ncols; i++)
+		buf->cols[i].has_nulls = false;
 	for (i = 0; i < buf->nkeys; i++)
+		buf->keys[i].max_scale = 0;
+
+	for (c = 0; c < nchunks; c++)
 	{
-		HostKeyColumn *key = &buf->keys[i];
-		uint8		has_nulls;
+		const GjSpillChunk *chunk = &spill->chunks[chunks[c]];
+		int64		nrows = chunk->nrows;
 
-		spill_read(spill, key->values, sizeof(int64) * nrows);
-		spill_read(spill, &has_nulls, 1);
-		if (has_nulls)
+		if (BufFileSeek(spill->file, chunk->fileno, chunk->offset, SEEK_SET) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not seek in GpuJoin temporary file")));
+		for (i = 0; i < buf->ncols; i++)
 		{
-			key->isnull = MemoryContextAllocZero(buf->cxt, buf->capacity);
-			spill_read(spill, key->isnull, nrows);
+			HostDatumColumn *col = &buf->cols[i];
+
+			spill_read(spill, col->isnull + base, sizeof(bool) * nrows);
+			if (col->byval)
+				spill_read(spill, col->values + base, sizeof(Datum) * nrows);
+			else
+				read_by_reference(spill, buf, col->values + base, nrows);
+			for (row = base; row < base + nrows && !col->has_nulls; row++)
+				col->has_nulls = col->isnull[row];
 		}
-		if (key->type == GJT_NUMERIC)
+		for (i = 0; i < buf->nkeys; i++)
 		{
-			read_by_reference(spill, buf, key->numerics, nrows);
-			/* as append_numeric does while draining */
-			key->max_scale = 0;
-			for (row = 0; row < nrows; row++)
-			{
-				int			scale;
+			HostKeyColumn *key = &buf->keys[i];
+			uint8		has_nulls;
 
-				if (key->isnull != NULL && key->isnull[row])
-					continue;
-				scale = gj_host_numeric_min_scale(key->numerics[row]);
-				if (scale >= 0 && scale <= GJ_NUMERIC_MAX_SCALE)
-					key->max_scale = Max(key->max_scale, scale);
+			spill_read(spill, key->values + base, sizeof(int64) * nrows);
+			spill_read(spill, &has_nulls, 1);
+			if (has_nulls)
+			{
+				if (key->isnull == NULL)
+					key->isnull = MemoryContextAllocZero(buf->cxt, buf->capacity);
+				spill_read(spill, key->isnull + base, nrows);
+			}
+			if (key->type == GJT_NUMERIC)
+			{
+				read_by_reference(spill, buf, key->numerics + base, nrows);
+				/* as append_numeric does while draining */
+				for (row = base; row < base + nrows; row++)
+				{
+					int			scale;
+
+					if (key->isnull != NULL && key->isnull[row])
+						continue;
+					scale = gj_host_numeric_min_scale(key->numerics[row]);
+					if (scale >= 0 && scale <= GJ_NUMERIC_MAX_SCALE)
+						key->max_scale = Max(key->max_scale, scale);
+				}
 			}
 		}
-	}
-	{
-		uint8		has_inexact;
-
-		spill_read(spill, &has_inexact, 1);
-		if (has_inexact)
 		{
-			buf->drain_inexact = MemoryContextAllocZero(buf->cxt, buf->capacity);
-			spill_read(spill, buf->drain_inexact, nrows);
+			uint8		has_inexact;
+
+			spill_read(spill, &has_inexact, 1);
+			if (has_inexact)
+			{
+				if (buf->drain_inexact == NULL)
+					buf->drain_inexact = MemoryContextAllocZero(buf->cxt, buf->capacity);
+				spill_read(spill, buf->drain_inexact + base, nrows);
+			}
 		}
+		base += nrows;
 	}
-	buf->nrows = nrows;
-	buf->bytes_stored = c->bytes;
+	buf->nrows = total;
+	buf->bytes_stored = bytes;
 	buf->complete = complete;
-	spill->loaded = chunk;
+	spill->loaded = load_id;
 }
 
 /* Close and remove the file; the chunks are forgotten. */

@@ -22,7 +22,8 @@ typedef struct GjSpillChunk
 	int			fileno;
 	off_t		offset;
 	int64		nrows;
-	int64		bytes;			/* the buffer's bytes_stored when written */
+	int64		bytes;			/* host memory its rows take */
+	int			partition;		/* hash partition of its rows, or -1 */
 } GjSpillChunk;
 
 typedef struct GjSpillFile
@@ -34,13 +35,24 @@ typedef struct GjSpillFile
 	int			maxchunks;
 	int64		rows;			/* in all chunks */
 	int64		bytes_written;	/* to the file, for EXPLAIN ANALYZE */
-	int64		max_chunk_bytes;	/* host memory the largest chunk takes */
-	int			loaded;			/* the chunk now in the buffer, or -1 */
+	int64		max_chunk_bytes;	/* host memory the largest drained chunk took */
+	int			loaded;			/* the load (chunk or unit) in the buffer, or -1 */
+
+	/*
+	 * Hash-partitioned spill (gpujoin_spill.c): 0 when the chunks are the
+	 * drain's, else each drained chunk is written as one chunk per
+	 * partition its rows fall in, npartitions of them (the last one the
+	 * rows with a NULL key).
+	 */
+	int			npartitions;
 } GjSpillFile;
 
 extern void gj_spill_file_init(GjSpillFile *spill, MemoryContext cxt);
 extern void gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf);
-extern void gj_spill_file_read_chunk(GjSpillFile *spill, int chunk, HostSideBuffer *buf);
+extern void gj_spill_file_write_partitions(GjSpillFile *spill, HostSideBuffer *buf,
+										   const uint16 *row_partition);
+extern void gj_spill_file_read_chunks(GjSpillFile *spill, const int *chunks, int nchunks,
+									  int load_id, HostSideBuffer *buf);
 extern void gj_spill_file_close(GjSpillFile *spill);
 
 #endif							/* GPUJOIN_SPILL_FILES_H */
