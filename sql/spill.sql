@@ -85,7 +85,8 @@ ORDER BY alg, q;
 SELECT gj_spill_compare('auto',
   'SELECT r.k, count(*), sum(s.id) FROM sp_r r JOIN sp_s s ON r.k = s.k GROUP BY r.k') AS grouped;
 
--- EXPLAIN ANALYZE shows the chunks and bytes spilled
+-- EXPLAIN ANALYZE shows the chunks and bytes spilled (and the partitions of
+-- a hash join)
 CREATE FUNCTION gj_spill_explain(query text, nestloop boolean DEFAULT false)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -98,7 +99,7 @@ BEGIN
         PERFORM set_config('gpujoin.enable_aggregate', 'off', true);
     END IF;
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        IF line ~ '(GpuJoin|Rows Drained|Chunk|Spilled|Join Type)' THEN
+        IF line ~ '(GpuJoin|Rows Drained|Chunk|Spill|Join Type|Algorithm)' THEN
             RETURN NEXT line;
         END IF;
     END LOOP;
@@ -153,6 +154,88 @@ FROM unnest(ARRAY[
                  ON x.k = y.k) AS n FROM sp_r o WHERE o.id <= 5',
   'SELECT o.id, (SELECT count(*) FROM sp_s y FULL JOIN (SELECT * FROM sp_r WHERE id > o.id * 600) x
                  ON x.k = y.k) AS n FROM sp_r o WHERE o.id <= 5']) AS q;
+
+-- hash joins spill by partition (as Hash Join's batches): each side's rows
+-- go to the partition of a hash of their equality keys, NULL keys to one of
+-- their own, and partition i of the outer side meets partition i of the
+-- inner side only.  Every join type, duplicates, NULL keys, a hot key whose
+-- partition outgrows its share (a block nested loop within it), floats
+-- where -0.0 = 0.0 and NaN = NaN, dates and timestamps, two keys; numeric
+-- keys keep the block nested loop, and so does a join where one side stays
+-- in memory (the spilled side's partitions are its chunks then).
+CREATE TABLE sp_hr AS
+SELECT g AS id,
+       CASE WHEN g % 17 = 0 THEN NULL WHEN g % 50 = 0 THEN 7 ELSE g % 900 END AS k,
+       CASE WHEN g % 97 = 0 THEN '-0'::float8 WHEN g % 97 = 1 THEN 'NaN'::float8
+            WHEN g % 97 = 2 THEN 0::float8 WHEN g % 13 = 0 THEN NULL
+            ELSE (g % 600) / 4.0 END AS f,
+       '2020-01-01'::date + g % 300 AS d,
+       '2020-01-01'::timestamp + (g % 800) * interval '1 hour' AS ts,
+       (g % 350)::numeric / 4 AS n
+FROM generate_series(1, 3000) g;
+CREATE TABLE sp_hs AS
+SELECT g AS id,
+       CASE WHEN g % 19 = 0 THEN NULL WHEN g % 2 = 0 THEN 7 ELSE (g * 3) % 1200 END AS k,
+       CASE WHEN g % 89 = 0 THEN 0::float8 WHEN g % 89 = 1 THEN 'NaN'::float8
+            WHEN g % 89 = 2 THEN '-0'::float8 WHEN g % 11 = 0 THEN NULL
+            ELSE ((g * 3) % 800) / 4.0 END AS f,
+       '2020-01-01'::date + (g * 7) % 400 AS d,
+       '2020-01-01'::timestamp + ((g * 3) % 900) * interval '1 hour' AS ts,
+       (g % 420)::numeric / 4 AS n
+FROM generate_series(1, 3000) g;
+ALTER TABLE sp_hr ADD COLUMN f4 float4;
+UPDATE sp_hr SET f4 = f;
+ALTER TABLE sp_hs ADD COLUMN f4 float4;
+UPDATE sp_hs SET f4 = f;
+ANALYZE sp_hr;
+ANALYZE sp_hs;
+
+-- gj_spill_compare under the hash algorithm, and whether it partitioned
+CREATE FUNCTION gj_hash_spill_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    partitioned boolean := false;
+BEGIN
+    PERFORM gj_force(true);
+    PERFORM set_config('gpujoin.algorithm', 'hash', true);
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        IF line ~ 'Spill Partitions: [1-9]' THEN
+            partitioned := true;
+        END IF;
+    END LOOP;
+    PERFORM gj_force(false);
+    RETURN gj_spill_compare('hash', query) ||
+        CASE WHEN partitioned THEN ', partitioned' ELSE '' END;
+END $$;
+
+SELECT gj_temp_files() AS temp_files_before_hash;
+SELECT q, gj_hash_spill_compare(q) AS result
+FROM unnest(ARRAY[
+  'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON r.k = s.k',
+  'SELECT r.id, s.id FROM sp_hr r LEFT JOIN sp_hs s ON r.k = s.k',
+  'SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON r.k = s.k',
+  'SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.k = s.k',
+  'SELECT r.id FROM sp_hr r WHERE EXISTS (SELECT 1 FROM sp_hs s WHERE s.k = r.k)',
+  'SELECT r.id FROM sp_hr r WHERE NOT EXISTS (SELECT 1 FROM sp_hs s WHERE s.k = r.k)',
+  'SELECT r.id, s.id, r.f FROM sp_hr r JOIN sp_hs s ON r.f = s.f',
+  'SELECT r.id, s.id, r.f FROM sp_hr r LEFT JOIN sp_hs s ON r.f = s.f',
+  'SELECT r.id, s.id, s.f FROM sp_hr r RIGHT JOIN sp_hs s ON r.f = s.f',
+  'SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.f = s.f',
+  'SELECT r.id FROM sp_hr r WHERE EXISTS (SELECT 1 FROM sp_hs s WHERE s.f = r.f)',
+  'SELECT r.id FROM sp_hr r WHERE NOT EXISTS (SELECT 1 FROM sp_hs s WHERE s.f = r.f)',
+  'SELECT r.id, s.id, r.f4 FROM sp_hr r FULL JOIN sp_hs s ON r.f4 = s.f4',
+  'SELECT r.id, s.id, r.f4 FROM sp_hr r LEFT JOIN sp_hs s ON r.f4 = s.f',
+  'SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.k = s.k AND r.d = s.d',
+  'SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON r.ts = s.ts',
+  'SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.n = s.n',
+  'SELECT r.id, s.id FROM (SELECT * FROM sp_hr WHERE id <= 300) r FULL JOIN sp_hs s ON r.k = s.k',
+  'SELECT r.id, s.id FROM sp_hr r FULL JOIN (SELECT * FROM sp_hs WHERE id <= 300) s ON r.k = s.k']) AS q;
+-- the hot key's inner partition is read chunk by chunk: more chunk pairs
+-- than partitions
+SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.k = s.k');
+SELECT gj_temp_files() AS temp_files_after_hash;
+DROP TABLE sp_hr, sp_hs;
+DROP FUNCTION gj_hash_spill_compare(text);
 
 -- statement_timeout cancels a spilled join: no temporary file is left
 CREATE TABLE sp_big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 30000) g;
