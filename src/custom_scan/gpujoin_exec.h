@@ -280,11 +280,13 @@ typedef struct GpuJoinState
 	 * Host spill (gpujoin_spill.c): a side that outgrew its share of
 	 * gpujoin.max_host_memory is in chunks in a temporary file, and the join
 	 * runs chunk pair by chunk pair, each an ordinary join of the two
-	 * buffers.  An outer chunk meets every inner chunk before the next one
-	 * is read, so its match flags (outer_matched) are those of one chunk;
-	 * the inner rows' flags of RIGHT and FULL joins are kept per inner
-	 * chunk for the whole join (inner_chunk_matched), and the unmatched
-	 * inner rows emitted after the last outer chunk.
+	 * buffers.  The chunks are read in loads (one chunk, or a hash
+	 * partition's chunks together) grouped by partition (one group for the
+	 * block nested loop).  An outer load meets every inner load of its group
+	 * before the next one is read, so its match flags (outer_matched) are
+	 * those of one load; the inner rows' flags of RIGHT and FULL joins are
+	 * kept per inner load (inner_chunk_matched), and the unmatched inner
+	 * rows emitted after the group's last outer load.
 	 */
 	bool		spill_allowed;	/* the node can join in chunks */
 	GjSpillFile outer_spill;
