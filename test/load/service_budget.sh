@@ -29,18 +29,7 @@ OUT=$CLUSTER_DIR
 PSQL="$PG_BINDIR/psql -X -q -At -v ON_ERROR_STOP=1 -d postgres"
 . test/lib/check.sh
 
-status() {
-	$PSQL -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'"
-}
-# wait (up to 10 s) until the service's status matches the pattern
-wait_status() {
-	local i
-	for i in $(seq 100); do
-		status | grep -qE "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. test/lib/service.sh
 
 $PSQL <<'SQL'
 CREATE EXTENSION gpujoin;
@@ -50,7 +39,7 @@ ANALYZE br;
 ANALYZE bs;
 SQL
 for i in $(seq 100); do
-	status | grep -q '^ready' && break
+	service_status | grep -q '^ready' && break
 	sleep 0.1
 done
 FORCE="SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off;
@@ -59,7 +48,7 @@ QUERY="SELECT count(*) FROM br JOIN bs ON br.a = bs.a"
 native=$($PSQL -c "SET gpujoin.enabled = off" -c "$QUERY")
 
 check "the service's status shows the budget, nothing reserved and no join waiting" \
-	$(status | grep -qE '; device memory: 0 bytes reserved \(of 67108864\), 0 joins waiting$' && echo 0 || echo 1) "$(status)"
+	$(service_status | grep -qE '; device memory: 0 bytes reserved \(of 67108864\), 0 joins waiting$' && echo 0 || echo 1) "$(service_status)"
 
 # hold_join SECONDS BUDGET: a session whose join (4M rows, many steps) is
 # open in a cursor, with a reservation of BUDGET, for SECONDS
@@ -78,14 +67,14 @@ SQL
 
 # 1. a join that finds the whole budget reserved waits, then finishes
 hold_join 3 64MB
-wait_status '67108864 bytes reserved'
-check "a join held open reserves its budget" $? "$(status)"
+service_wait '67108864 bytes reserved'
+check "a join held open reserves its budget" $? "$(service_status)"
 $PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" \
 	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" \
 	>"$OUT/waiter.out" 2>&1 &
 waiter=$!
-wait_status ', 1 joins waiting$'
-check "a join that does not fit waits, and the status counts it" $? "$(status)"
+service_wait ', 1 joins waiting$'
+check "a join that does not fit waits, and the status counts it" $? "$(service_status)"
 wait $waiter
 waiter_status=$?
 wait $holder
@@ -99,7 +88,7 @@ check "EXPLAIN ANALYZE shows the time it waited" \
 
 # 2. a quarter of its budget free: it runs at once, with smaller tiles
 hold_join 3 48MB
-wait_status '50331648 bytes reserved'
+service_wait '50331648 bytes reserved'
 out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" \
 	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" 2>&1)
 check "with a quarter of its budget free a join runs at once with what is free" \
@@ -111,16 +100,16 @@ wait $holder
 
 # 3. a cancel (statement_timeout) ends the wait; nothing stays counted
 hold_join 3 64MB
-wait_status '67108864 bytes reserved'
+service_wait '67108864 bytes reserved'
 out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB'; SET statement_timeout = '1s';" -c "$QUERY" 2>&1)
 check "a statement_timeout ends a join's wait for device memory with its ERROR" \
 	$(echo "$out" | grep -q 'canceling statement due to statement timeout' && echo 0 || echo 1) "$out"
-check "and it no longer counts as waiting" $(status | grep -qE ', 0 joins waiting$' && echo 0 || echo 1) "$(status)"
+check "and it no longer counts as waiting" $(service_status | grep -qE ', 0 joins waiting$' && echo 0 || echo 1) "$(service_status)"
 wait $holder
 
 # 4. past the bound (10 s) the join runs on the cpu backend in the backend
 hold_join 13 64MB
-wait_status '67108864 bytes reserved'
+service_wait '67108864 bytes reserved'
 out=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" \
 	-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT br.id FROM br JOIN bs ON br.a = bs.a" 2>&1)
 check "a join that waited 10 s for device memory runs on the cpu backend, with a NOTICE" \
@@ -131,11 +120,11 @@ wait $holder
 
 # 5. a client terminated while its join is open gives its reservation back
 PGAPPNAME=gpujoin_budget_victim hold_join 30 64MB
-wait_status '67108864 bytes reserved'
+service_wait '67108864 bytes reserved'
 $PSQL -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gpujoin_budget_victim'" >/dev/null
 wait $holder
-wait_status '; device memory: 0 bytes reserved \(of 67108864\), 0 joins waiting$'
-check "a client terminated with its join open leaves nothing reserved" $? "$(status)"
+service_wait '; device memory: 0 bytes reserved \(of 67108864\), 0 joins waiting$'
+check "a client terminated with its join open leaves nothing reserved" $? "$(service_status)"
 result=$($PSQL -c "$FORCE SET gpujoin.device_memory = '64MB';" -c "$QUERY" 2>&1)
 check "and the next join runs with the native plan's count" $([ "$result" = "$native" ] && echo 0 || echo 1) \
 	"native $native, got $result"

@@ -58,18 +58,10 @@ FORCE="SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoi
 SLOW_INNER=${SLOW_INNER:-$([ "${SERVICE_BACKEND:-cpu}" = cuda ] && echo 20000 || echo 2000)}
 SLOW="SELECT count(*) /* kill-me */ FROM kf JOIN kd ON kf.k * 3 + kd.k % 7 < kf.k - kd.k AND kd.k <= $SLOW_INNER"
 
-# the service's status line
-status() {
-	$PSQL -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'"
-}
+. test/lib/service.sh
 # wait (up to 10 s) until the service holds no join and no staging memory
 idle() {
-	local i
-	for i in $(seq 100); do
-		status | grep -q ', 0 bytes in use, 0 joins running,' && return 0
-		sleep 0.1
-	done
-	return 1
+	service_wait ', 0 bytes in use, 0 joins running,'
 }
 # run the slow join in the background as application name $1; wait until
 # the service runs at least $2 joins of it (its processes opened theirs)
@@ -79,7 +71,7 @@ start_victim() {
 	victim=$!
 	for i in $(seq 200); do
 		sleep 0.1
-		n=$(status | sed -nE 's/.*, ([0-9]+) joins running,.*/\1/p')
+		n=$(service_status | sed -nE 's/.*, ([0-9]+) joins running,.*/\1/p')
 		[ "${n:-0}" -ge "$2" ] && return 0
 	done
 	return 1
@@ -95,7 +87,7 @@ start_victim gj_kill_leader 1
 running=$?
 leader=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'gj_kill_leader' AND backend_type = 'client backend' AND query LIKE '%kill-me%'")
 workers=$($PSQL -c "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = ${leader:-0} AND backend_type = 'parallel worker'")
-echo "# leader ${leader:-none}, ${workers:-0} workers, service: $(status)"
+echo "# leader ${leader:-none}, ${workers:-0} workers, service: $(service_status)"
 [ -n "$leader" ] && $PSQL -c "SELECT pg_terminate_backend($leader)" >/dev/null
 wait $victim
 victim_status=$?
@@ -103,14 +95,14 @@ check "the leader of a parallel join in the service, terminated mid-join, ends i
 	$([ "$running" = 0 ] && [ -n "$leader" ] && [ "$victim_status" != 0 ] && echo 0 || echo 1) \
 	"running $running, leader ${leader:-none}, exit $victim_status: $(head -2 "$OUT/gj_kill_leader.err" | tr '\n' ' ')"
 idle
-check "after the leader's end the service holds no join and no staging memory" $? "$(status)"
+check "after the leader's end the service holds no join and no staging memory" $? "$(service_status)"
 
 # 2. a worker terminated
 start_victim gj_kill_worker 2
 running=$?
 leader=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'gj_kill_worker' AND backend_type = 'client backend' AND query LIKE '%kill-me%'")
 worker=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE leader_pid = ${leader:-0} AND backend_type = 'parallel worker' AND state = 'active' LIMIT 1")
-echo "# leader ${leader:-none}, worker ${worker:-none}, service: $(status)"
+echo "# leader ${leader:-none}, worker ${worker:-none}, service: $(service_status)"
 [ -n "$worker" ] && $PSQL -c "SELECT pg_terminate_backend($worker)" >/dev/null
 wait $victim
 victim_status=$?
@@ -118,7 +110,7 @@ check "a parallel worker terminated mid-join ends the leader's query with an err
 	$([ "$running" = 0 ] && [ -n "$worker" ] && [ "$victim_status" != 0 ] && echo 0 || echo 1) \
 	"running $running, worker ${worker:-none}, exit $victim_status: $(head -2 "$OUT/gj_kill_worker.err" | tr '\n' ' ')"
 idle
-check "after the worker's end the service holds no join and no staging memory" $? "$(status)"
+check "after the worker's end the service holds no join and no staging memory" $? "$(service_status)"
 
 # 3. the service terminated (SIGTERM: an orderly exit; the postmaster starts
 # it again): the shared inner side's chunk goes to the Gather's leader,
@@ -133,7 +125,7 @@ check "a parallel join whose service is terminated mid-join ends with an error" 
 	$([ "$running" = 0 ] && [ -n "$service" ] && [ "$victim_status" != 0 ] && echo 0 || echo 1) \
 	"running $running, service ${service:-none}, exit $victim_status: $(head -2 "$OUT/gj_kill_service.err" | tr '\n' ' ')"
 idle
-check "after the service's restart it holds no join and no staging memory" $? "$(status)"
+check "after the service's restart it holds no join and no staging memory" $? "$(service_status)"
 
 # the next parallel join
 Q="SELECT kf.id, kd.w, kd.t FROM kf JOIN kd ON kf.k = kd.k"
@@ -147,7 +139,7 @@ check "... draining its inner side once, shared" \
 	$(echo "$explain" | grep -q 'Inner Rows Drained: 20000$' && echo "$explain" | grep -q 'Inner Side: shared' && echo 0 || echo 1) \
 	"$(echo "$explain" | grep -E 'Workers|Inner' | tr '\n' ' ')"
 idle
-check "and the service is idle after it" $? "$(status)"
+check "and the service is idle after it" $? "$(service_status)"
 ! grep -E "PANIC|terminated by signal|server process .* was terminated" "$CLUSTER_DIR/server.log" | head -3 | sed 's/^/# log: /' | grep -q .
 check "no process crashed (the server log)" $?
 
