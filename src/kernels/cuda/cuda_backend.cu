@@ -38,6 +38,14 @@ cuda_end_join(void *arg)
 	/* nothing may still be writing into what we free (errors are moot now) */
 	if (state->have_stream)
 		cudaStreamSynchronize(state->stream);
+	/* a borrowed inner side is the prepared side's, freed by release_inner */
+	if (state->inner_borrowed)
+	{
+		memset(&state->inner, 0, sizeof(DeviceSide));
+		state->d_inner_keys = NULL;
+		state->d_inner_perm = NULL;
+		state->h_inner_keys = NULL;
+	}
 	gj_cuda_free_side(state, &state->outer);
 	gj_cuda_free_side(state, &state->inner);
 	gj_cuda_free_device_matches(state);
@@ -177,6 +185,46 @@ sorted_resident_bytes(const CudaJoinState *state)
 									outer_cols, inner_cols);
 }
 
+/*
+ * Use the inner side prepare_inner prepared (input.prepared_inner), if it
+ * fits this join: the same inner side, algorithm and key spec
+ * (gj_inner_prepared_alike), on this join's device, with every inner column
+ * this join's program reads.  A join on another device of the GPU service
+ * (which prepares the side once, for whichever device, and hands it to
+ * every join that reads the side) or one whose program reads another inner
+ * column sorts its inner side itself, as without prepare_inner.
+ */
+static void
+borrow_prepared_inner(CudaJoinState *state)
+{
+	const CudaPreparedInner *prepared =
+		(const CudaPreparedInner *) state->input.prepared_inner;
+
+	if (prepared == NULL || state->input.algorithm == GJ_ALGO_NESTLOOP ||
+		prepared->device != state->device ||
+		!gj_inner_prepared_alike(&prepared->input, &state->input))
+		return;
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (state->inner.used[c] && state->input.inner_nrows > 0 &&
+			prepared->inner.values[c] == NULL)
+			return;
+	}
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		state->inner.values[c] = prepared->inner.values[c];
+		state->inner.isnull[c] = prepared->inner.isnull[c];
+	}
+	state->inner.capacity = prepared->inner.capacity;
+	state->inner.begin = prepared->inner.begin;
+	state->inner.end = prepared->inner.end;
+	state->d_inner_keys = prepared->d_inner_keys;
+	state->d_inner_perm = prepared->d_inner_perm;
+	state->inner_valid = prepared->inner_valid;
+	state->h_inner_keys = prepared->h_inner_keys;
+	state->inner_borrowed = true;
+}
+
 static void *
 cuda_begin_join(const GjJoinInput *input, GjError *err)
 {
@@ -232,6 +280,7 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 		return NULL;
 	}
 
+	borrow_prepared_inner(state);
 	if (!begin_join_allocate(state, err) ||
 		(input->algorithm != GJ_ALGO_NESTLOOP && !gj_cuda_prepare_sorted(state, err)))
 	{
@@ -339,6 +388,125 @@ cuda_double_buffer(void *arg)
 	return true;
 }
 
+/*
+ * The inner side prepared once for several joins (backend.h): what
+ * gj_cuda_sort_inner leaves for the inner side (its key columns, sorted
+ * keys and permutation on the device, the host copy of the keys), built by
+ * a state of its own on input's device with cudaMalloc, not the pool, and
+ * synchronised before this returns, so that joins on any stream of that
+ * device read it (borrow_prepared_inner).  The columns uploaded are those
+ * input's program and key spec read.
+ */
+static const void *
+cuda_prepare_inner(const GjJoinInput *input, GjError *err)
+{
+	CudaPreparedInner *prepared;
+	CudaJoinState *state;
+	GjDeviceInfo info;
+
+	if (input->algorithm != GJ_ALGO_SORTMERGE && input->algorithm != GJ_ALGO_HASH)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "only a sort-merge or hash join's inner side is prepared");
+		return NULL;
+	}
+	if (input->ninstrs < 1 || input->ninstrs > GJ_MAX_INSTRS ||
+		input->outer.ncols > GJ_MAX_KEY_COLS || input->inner.ncols > GJ_MAX_KEY_COLS)
+	{
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "device program of %d instructions does not fit its key columns",
+				 (int) input->ninstrs);
+		return NULL;
+	}
+	/* selects input's device in this thread */
+	if (!gj_cuda_probe_device(input->device, &info, err))
+		return NULL;
+	prepared = (CudaPreparedInner *) calloc(1, sizeof(CudaPreparedInner));
+	state = (CudaJoinState *) calloc(1, sizeof(CudaJoinState));
+	if (prepared == NULL || state == NULL)
+	{
+		free(prepared);
+		free(state);
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message), "out of host memory");
+		return NULL;
+	}
+	state->device = input->device;
+	state->plain_alloc = true;
+	state->outer.begin = state->outer.end = -1;
+	state->inner.begin = state->inner.end = -1;
+	state->input = *input;
+	state->program.ninstrs = input->ninstrs;
+	memcpy(state->program.instrs, input->instrs, sizeof(GjInstr) * input->ninstrs);
+	state->input.instrs = state->program.instrs;
+	state->input.prepared_inner = NULL;
+	state->capacity = 1;
+	state->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+	if (!mark_used_columns(state))
+	{
+		cuda_end_join(state);
+		free(prepared);
+		err->code = GJ_ERR_DEVICE;
+		snprintf(err->message, sizeof(err->message),
+				 "device program of %d instructions does not fit its key columns",
+				 (int) input->ninstrs);
+		return NULL;
+	}
+	if (!begin_join_allocate(state, err) || !gj_cuda_sort_inner(state, err))
+	{
+		cuda_end_join(state);
+		free(prepared);
+		return NULL;
+	}
+
+	/* the inner side is the prepared side's now; the rest of state goes */
+	prepared->device = input->device;
+	prepared->inner = state->inner;
+	prepared->d_inner_keys = state->d_inner_keys;
+	prepared->d_inner_perm = state->d_inner_perm;
+	prepared->inner_valid = state->inner_valid;
+	prepared->h_inner_keys = state->h_inner_keys;
+	state->inner_borrowed = true;
+	cuda_end_join(state);
+
+	/* what it fits, not what it points to: only the inner side is kept */
+	prepared->input = *input;
+	prepared->input.instrs = NULL;
+	prepared->input.agg_spec = NULL;
+	prepared->input.prepared_inner = NULL;
+	return prepared;
+}
+
+/*
+ * Free a prepared inner side, after every join that read it has ended (the
+ * caller's promise, backend.h): cudaFree, as it was allocated.
+ */
+static void
+cuda_release_inner(const void *arg)
+{
+	CudaPreparedInner *prepared = (CudaPreparedInner *) arg;
+
+	if (prepared == NULL)
+		return;
+	(void) cudaSetDevice(prepared->device);
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (prepared->inner.values[c] != NULL)
+			(void) cudaFree(prepared->inner.values[c]);
+		if (prepared->inner.isnull[c] != NULL)
+			(void) cudaFree(prepared->inner.isnull[c]);
+	}
+	if (prepared->d_inner_keys != NULL)
+		(void) cudaFree(prepared->d_inner_keys);
+	if (prepared->d_inner_perm != NULL)
+		(void) cudaFree(prepared->d_inner_perm);
+	(void) cudaGetLastError();
+	free(prepared->h_inner_keys);
+	free(prepared);
+}
+
 extern "C" const GjBackend gj_cuda_backend = {
 	"cuda",
 	cuda_begin_join,
@@ -348,5 +516,7 @@ extern "C" const GjBackend gj_cuda_backend = {
 	cuda_tile_can_match,
 	gj_cuda_agg_step,
 	gj_cuda_agg_finish,
-	cuda_double_buffer
+	cuda_double_buffer,
+	cuda_prepare_inner,
+	cuda_release_inner
 };

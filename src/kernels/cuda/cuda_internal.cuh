@@ -242,7 +242,36 @@ typedef struct CudaJoinState
 	struct GjDominance *dominance;	/* the host's dominance index of an inner tile */
 	int64_t		dominance_inner_begin;
 	int64_t		dominance_inner_end;
+
+	/*
+	 * The inner side prepared once for several joins (CudaPreparedInner):
+	 * inner_borrowed says that inner's device columns, d_inner_keys,
+	 * d_inner_perm and h_inner_keys are the prepared side's, which this join
+	 * reads and never frees.  plain_alloc: this state's device memory comes
+	 * from cudaMalloc / cudaFree, not the pool (the state that prepares
+	 * such a side, whose buffers joins on other streams read).
+	 */
+	bool		inner_borrowed;
+	bool		plain_alloc;
 } CudaJoinState;
+
+/*
+ * The inner side of a sort-merge or hash join prepared once (prepare_inner,
+ * backend.h) on one device: what gj_cuda_sort_inner leaves for the inner
+ * side, in memory from cudaMalloc, so that every join on that device, on
+ * whatever stream, can read it once prepare_inner has returned.  A join on
+ * another device prepares its inner side itself (cuda_begin_join).
+ */
+typedef struct CudaPreparedInner
+{
+	GjJoinInput input;			/* the inner side and key spec it fits */
+	int			device;			/* the CUDA device it is on */
+	DeviceSide	inner;			/* the whole side's columns it uploaded */
+	int64_t    *d_inner_keys;
+	uint32_t   *d_inner_perm;
+	int64_t		inner_valid;
+	int64_t    *h_inner_keys;	/* host copy, for tile pruning */
+} CudaPreparedInner;
 
 /* ---------------------------------------------------------------------
  * Errors (cuda_device.cu)
@@ -288,12 +317,15 @@ gj_cuda_use_device(const CudaJoinState *state, GjError *err)
  * stream, so a free ordered there comes after the last use.  An allocation
  * waits for its stream: the pool may hand over memory whose free is still
  * pending on another join's stream, and a few copies (the aggregates') run
- * on the legacy stream, which does not wait for ours.
+ * on the legacy stream, which does not wait for ours.  The one exception
+ * is a state with plain_alloc (an inner side prepared for several joins):
+ * cudaMalloc / cudaFree, since joins on other streams read what it leaves.
  */
 static inline cudaError_t
 gj_device_alloc(CudaJoinState *state, void **ptr, size_t bytes)
 {
-	cudaError_t rc = cudaMallocAsync(ptr, bytes, state->stream);
+	cudaError_t rc = state->plain_alloc ? cudaMalloc(ptr, bytes) :
+		cudaMallocAsync(ptr, bytes, state->stream);
 
 	if (rc != cudaSuccess)
 		*ptr = NULL;
@@ -305,7 +337,9 @@ gj_device_alloc(CudaJoinState *state, void **ptr, size_t bytes)
 static inline void
 gj_device_free(CudaJoinState *state, void *ptr)
 {
-	if (ptr != NULL)
+	if (ptr != NULL && state->plain_alloc)
+		(void) cudaFree(ptr);
+	else if (ptr != NULL)
 		(void) cudaFreeAsync(ptr, state->stream);
 }
 
@@ -376,6 +410,7 @@ extern bool gj_cuda_nestloop_step(CudaJoinState *state, const GjTile *tile,
 								  int64_t *outer_next, GjMatches *matches, GjStats *stats,
 								  GjError *err);
 extern bool gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err);
+extern bool gj_cuda_sort_inner(CudaJoinState *state, GjError *err);
 extern bool gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
 								GjMatches *matches, GjStats *stats, GjError *err);
 extern bool gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,

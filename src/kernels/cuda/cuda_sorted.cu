@@ -478,10 +478,10 @@ select_rows(CudaJoinState *state, const uint32_t *rows, const uint8_t *flags,
 	return true;
 }
 
-/* Device memory of preparing the sorted sides, freed once they are. */
+/* Device memory of preparing one sorted side, freed once it is. */
 typedef struct PrepareTemp
 {
-	uint8_t    *flags;			/* 3 x nmax */
+	uint8_t    *flags;			/* 3 x n */
 	int64_t    *keys_by_row;
 	int64_t    *his_by_row;
 	uint32_t   *rows;
@@ -490,9 +490,31 @@ typedef struct PrepareTemp
 	int		   *num;
 } PrepareTemp;
 
+/* The temporaries for a side of n rows (n >= 1). */
+static bool
+alloc_prepare_temp(CudaJoinState *state, PrepareTemp *tmp, int64_t n, GjError *err)
+{
+#define ALLOC(ptr, bytes) \
+	CUDA_TRY(gj_device_alloc(state, (void **) &(ptr), (bytes)), \
+			 "could not allocate device memory to sort the join keys")
+	ALLOC(tmp->flags, 3 * n);
+	ALLOC(tmp->keys_by_row, sizeof(int64_t) * n);
+	ALLOC(tmp->his_by_row, sizeof(int64_t) * n);
+	ALLOC(tmp->rows, sizeof(uint32_t) * n);
+	ALLOC(tmp->part_rows, sizeof(uint32_t) * n);
+	ALLOC(tmp->part_keys, sizeof(int64_t) * n);
+	ALLOC(tmp->num, sizeof(int));
+#undef ALLOC
+	return true;
+}
+
+/* Free the temporaries once nothing may still use them. */
 static void
 free_prepare_temp(CudaJoinState *state, PrepareTemp *tmp)
 {
+	/* a failure has synchronised already; errors are moot then */
+	if (state->have_stream)
+		cudaStreamSynchronize(state->stream);
 	gj_device_free(state, tmp->flags);
 	gj_device_free(state, tmp->keys_by_row);
 	gj_device_free(state, tmp->his_by_row);
@@ -500,110 +522,53 @@ free_prepare_temp(CudaJoinState *state, PrepareTemp *tmp)
 	gj_device_free(state, tmp->part_rows);
 	gj_device_free(state, tmp->part_keys);
 	gj_device_free(state, tmp->num);
+	memset(tmp, 0, sizeof(PrepareTemp));
+	(void) cudaGetLastError();
+}
+
+/* The KeyArgs of a side of n rows over tmp. */
+static void
+key_args(const CudaJoinState *state, PrepareTemp *tmp, int64_t n, KeyArgs *a)
+{
+	memset(a, 0, sizeof(KeyArgs));
+	a->range = state->input.range;
+	a->equi = state->input.equi;
+	a->algorithm = state->input.algorithm;
+	a->rows = tmp->rows;
+	a->keys = tmp->keys_by_row;
+	a->his = tmp->his_by_row;
+	for (int s = 0; s < 3; s++)
+		a->flags[s] = tmp->flags + s * n;
 }
 
 /*
- * Once both sides are sorted on the device: the host copies that tile
- * pruning reads, and the per-row scratch of the steps.
+ * Inner: the whole side's key columns on the device, the keyed rows sorted
+ * by key, then the rows without a key; and the host copy of the sorted keys
+ * that tile pruning reads.  All of it depends on the inner side and the key
+ * spec alone, so that one preparation serves several joins
+ * (CudaPreparedInner).
  */
 static bool
-sorted_host_copies(CudaJoinState *state, GjError *err)
-{
-	int64_t		ni = state->input.inner_nrows;
-	int64_t		no = state->input.outer_nrows;
-
-	/* host copies for tile pruning */
-	state->h_inner_keys = (int64_t *) malloc(sizeof(int64_t) * gj_max64(ni, 1));
-	state->h_outer_lo = (int64_t *) malloc(sizeof(int64_t) * gj_max64(no, 1));
-	state->h_outer_hi = (int64_t *) malloc(sizeof(int64_t) * gj_max64(no, 1));
-	state->h_outer_status = (uint8_t *) malloc(gj_max64(no, 1));
-	if (state->h_inner_keys == NULL || state->h_outer_lo == NULL ||
-		state->h_outer_hi == NULL || state->h_outer_status == NULL)
-	{
-		err->code = GJ_ERR_OUT_OF_MEMORY;
-		snprintf(err->message, sizeof(err->message),
-				 "could not allocate host memory for the sorted keys of %lld x %lld rows",
-				 (long long) no, (long long) ni);
-		return false;
-	}
-	CUDA_TRY(cudaMemcpyAsync(state->h_inner_keys, state->d_inner_keys, sizeof(int64_t) * ni,
-							 cudaMemcpyDeviceToHost, state->stream),
-			 "could not copy sorted keys from the device");
-	CUDA_TRY(cudaMemcpyAsync(state->h_outer_lo, state->d_outer_lo, sizeof(int64_t) * no,
-							 cudaMemcpyDeviceToHost, state->stream),
-			 "could not copy sorted keys from the device");
-	CUDA_TRY(cudaMemcpyAsync(state->h_outer_hi, state->d_outer_hi, sizeof(int64_t) * no,
-							 cudaMemcpyDeviceToHost, state->stream),
-			 "could not copy sorted keys from the device");
-	CUDA_TRY(cudaMemcpyAsync(state->h_outer_status, state->d_outer_status, no,
-							 cudaMemcpyDeviceToHost, state->stream),
-			 "could not copy sorted keys from the device");
-	CUDA_TRY(cudaStreamSynchronize(state->stream), "sorting the join keys failed");
-
-	/* per-row scratch of a step */
-	state->step_cap = gj_min64(SORTED_ROWS_PER_STEP, gj_max64(no, 1));
-	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_first, sizeof(uint32_t) * state->step_cap),
-			 "could not allocate device scratch memory");
-	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cand, sizeof(uint64_t) * (state->step_cap + 1)),
-			 "could not allocate device scratch memory");
-	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_count, sizeof(uint64_t) * (state->step_cap + 1)),
-			 "could not allocate device scratch memory");
-	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cut, sizeof(uint64_t) * CUT_ENTRIES),
-			 "could not allocate device memory");
-	CUDA_TRY(cudaMallocHost((void **) &state->h_cut, sizeof(uint64_t) * CUT_ENTRIES),
-			 "could not allocate pinned host memory");
-	return true;
-}
-
-static bool
-prepare_sorted_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
+sort_inner_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 {
 	const GjJoinInput *in = &state->input;
 	int64_t		ni = in->inner_nrows;
-	int64_t		no = in->outer_nrows;
-	int64_t		nmax = gj_max64(gj_max64(ni, no), 1);
-	int64_t		nvalid,
-				nall,
-				nbounded,
-				nempty;
+	int64_t		n = gj_max64(ni, 1);
+	int64_t		nvalid;
 	KeyArgs		a;
 	GjStats		ignored;
 
 	memset(&ignored, 0, sizeof(ignored));
-	/* the whole of each side's key columns stays on the device */
-	if ((no > 0 && !gj_cuda_upload_side(state, &state->outer, &in->outer, 0, no, &ignored, err)) ||
-		(ni > 0 && !gj_cuda_upload_side(state, &state->inner, &in->inner, 0, ni, &ignored, err)))
+	if (ni > 0 && !gj_cuda_upload_side(state, &state->inner, &in->inner, 0, ni, &ignored, err))
 		return false;
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_inner_keys, sizeof(int64_t) * n),
+			 "could not allocate device memory to sort the join keys");
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_inner_perm, sizeof(uint32_t) * n),
+			 "could not allocate device memory to sort the join keys");
+	if (!alloc_prepare_temp(state, tmp, n, err))
+		return false;
+	key_args(state, tmp, n, &a);
 
-#define ALLOC(ptr, bytes) \
-	CUDA_TRY(gj_device_alloc(state, (void **) &(ptr), (bytes)), \
-			 "could not allocate device memory to sort the join keys")
-	ALLOC(state->d_inner_keys, sizeof(int64_t) * gj_max64(ni, 1));
-	ALLOC(state->d_inner_perm, sizeof(uint32_t) * gj_max64(ni, 1));
-	ALLOC(state->d_outer_perm, sizeof(uint32_t) * gj_max64(no, 1));
-	ALLOC(state->d_outer_lo, sizeof(int64_t) * gj_max64(no, 1));
-	ALLOC(state->d_outer_hi, sizeof(int64_t) * gj_max64(no, 1));
-	ALLOC(state->d_outer_status, gj_max64(no, 1));
-	ALLOC(tmp->flags, 3 * nmax);
-	ALLOC(tmp->keys_by_row, sizeof(int64_t) * nmax);
-	ALLOC(tmp->his_by_row, sizeof(int64_t) * nmax);
-	ALLOC(tmp->rows, sizeof(uint32_t) * nmax);
-	ALLOC(tmp->part_rows, sizeof(uint32_t) * nmax);
-	ALLOC(tmp->part_keys, sizeof(int64_t) * nmax);
-	ALLOC(tmp->num, sizeof(int));
-#undef ALLOC
-
-	memset(&a, 0, sizeof(a));
-	a.range = in->range;
-	a.equi = in->equi;
-	a.algorithm = in->algorithm;
-	a.rows = tmp->rows;
-	a.keys = tmp->keys_by_row;
-	a.his = tmp->his_by_row;
-	for (int s = 0; s < 3; s++)
-		a.flags[s] = tmp->flags + s * nmax;
-
-	/* inner: keyed rows sorted by key, then the rows without a key */
 	if (ni > 0)
 	{
 		gj_cuda_device_columns(&state->inner, in->inner.ncols, &a.cols);
@@ -631,7 +596,56 @@ prepare_sorted_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 	}
 	state->inner_valid = nvalid;
 
-	/* outer: GJ_OUTER_ALL rows, bounded rows by lower bound, empty rows */
+	/* host copy for tile pruning */
+	state->h_inner_keys = (int64_t *) malloc(sizeof(int64_t) * n);
+	if (state->h_inner_keys == NULL)
+	{
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for the sorted keys of %lld inner rows",
+				 (long long) ni);
+		return false;
+	}
+	CUDA_TRY(cudaMemcpyAsync(state->h_inner_keys, state->d_inner_keys, sizeof(int64_t) * ni,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "sorting the join keys failed");
+	return true;
+}
+
+/*
+ * Outer: the whole side's key columns on the device, the GJ_OUTER_ALL rows,
+ * the bounded rows by lower bound, the empty rows; the host copies that
+ * tile pruning reads, and the per-row scratch of the steps.
+ */
+static bool
+sort_outer_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
+{
+	const GjJoinInput *in = &state->input;
+	int64_t		no = in->outer_nrows;
+	int64_t		n = gj_max64(no, 1);
+	int64_t		nall,
+				nbounded,
+				nempty;
+	KeyArgs		a;
+	GjStats		ignored;
+
+	memset(&ignored, 0, sizeof(ignored));
+	if (no > 0 && !gj_cuda_upload_side(state, &state->outer, &in->outer, 0, no, &ignored, err))
+		return false;
+
+#define ALLOC(ptr, bytes) \
+	CUDA_TRY(gj_device_alloc(state, (void **) &(ptr), (bytes)), \
+			 "could not allocate device memory to sort the join keys")
+	ALLOC(state->d_outer_perm, sizeof(uint32_t) * n);
+	ALLOC(state->d_outer_lo, sizeof(int64_t) * n);
+	ALLOC(state->d_outer_hi, sizeof(int64_t) * n);
+	ALLOC(state->d_outer_status, n);
+#undef ALLOC
+	if (!alloc_prepare_temp(state, tmp, n, err))
+		return false;
+	key_args(state, tmp, n, &a);
+
 	if (no > 0)
 	{
 		gj_cuda_device_columns(&state->outer, in->outer.ncols, &a.cols);
@@ -672,12 +686,66 @@ prepare_sorted_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 	}
 	state->outer_all = nall;
 
-	return sorted_host_copies(state, err);
+	/* host copies for tile pruning */
+	state->h_outer_lo = (int64_t *) malloc(sizeof(int64_t) * n);
+	state->h_outer_hi = (int64_t *) malloc(sizeof(int64_t) * n);
+	state->h_outer_status = (uint8_t *) malloc(n);
+	if (state->h_outer_lo == NULL || state->h_outer_hi == NULL ||
+		state->h_outer_status == NULL)
+	{
+		err->code = GJ_ERR_OUT_OF_MEMORY;
+		snprintf(err->message, sizeof(err->message),
+				 "could not allocate host memory for the sorted keys of %lld x %lld rows",
+				 (long long) no, (long long) in->inner_nrows);
+		return false;
+	}
+	CUDA_TRY(cudaMemcpyAsync(state->h_outer_lo, state->d_outer_lo, sizeof(int64_t) * no,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_outer_hi, state->d_outer_hi, sizeof(int64_t) * no,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaMemcpyAsync(state->h_outer_status, state->d_outer_status, no,
+							 cudaMemcpyDeviceToHost, state->stream),
+			 "could not copy sorted keys from the device");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "sorting the join keys failed");
+
+	/* per-row scratch of a step */
+	state->step_cap = gj_min64(SORTED_ROWS_PER_STEP, n);
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_first, sizeof(uint32_t) * state->step_cap),
+			 "could not allocate device scratch memory");
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cand, sizeof(uint64_t) * (state->step_cap + 1)),
+			 "could not allocate device scratch memory");
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_count, sizeof(uint64_t) * (state->step_cap + 1)),
+			 "could not allocate device scratch memory");
+	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cut, sizeof(uint64_t) * CUT_ENTRIES),
+			 "could not allocate device memory");
+	CUDA_TRY(cudaMallocHost((void **) &state->h_cut, sizeof(uint64_t) * CUT_ENTRIES),
+			 "could not allocate pinned host memory");
+	return true;
+}
+
+/*
+ * The inner side alone in key order on the device (sort_inner_work), for
+ * one join or, with plain_alloc, for several (cuda_prepare_inner).
+ * Synchronises the stream.
+ */
+bool
+gj_cuda_sort_inner(CudaJoinState *state, GjError *err)
+{
+	PrepareTemp tmp;
+	bool		ok;
+
+	memset(&tmp, 0, sizeof(tmp));
+	ok = sort_inner_work(state, &tmp, err);
+	free_prepare_temp(state, &tmp);
+	return ok;
 }
 
 /*
  * Put both sides in key order on the device (see the kernels above), and
- * keep host copies of what tile pruning reads.
+ * keep host copies of what tile pruning reads.  An inner side borrowed from
+ * prepare_inner is in key order already.
  */
 bool
 gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err)
@@ -685,13 +753,11 @@ gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err)
 	PrepareTemp tmp;
 	bool		ok;
 
+	if (!state->inner_borrowed && !gj_cuda_sort_inner(state, err))
+		return false;
 	memset(&tmp, 0, sizeof(tmp));
-	ok = prepare_sorted_work(state, &tmp, err);
-	/* nothing may still use the temporaries (a failure has synchronised) */
-	if (state->have_stream)
-		cudaStreamSynchronize(state->stream);
+	ok = sort_outer_work(state, &tmp, err);
 	free_prepare_temp(state, &tmp);
-	(void) cudaGetLastError();
 	return ok;
 }
 
