@@ -16,10 +16,18 @@
 
 #include "kt_common.h"
 
+/*
+ * A join on both backends over schedule s; the cuda backend's join is given
+ * cuda_prepared (an inner side its prepare_inner prepared) as its
+ * prepared_inner, the cpu backend's prepares its own.  variant, if not
+ * NULL, follows the join's name in the report.
+ */
 static void
-test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s)
+compare_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s,
+			 const void *cuda_prepared, const char *variant)
 {
 	GjJoinInput input;
+	GjJoinInput gpu_input;
 	PairSet		cpu,
 				gpu;
 	GjError		err;
@@ -28,6 +36,8 @@ test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Sche
 				rechecks = 0;
 
 	spec_input(&input, outer, inner, spec, s->capacity);
+	gpu_input = input;
+	gpu_input.prepared_inner = cuda_prepared;
 
 	memset(&cpu, 0, sizeof(cpu));
 	memset(&gpu, 0, sizeof(gpu));
@@ -38,7 +48,7 @@ test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Sche
 		ok = false;
 	}
 	memset(&err, 0, sizeof(err));
-	if (ok && !run_schedule(&gj_cuda_backend, &input, s, &gpu, &err))
+	if (ok && !run_schedule(&gj_cuda_backend, &gpu_input, s, &gpu, &err))
 	{
 		printf("# cuda backend failed: %s\n", err.message);
 		ok = false;
@@ -102,7 +112,47 @@ test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Sche
 	}
 	free(gpu.pairs);
 	free(cpu.pairs);
-	report(ok, "%s, %s", spec->name, s->name);
+	if (variant != NULL)
+	{
+		char		name[256];
+
+		snprintf(name, sizeof(name), "%s, %s", spec->name, variant);
+		report(ok, "%s, %s", name, s->name);
+	}
+	else
+		report(ok, "%s, %s", spec->name, s->name);
+}
+
+static void
+test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s)
+{
+	compare_join(outer, inner, spec, s, NULL, NULL);
+}
+
+/*
+ * The inner side prepared once on the cuda backend (prepare_inner) for two
+ * joins that differ only in their outer sides, as the GPU service does for
+ * the processes of a parallel join: each join reads the prepared side and
+ * must return what the cpu backend returns with an inner side of its own;
+ * the side is released after both joins ended.  Three tests.
+ */
+static void
+test_prepared(const Side *outer, const Side *outer2, const Side *inner, const JoinSpec *spec,
+			  const Schedule *s)
+{
+	GjJoinInput input;
+	GjError		err;
+	const void *prepared;
+
+	spec_input(&input, outer, inner, spec, s->capacity);
+	memset(&err, 0, sizeof(err));
+	prepared = gj_cuda_backend.prepare_inner(&input, &err);
+	if (prepared == NULL)
+		printf("# cuda prepare_inner failed: %s\n", err.message);
+	report(prepared != NULL, "%s: prepare_inner on cuda%s", spec->name, "");
+	compare_join(outer, inner, spec, s, prepared, "first join on a prepared inner side");
+	compare_join(outer2, inner, spec, s, prepared, "second join on a prepared inner side");
+	gj_cuda_backend.release_inner(prepared);
 }
 
 /*
@@ -503,6 +553,7 @@ run_tests(bool quick)
 	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
 	int			njoins = build_joins(joins);
 	int			nhash = 0;
+	int			nsorted = 0;
 	int			nagg = njoins;
 	GjDeviceInfo info;
 	GjError		err;
@@ -513,7 +564,10 @@ run_tests(bool quick)
 				g;
 
 	for (i = 0; i < njoins; i++)
+	{
 		nhash += joins[i].algorithm == GJ_ALGO_HASH;
+		nsorted += joins[i].algorithm != GJ_ALGO_NESTLOOP;
+	}
 	memset(&info, 0, sizeof(info));
 	memset(&err, 0, sizeof(err));
 	if (!gj_cuda_probe(&info, &err))
@@ -539,7 +593,7 @@ run_tests(bool quick)
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
 			   2 + 6 + nhash * 2 + 2 + nagg * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS +
-			   rowcount_test_count(true));
+			   3 * nsorted + rowcount_test_count(true));
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
@@ -588,6 +642,19 @@ run_tests(bool quick)
 		free(progs);
 		free(joins);
 		return failures > 0 ? 1 : 0;
+	}
+
+	/* one inner side prepared for two joins with other outer sides */
+	{
+		Side		outer2;
+
+		make_side(&outer2, N_OUTER, outer_nulls);
+		for (i = 0; i < njoins; i++)
+		{
+			if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
+				test_prepared(&outer, &outer2, &inner, &joins[i], &schedules[3]);
+		}
+		free_side(&outer2);
 	}
 
 	/* skewed: a third of the rows share key 7 */
