@@ -532,10 +532,22 @@ handle_open(GjServiceSlot *slot, int pid)
 	}
 	join->input = in;
 	join->shared_inner = shared_inner;
-	/* the shared inner side sorted or hashed once for all its joins */
+	/*
+	 * The shared inner side sorted or hashed once for all its joins, on the
+	 * device this join is about to open on (gj_device_join_begin asks
+	 * gj_service_choose_device again and sets each opening's device): the
+	 * cuda backend prepares it on input.device, and a later join that opens
+	 * on another device sorts its inner side itself.
+	 */
 	if (shared_inner != 0)
+	{
+		int			d = gj_service_choose_device(join->input.budget_bytes, NULL);
+
+		if (d >= 0)
+			join->input.device = gj_service->devices[d].number;
 		join->input.prepared_inner =
 			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend);
+	}
 	/* on the device gj_service_choose_device picks, or spread (nested loop) */
 	join->devices = gj_device_join_begin(&join->input, ndevices, &slot->err);
 	pthread_mutex_lock(&joins_lock);

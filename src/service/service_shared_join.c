@@ -15,9 +15,13 @@
  * joins in the service with the inner side's key columns in the chunk: the
  * proxy (service_client.c) copies only the outer side then, so the inner
  * side is drained once and staged once for the whole Gather.  Where the
- * backend can (prepare_inner, backend.h: the cpu backend), the first join
- * that reads it has it sorted or hashed once for all the joins that read
- * it with the same algorithm and keys (gj_service_shared_inner_prepared).
+ * backend can (prepare_inner, backend.h: the cpu and cuda backends), the
+ * first join that reads it has it sorted or hashed once for all the joins
+ * that read it with the same algorithm and keys
+ * (gj_service_shared_inner_prepared).  With several GPUs it is prepared
+ * once, on the device of that first join: the cuda backend gives it to the
+ * joins on that device only, and a join on another device sorts its inner
+ * side itself, as without prepare_inner.
  *
  * The service reference-counts a shared inner side by the processes
  * attached to it and the joins that read it; it frees the chunk when the
