@@ -265,7 +265,9 @@ typedef struct GjBackend
 	 * GPU service): sorted or hashed as begin_join would for input's
 	 * algorithm and inner key spec.  Returns NULL with *err set; the joins
 	 * then prepare it themselves.  release_inner frees it.  NULL: the
-	 * backend prepares the inner side in every begin_join.
+	 * backend prepares the inner side in every begin_join.  The cuda
+	 * backend prepares it on input->device, and only joins on that device
+	 * use it; the others prepare their own.
 	 */
 	const void *(*prepare_inner) (const GjJoinInput *input, GjError *err);
 	void		(*release_inner) (const void *prepared);

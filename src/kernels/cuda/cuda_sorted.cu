@@ -18,7 +18,9 @@
  * candidate pairs one per thread (so hot keys and wide ranges spread over
  * the device) when the device program must decide, cuts at the match
  * capacity on an outer-row boundary and writes the pairs; see
- * gj_cuda_sorted_step().
+ * gj_cuda_sorted_step().  The inner half of the preparation
+ * (gj_cuda_sort_inner) also serves prepare_inner, which sorts an inner side
+ * once for several joins (cuda_backend.cu).
  *
  *-------------------------------------------------------------------------
  */
