@@ -16,6 +16,9 @@
 
 #include "kt_common.h"
 
+/* cuda_backend.cu's test hook: did begin_join borrow a prepared inner side? */
+extern bool gj_cuda_test_inner_borrowed(const void *state);
+
 /*
  * A join on both backends over schedule s; the cuda backend's join is given
  * cuda_prepared (an inner side its prepare_inner prepared) as its
@@ -134,7 +137,7 @@ test_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Sche
  * joins that differ only in their outer sides, as the GPU service does for
  * the processes of a parallel join: each join reads the prepared side and
  * must return what the cpu backend returns with an inner side of its own;
- * the side is released after both joins ended.  Three tests.
+ * the side is released after both joins ended.  Four tests.
  */
 static void
 test_prepared(const Side *outer, const Side *outer2, const Side *inner, const JoinSpec *spec,
@@ -150,6 +153,20 @@ test_prepared(const Side *outer, const Side *outer2, const Side *inner, const Jo
 	if (prepared == NULL)
 		printf("# cuda prepare_inner failed: %s\n", err.message);
 	report(prepared != NULL, "%s: prepare_inner on cuda%s", spec->name, "");
+	{
+		GjJoinInput borrowing = input;
+		void	   *state;
+
+		/* begin_join takes the prepared side instead of sorting its own */
+		borrowing.prepared_inner = prepared;
+		memset(&err, 0, sizeof(err));
+		state = gj_cuda_backend.begin_join(&borrowing, &err);
+		if (state == NULL)
+			printf("# cuda begin_join failed: %s\n", err.message);
+		report(state != NULL && prepared != NULL && gj_cuda_test_inner_borrowed(state),
+			   "%s: begin_join borrows the prepared inner side%s", spec->name, "");
+		gj_cuda_backend.end_join(state);
+	}
 	compare_join(outer, inner, spec, s, prepared, "first join on a prepared inner side");
 	compare_join(outer2, inner, spec, s, prepared, "second join on a prepared inner side");
 	gj_cuda_backend.release_inner(prepared);
@@ -593,7 +610,7 @@ run_tests(bool quick)
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
 			   2 + 6 + nhash * 2 + 2 + nagg * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS +
-			   3 * nsorted + rowcount_test_count(true));
+			   4 * nsorted + rowcount_test_count(true));
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,

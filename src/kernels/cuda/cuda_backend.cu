@@ -507,6 +507,16 @@ cuda_release_inner(const void *arg)
 	free(prepared);
 }
 
+/*
+ * For test/kernels/kt_compare.c only, not part of the backend contract: did
+ * the begin_join that returned state borrow a prepared inner side?
+ */
+extern "C" bool
+gj_cuda_test_inner_borrowed(const void *state)
+{
+	return ((const CudaJoinState *) state)->inner_borrowed;
+}
+
 extern "C" const GjBackend gj_cuda_backend = {
 	"cuda",
 	cuda_begin_join,
