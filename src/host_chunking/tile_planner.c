@@ -91,6 +91,22 @@ gj_tile_schedule_plan(TileSchedule *sched, int64 outer_rows, int outer_row_bytes
 	sched->next_tile = 0;
 }
 
+/*
+ * The device bytes a planned schedule fills: one outer tile and one inner
+ * tile of key columns (with the outer rows' scratch) and the match buffer.
+ * Less than the budget when both sides fit whole and the match buffer is
+ * capped by max_matches; the GPU service reserves this much, not the budget.
+ */
+int64
+gj_tile_schedule_bytes(const TileSchedule *sched, int outer_row_bytes,
+					   int inner_row_bytes)
+{
+	return Min(sched->outer_tile_rows, sched->outer_rows) *
+		(int64) (outer_row_bytes + OUTER_ROW_SCRATCH_BYTES) +
+		Min(sched->inner_tile_rows, sched->inner_rows) * (int64) Max(inner_row_bytes, 1) +
+		sched->match_capacity * (int64) MATCH_PAIR_BYTES;
+}
+
 bool
 gj_tile_schedule_next(TileSchedule *sched, GjTile *tile)
 {

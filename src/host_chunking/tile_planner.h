@@ -29,6 +29,8 @@ extern void gj_tile_schedule_plan(TileSchedule *sched,
 							   int64 outer_rows, int outer_row_bytes,
 							   int64 inner_rows, int inner_row_bytes,
 							   int64 budget_bytes, int64 max_matches);
+extern int64 gj_tile_schedule_bytes(const TileSchedule *sched,
+								   int outer_row_bytes, int inner_row_bytes);
 extern bool gj_tile_schedule_next(TileSchedule *sched, GjTile *tile);
 extern void gj_tile_schedule_restart(TileSchedule *sched);
 

@@ -10,7 +10,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(74);
+SELECT plan(75);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -176,6 +176,23 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'the next join in the service works');
 
+-- a join reserves what its tiles and match buffer fill, not its whole
+-- budget, so that small joins do not queue behind each other
+CREATE FUNCTION pg_temp.budget_kb(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Device Memory Budget: ' THEN
+            RETURN substring(line FROM 'Budget: ([0-9]+) kB')::bigint;
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END $$;
+SET LOCAL gpujoin.device_memory = '1GB';
+SELECT cmp_ok(pg_temp.budget_kb('SELECT sr.id, ss.id FROM sr JOIN ss ON sr.a = ss.a'), '<', 262144::bigint,
+              'a 3000 x 2500 join in the service with gpujoin.device_memory = 1GB reserves its tiles, match buffer and keys, not 1GB');
+SET LOCAL gpujoin.device_memory = '1MB';
+
 SELECT ok(pg_terminate_backend(:first_pid), 'the service can be terminated');
 SELECT coalesce(pg_temp.service_pid(:first_pid), 0) AS second_pid \gset
 SELECT ok(:second_pid <> 0, 'the postmaster starts it again, with a new pid, ready');
@@ -184,7 +201,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service on the cpu backend', 73);
+SELECT skip('the cluster runs no GPU service on the cpu backend', 74);
 \endif
 
 SELECT * FROM finish();
