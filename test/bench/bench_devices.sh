@@ -20,7 +20,8 @@
 # SERVICE_BACKEND=cpu the service simulates SIMULATED devices (default 2,
 # gpujoin.service_simulated_devices) on the host processor: a check that
 # the script works, not a measurement (they share the cores).  Each query
-# is timed with psql's \timing, median of RUNS (default 3) warm runs; the
+# is timed with psql's \timing, median of RUNS (default 3) warm runs
+# (QUERY_TIMEOUT, a statement_timeout, bounds each; default none); the
 # answers on one device and on all must be equal, else the row says so.
 #
 #   test/bench/bench_devices.sh                       # the two-GPU machine
@@ -35,6 +36,7 @@ ONE=${ONE:-0}
 ALL=${ALL:-}
 SERVICE_BACKEND=${SERVICE_BACKEND:-cuda}
 SIMULATED=${SIMULATED:-2}
+QUERY_TIMEOUT=${QUERY_TIMEOUT:-0}
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 trap cluster_stop EXIT
@@ -85,7 +87,7 @@ echo "machine: $(nproc) cores; service on $SERVICE_BACKEND"
 NL="SELECT count(*) FROM a JOIN b ON a.x < b.x AND a.y > b.y"
 NL_P="SELECT count(*) FROM a JOIN b ON a.x < b.x AND a.y > b.y AND a.x + b.y > 0"
 HASH="SELECT count(*) FROM h1 JOIN h2 ON h1.k = h2.k"
-FORCE="SET gpujoin.device = service; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off"
+FORCE="SET gpujoin.device = service; SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; SET statement_timeout = '$QUERY_TIMEOUT'"
 FORCE_NL="$FORCE; SET gpujoin.algorithm = nestloop"
 FORCE_HASH="$FORCE; SET gpujoin.algorithm = hash"
 
@@ -107,9 +109,11 @@ for devices in "$ONE" "$ALL"; do
 	echo "gpujoin.devices = '$devices': $(psql -At -c "SELECT count(*) FROM gpujoin_devices() WHERE backend = 'service device'") devices: $(psql -At -c "SELECT string_agg(name, ', ') FROM gpujoin_devices() WHERE backend = 'service device'")"
 	for q in "${QUERIES[@]}"; do
 		IFS='|' read -r name settings query <<<"$q"
-		answer[$name,$devices]=$(psql -At -c "$settings" -c "$query")
-		plan[$name,$devices]=$(plan_of "$settings" "$query")
-		ms[$name,$devices]=$(time_query "$settings" "$query")
+		answer[$name,$devices]=$(psql -At -c "$settings" -c "$query" 2>&1 | tail -1 || true)
+		plan[$name,$devices]=$(plan_of "$settings" "$query" || true)
+		ms[$name,$devices]=$(time_query "$settings" "$query" || true)
+		# progress, so that a run cut off by a time limit still says what it measured
+		echo "  $name, gpujoin.devices = '$devices': ${ms[$name,$devices]} ms, ${plan[$name,$devices]}, answer ${answer[$name,$devices]}"
 	done
 done
 
@@ -122,6 +126,10 @@ for q in "${QUERIES[@]}"; do
 		hash*) size="$HASH_N x $HASH_N" ;;
 		*) size="$NL_N x $NL_N" ;;
 	esac
+	if [[ "${answer[$name,$ONE]}${answer[$name,$ALL]}" == *ERROR* ]]; then
+		echo "| $name | $size | | no figure: ${answer[$name,$ONE]} / ${answer[$name,$ALL]} | | |"
+		continue
+	fi
 	if [ "${answer[$name,$ONE]}" != "${answer[$name,$ALL]}" ]; then
 		echo "| $name | $size | | different results: ${answer[$name,$ONE]} and ${answer[$name,$ALL]} | | |"
 		continue

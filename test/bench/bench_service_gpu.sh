@@ -22,6 +22,7 @@
 # PGBENCH_CLIENTS (16) clients run for PGBENCH_SECONDS (30) each way, a
 # transaction a band count (100k x 100k), an equi-join sum (1M x 100k) and
 # a theta count (5000 x 5000), GpuJoin forced, or PostgreSQL's plans.
+# ONLY_EQUI=1: the equi-join rows and their time breakdown only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
@@ -32,6 +33,7 @@ BAND_N=${BAND_N:-1000000}
 SERVICE_BACKEND=${SERVICE_BACKEND:-cuda}
 PGBENCH_CLIENTS=${PGBENCH_CLIENTS:-16}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-30}
+ONLY_EQUI=${ONLY_EQUI:-0}
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 trap cluster_stop EXIT
@@ -95,7 +97,7 @@ ROWS_TO_PG="SET gpujoin.enable_aggregate = off"
 
 plan_of() {
 	psql -At -c "$1" -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $2" |
-		grep -oE 'Parallel Custom Scan \(GpuJoin\)|Custom Scan \(GpuJoin\)|GPU Aggregates|Backend: [a-z ()]+|Workers Launched: [0-9]+|Parallel Hash Join|Hash Join|Merge Join|Nested Loop|Index Only Scan|Index Scan' |
+		grep -oE 'Aggregate Mode: partial|Parallel Custom Scan \(GpuJoin\)|Custom Scan \(GpuJoin\)|GPU Aggregates|Backend: [a-z ()]+|Workers Launched: [0-9]+|Parallel Hash Join|Hash Join|Merge Join|Nested Loop|Index Only Scan|Index Scan' |
 		sed 's/Custom Scan (GpuJoin)/GpuJoin/' | sort -u | paste -sd',' - | sed 's/,/, /g'
 }
 
@@ -112,23 +114,29 @@ row() {
 }
 row "equi sum, service, one process" "$FACT_N x $DIM_N" "$FORCE; $SERIAL" "$EQUI_SUM" "$EQUI_SUM"
 row "equi sum, service, parallel, rows to PostgreSQL's partial Agg" "$FACT_N x $DIM_N" "$FORCE; $ROWS_TO_PG" "$EQUI_SUM" "$EQUI_SUM"
+row "equi sum, service, parallel, GPU partial aggregates" "$FACT_N x $DIM_N" "$FORCE" "$EQUI_SUM" "$EQUI_SUM"
 row "equi count, service, one process" "$FACT_N x $DIM_N" "$FORCE; $SERIAL" "$EQUI_COUNT" "$EQUI_COUNT"
 row "equi count, service, parallel, rows to partial Agg" "$FACT_N x $DIM_N" "$FORCE; $ROWS_TO_PG" "$EQUI_COUNT" "$EQUI_COUNT"
+row "equi count, service, parallel, GPU partial aggregates" "$FACT_N x $DIM_N" "$FORCE" "$EQUI_COUNT" "$EQUI_COUNT"
+[ "$ONLY_EQUI" = 1 ] || {
 row "band count, service, one process" "$BAND_N x $BAND_N" "$FORCE; $SERIAL" "$BAND" "$BAND"
 row "band count, service, parallel, rows to partial Agg" "$BAND_N x $BAND_N" "$FORCE; $ROWS_TO_PG" "$BAND" "$BAND"
 row "band rows returned, service, one process" "$BAND_N x $BAND_N" "$FORCE; $SERIAL" "$BAND_ROWS" "$BAND_ROWS"
 row "band rows returned, service, parallel" "$BAND_N x $BAND_N" "$FORCE" "$BAND_ROWS" "$BAND_ROWS"
+}
 
 # where the time of the equi-join goes (the node's own clocks, summed over the processes)
 echo
 echo "Time breakdown, $EQUI_SUM (EXPLAIN ANALYZE, TIMING OFF):"
-for settings in "$FORCE; $SERIAL" "$FORCE; $ROWS_TO_PG"; do
+for settings in "$FORCE; $SERIAL" "$FORCE; $ROWS_TO_PG" "$FORCE"; do
 	echo
 	echo "$settings"
 	psql -c "$settings" -c "EXPLAIN (ANALYZE, TIMING OFF) $EQUI_SUM" |
-		grep -E 'Custom Scan|GPU Aggregates|Workers Launched|Backend:|Input:|Rows Drained|Steps:|Drain Time|Backend Time|Queue Time|Execution Time' |
+		grep -E 'Custom Scan|GPU Aggregates|Aggregate Mode|Inner Side|Workers Launched|Backend:|Input:|Rows Drained|Steps:|Drain Time|Backend Time|Queue Time|Execution Time' |
 		sed -E 's/ +\(cost=[^)]*\)//; s/^ +/    /'
 done
+
+[ "$ONLY_EQUI" = 1 ] && exit 0
 
 # the first GpuJoin of a new connection, against the same in a warm one
 SMALL="SELECT count(*) FROM small_r r JOIN small_s s ON s.t BETWEEN r.t - 50 AND r.t + 50"
