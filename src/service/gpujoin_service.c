@@ -76,7 +76,6 @@ typedef struct ServiceJoin
 	GjJoinInput input;			/* the validated copy the backend reads */
 	ServiceAgg *agg;			/* NULL: no aggregate steps */
 	GjDeviceJoin *devices;		/* the backend's states, one per device */
-	int64		reserved;		/* of the device budget (service_budget.c) */
 	uint64		shared_inner;	/* 0, or the shared inner side it reads */
 } ServiceJoin;
 
@@ -406,7 +405,6 @@ close_join(ServiceJoin *join)
 {
 	gj_device_join_end(join->devices);
 	gj_service_free_agg(join->agg);
-	gj_service_budget_release(join->reserved);
 	/* after end_join: the backend no longer reads the shared inner side */
 	if (join->shared_inner != 0)
 		gj_service_shared_inner_unref(join->shared_inner);
@@ -429,6 +427,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	ServiceAgg *agg = NULL;
 	GjJoinInput in;
 	int			ndevices;
+	int			devices[GJ_MAX_DEVICES];
 	uint64		shared_inner = slot->shared_inner;
 	int			j;
 
@@ -510,15 +509,14 @@ handle_open(GjServiceSlot *slot, int pid)
 	}
 	/*
 	 * The budget is reserved before the backend allocates it, on each device
-	 * the join opens on: a nested loop spread over k devices takes its
-	 * budget on each, and runs on fewer when the budget has no room for k.
+	 * the join opens on, each chosen with room for it (service_devices.c): a
+	 * nested loop spread over k devices takes its budget on each, and runs
+	 * on fewer when fewer have room; none with room and the client waits.
 	 */
 	ndevices = in.algorithm == GJ_ALGO_NESTLOOP ?
 		Max(Min(slot->ndevices, gj_service->ndevices), 1) : 1;
-	join->reserved = Max(in.budget_bytes, 0) * ndevices;
-	while (ndevices > 1 && !gj_service_budget_reserve(join->reserved))
-		join->reserved = Max(in.budget_bytes, 0) * --ndevices;
-	if (ndevices == 1 && !gj_service_budget_reserve(join->reserved))
+	ndevices = gj_service_reserve_devices(in.budget_bytes, ndevices, devices);
+	if (ndevices == 0)
 	{
 		pthread_mutex_lock(&joins_lock);
 		join->in_use = false;
@@ -534,26 +532,21 @@ handle_open(GjServiceSlot *slot, int pid)
 	join->shared_inner = shared_inner;
 	/*
 	 * The shared inner side sorted or hashed once for all its joins, on the
-	 * device this join is about to open on (gj_device_join_begin asks
-	 * gj_service_choose_device again and sets each opening's device): the
-	 * cuda backend prepares it on input.device, and a later join that opens
-	 * on another device sorts its inner side itself.
+	 * device this join opens on (its first): the cuda backend prepares it on
+	 * input.device, and a later join that opens on another device sorts its
+	 * inner side itself.
 	 */
 	if (shared_inner != 0)
 	{
-		int			d = gj_service_choose_device(join->input.budget_bytes, NULL);
-
-		if (d >= 0)
-			join->input.device = gj_service->devices[d].number;
+		join->input.device = gj_service->devices[devices[0]].number;
 		join->input.prepared_inner =
 			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend);
 	}
-	/* on the device gj_service_choose_device picks, or spread (nested loop) */
-	join->devices = gj_device_join_begin(&join->input, ndevices, &slot->err);
+	/* on the devices reserved, which give back what they do not open */
+	join->devices = gj_device_join_begin(&join->input, devices, ndevices, &slot->err);
 	pthread_mutex_lock(&joins_lock);
 	if (join->devices == NULL)
 	{
-		gj_service_budget_release(join->reserved);
 		join->in_use = false;
 		join->busy = false;
 		join->shared_inner = 0;
@@ -563,13 +556,6 @@ handle_open(GjServiceSlot *slot, int pid)
 			gj_service_shared_inner_unref(shared_inner);
 		slot->ok = false;
 		return;
-	}
-	/* a device that could not open the join gives its budget back */
-	if (join->devices->ndevices < ndevices)
-	{
-		gj_service_budget_release(Max(in.budget_bytes, 0) *
-								  (ndevices - join->devices->ndevices));
-		join->reserved = Max(in.budget_bytes, 0) * join->devices->ndevices;
 	}
 	join->agg = agg;
 	join->handle = (++service_join_seq << 8) | (uint64) (join - service_joins);

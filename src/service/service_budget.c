@@ -16,11 +16,13 @@
  * fewer) and gives it back when it closes, however it closes: by its
  * client, on ERROR, or in the sweep of a client that died.
  *
- * The reservation itself is the service's (gj_service_budget_reserve, in
- * the thread that opens the join, under the control block's spinlock), so
- * two clients can never both take the last of it.  A client first waits
- * (gj_service_budget_wait) until enough is free: at least a quarter of the
- * budget it asked for.  It then takes what there is, up to its budget,
+ * The reservation itself is the service's, per device
+ * (gj_service_reserve_devices in service_devices.c, in the thread that
+ * opens the join, under the control block's spinlock, on a device with room
+ * in its share), so two clients can never both take the last of a device's
+ * share, and uneven loads never ask a device for more than its share.  A
+ * client first waits (gj_service_budget_wait) until one device has enough
+ * free: at least a quarter of the budget it asked for.  It then takes what there is, up to its budget,
  * and plans smaller tiles if it has to: a join that does not fit waits or
  * runs smaller, it does not fail over to the cpu backend.  The wait is
  * bounded (10 s, as the staging area's) because a plan can hold budget in
@@ -84,39 +86,6 @@ gj_service_budget_init(void)
 	SpinLockRelease(&gj_service->mutex);
 }
 
-/*
- * In the service, when a join opens: reserve its budget.  False when the
- * rest of the total is too small (another client took it since this one
- * looked); the client then waits again.  Only the spinlock: safe in a
- * worker thread.
- */
-bool
-gj_service_budget_reserve(int64 bytes)
-{
-	bool		ok = true;
-
-	if (bytes < 0)
-		return false;
-	SpinLockAcquire(&gj_service->mutex);
-	if (gj_service->status.device_budget > 0 &&
-		gj_service->status.device_reserved + bytes > gj_service->status.device_budget)
-		ok = false;
-	else
-		gj_service->status.device_reserved += bytes;
-	SpinLockRelease(&gj_service->mutex);
-	return ok;
-}
-
-/* In the service, when a join closes (or failed to open): give it back. */
-void
-gj_service_budget_release(int64 bytes)
-{
-	SpinLockAcquire(&gj_service->mutex);
-	gj_service->status.device_reserved -= bytes;
-	Assert(gj_service->status.device_reserved >= 0);
-	SpinLockRelease(&gj_service->mutex);
-}
-
 /* The service's total, 0 for no limit. */
 int64
 gj_service_budget_total(void)
@@ -129,15 +98,24 @@ gj_service_budget_total(void)
 	return total;
 }
 
-/* What the service has not reserved, or -1 for no limit. */
+/*
+ * The most any one device has not reserved of its share (a join runs on
+ * one; service_devices.c reserves it there), or -1 for no limit.
+ */
 static int64
 budget_available(void)
 {
-	int64		left;
+	int64		left = -1;
+	int			d;
 
 	SpinLockAcquire(&gj_service->mutex);
-	left = gj_service->status.device_budget > 0 ?
-		gj_service->status.device_budget - gj_service->status.device_reserved : -1;
+	if (gj_service->status.device_budget > 0)
+	{
+		left = 0;
+		for (d = 0; d < gj_service->ndevices; d++)
+			left = Max(left, gj_service->devices[d].budget_share -
+					   gj_service->devices[d].memory_in_use);
+	}
 	SpinLockRelease(&gj_service->mutex);
 	return left;
 }

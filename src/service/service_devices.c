@@ -266,14 +266,16 @@ gj_service_devices_refresh(void)
 /*
  * The device for a join that runs on one: of those not excluded, one with
  * room for the budget before one without, then the fewest joins open and
- * steps queued, then the most free memory (the budget left after the
- * joins open there, on the cpu backend's simulated devices), then the
- * lowest number.  The one place that decides; "room" is the device's share
- * of the service's budget (service_budget.c) less what the joins open on
- * it reserved.
+ * steps queued, then the most room (on a device without a share of the
+ * budget: its free memory, or on the cpu backend's simulated devices the
+ * budgets open there, least first), then the lowest number.  "Room" is the
+ * device's share of the service's budget (service_budget.c) less what the
+ * joins open on it reserved: its free memory would miss what the memory
+ * pool keeps for the next joins.  With need_room, -1 when no device not
+ * excluded has room.  The caller holds the control block's spinlock.
  */
-int
-gj_service_choose_device(int64 budget, const bool *exclude)
+static int
+choose_device_locked(int64 budget, const bool *exclude, bool need_room)
 {
 	int			best = -1;
 	bool		best_room = false;
@@ -281,7 +283,6 @@ gj_service_choose_device(int64 budget, const bool *exclude)
 	int64		best_free = 0;
 	int			d;
 
-	SpinLockAcquire(&gj_service->mutex);
 	for (d = 0; d < gj_service->ndevices; d++)
 	{
 		const GjServiceDevice *dev = &gj_service->devices[d];
@@ -289,11 +290,6 @@ gj_service_choose_device(int64 budget, const bool *exclude)
 		bool		room;
 		int64		load = (int64) dev->joins_open + dev->steps_queued;
 
-		/*
-		 * Room is the device's share of the service's budget less the
-		 * budgets of the joins open on it: its free memory would miss what
-		 * the memory pool keeps for the next joins.
-		 */
 		if (dev->budget_share > 0)
 			free_bytes = dev->budget_share - dev->memory_in_use;
 		else
@@ -302,6 +298,8 @@ gj_service_choose_device(int64 budget, const bool *exclude)
 			free_bytes >= budget;
 
 		if (exclude != NULL && exclude[d])
+			continue;
+		if (need_room && !room)
 			continue;
 		if (best < 0 ||
 			(room && !best_room) ||
@@ -314,8 +312,68 @@ gj_service_choose_device(int64 budget, const bool *exclude)
 			best_free = free_bytes;
 		}
 	}
-	SpinLockRelease(&gj_service->mutex);
 	return best;
+}
+
+/* The device a join of this budget would open on now (see above). */
+int
+gj_service_choose_device(int64 budget, const bool *exclude)
+{
+	int			d;
+
+	SpinLockAcquire(&gj_service->mutex);
+	d = choose_device_locked(budget, exclude, false);
+	SpinLockRelease(&gj_service->mutex);
+	return d;
+}
+
+/*
+ * Reserve a join's budget on up to wanted devices, each with room for it,
+ * chosen as above, under one hold of the spinlock so that two joins never
+ * both take the last of a device's share: devices[] gets their indexes.
+ * Returns how many; 0 when no device has room (the client waits again).
+ * A device's reservation is its memory_in_use, and their sum the
+ * service's device_reserved, until gj_service_release_devices.
+ */
+int
+gj_service_reserve_devices(int64 budget, int wanted, int *devices)
+{
+	bool		chosen[GJ_MAX_DEVICES];
+	int			n = 0;
+
+	budget = Max(budget, 0);
+	memset(chosen, 0, sizeof(chosen));
+	SpinLockAcquire(&gj_service->mutex);
+	while (n < wanted)
+	{
+		int			d = choose_device_locked(budget, chosen, true);
+
+		if (d < 0)
+			break;
+		chosen[d] = true;
+		devices[n++] = d;
+		gj_service->devices[d].memory_in_use += budget;
+		gj_service->status.device_reserved += budget;
+	}
+	SpinLockRelease(&gj_service->mutex);
+	return n;
+}
+
+/* Give back the reservations of gj_service_reserve_devices. */
+void
+gj_service_release_devices(int64 budget, const int *devices, int n)
+{
+	int			i;
+
+	budget = Max(budget, 0);
+	SpinLockAcquire(&gj_service->mutex);
+	for (i = 0; i < n; i++)
+	{
+		gj_service->devices[devices[i]].memory_in_use -= budget;
+		gj_service->status.device_reserved -= budget;
+		Assert(gj_service->devices[devices[i]].memory_in_use >= 0);
+	}
+	SpinLockRelease(&gj_service->mutex);
 }
 
 /* ---------------------------------------------------------------------
@@ -560,11 +618,10 @@ run_tasks(DeviceTask *tasks, int n)
  */
 
 static void
-device_count_join(int device, int64 budget, int delta)
+device_count_join(int device, int delta)
 {
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->devices[device].joins_open += delta;
-	gj_service->devices[device].memory_in_use += delta * budget;
 	SpinLockRelease(&gj_service->mutex);
 }
 
@@ -599,57 +656,51 @@ free_partial(GjAggPartial *p)
 }
 
 /*
- * Open the join on wanted devices (1: the one gj_service_choose_device
- * picks; more: that many of the least loaded), at once.  Devices that
- * fail (out of memory there) are left out as long as one opened; NULL
- * with *err (the first device's error) when none did.
+ * Open the join on the n devices its budget was reserved on
+ * (gj_service_reserve_devices), at once.  A device that fails (out of
+ * memory there) is left out, its reservation given back, as long as one
+ * opened; NULL with *err (the first device's error) when none did, every
+ * reservation given back.  gj_device_join_end gives back the others.
  */
 GjDeviceJoin *
-gj_device_join_begin(const GjJoinInput *input, int wanted, GjError *err)
+gj_device_join_begin(const GjJoinInput *input, const int *devices, int n, GjError *err)
 {
 	GjDeviceJoin *dj;
 	DeviceTask	tasks[GJ_MAX_DEVICES];
-	bool		chosen[GJ_MAX_DEVICES];
-	int			n = 0;
 	int			i;
 
 	if ((dj = calloc(1, sizeof(GjDeviceJoin))) == NULL)
 	{
+		gj_service_release_devices(input->budget_bytes, devices, n);
 		err->code = GJ_ERR_OUT_OF_MEMORY;
 		strlcpy(err->message, "the GPU service is out of memory", sizeof(err->message));
 		return NULL;
 	}
-	wanted = Max(Min(wanted, gj_service->ndevices), 1);
-	memset(chosen, 0, sizeof(chosen));
 	memset(tasks, 0, sizeof(tasks));
-	for (n = 0; n < wanted; n++)
+	for (i = 0; i < n; i++)
 	{
-		int			d = gj_service_choose_device(input->budget_bytes, chosen);
-
-		if (d < 0)
-			break;
-		chosen[d] = true;
-		dj->input[n] = *input;
-		dj->input[n].device = gj_service->devices[d].number;
-		tasks[n].kind = TASK_OPEN;
-		tasks[n].device = d;
-		tasks[n].input = &dj->input[n];
+		dj->input[i] = *input;
+		dj->input[i].device = gj_service->devices[devices[i]].number;
+		tasks[i].kind = TASK_OPEN;
+		tasks[i].device = devices[i];
+		tasks[i].input = &dj->input[i];
 	}
 	dj->budget = input->budget_bytes;
 	run_tasks(tasks, n);
 
 	for (i = 0; i < n; i++)
 	{
+		if (tasks[i].ok && dj->ndevices > 0 && input->agg_spec != NULL &&
+			(dj->partial[dj->ndevices] = alloc_partial(input->agg_spec)) == NULL)
+		{
+			device_backend->end_join(tasks[i].state);
+			tasks[i].ok = false;
+		}
 		if (!tasks[i].ok)
 		{
 			if (dj->ndevices == 0 && err->code == 0)
 				*err = tasks[i].err;
-			continue;
-		}
-		if (dj->ndevices > 0 && input->agg_spec != NULL &&
-			(dj->partial[dj->ndevices] = alloc_partial(input->agg_spec)) == NULL)
-		{
-			device_backend->end_join(tasks[i].state);
+			gj_service_release_devices(dj->budget, &devices[i], 1);
 			continue;
 		}
 		dj->device[dj->ndevices] = tasks[i].device;
@@ -657,7 +708,7 @@ gj_device_join_begin(const GjJoinInput *input, int wanted, GjError *err)
 		if (dj->ndevices != i)
 			dj->input[dj->ndevices] = dj->input[i];
 		dj->ndevices++;
-		device_count_join(tasks[i].device, dj->budget, 1);
+		device_count_join(tasks[i].device, 1);
 	}
 	if (dj->ndevices == 0)
 	{
@@ -820,7 +871,8 @@ gj_device_join_end(GjDeviceJoin *dj)
 	{
 		device_backend->end_join(dj->state[k]);
 		free_partial(dj->partial[k]);
-		device_count_join(dj->device[k], dj->budget, -1);
+		device_count_join(dj->device[k], -1);
+		gj_service_release_devices(dj->budget, &dj->device[k], 1);
 	}
 	free(dj);
 }

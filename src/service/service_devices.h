@@ -51,7 +51,7 @@ typedef struct GjDeviceJoin
 	int			device[GJ_MAX_DEVICES]; /* indexes in the service's devices */
 	void	   *state[GJ_MAX_DEVICES];
 	GjAggPartial *partial[GJ_MAX_DEVICES];	/* [0] unused: the client's */
-	int64		budget;			/* each device's, as memory in use */
+	int64		budget;			/* reserved on each of its devices */
 	GjJoinInput input[GJ_MAX_DEVICES];
 } GjDeviceJoin;
 
@@ -63,7 +63,10 @@ extern void gj_service_devices_refresh(void);
 
 /* The worker threads' calls: nothing here may ereport. */
 extern int	gj_service_choose_device(int64 budget, const bool *exclude);
-extern GjDeviceJoin *gj_device_join_begin(const GjJoinInput *input, int wanted, GjError *err);
+extern int	gj_service_reserve_devices(int64 budget, int wanted, int *devices);
+extern void gj_service_release_devices(int64 budget, const int *devices, int n);
+extern GjDeviceJoin *gj_device_join_begin(const GjJoinInput *input, const int *devices, int n,
+										  GjError *err);
 extern bool gj_device_join_steps(GjDeviceJoin *dj, const GjTile *tile, GjStepPiece *pieces,
 								 int npieces, int64 capacity, const GjAggSpec *spec,
 								 GjAggPartial *partial, GjStats *stats, GjError *err);

@@ -200,8 +200,6 @@ extern void gj_service_serve_request(int slotno);
 /* service_workers.c: the threads that serve requests */
 /* service_budget.c: the device memory of all joins together */
 extern void gj_service_budget_init(void);
-extern bool gj_service_budget_reserve(int64 bytes);
-extern void gj_service_budget_release(int64 bytes);
 extern int64 gj_service_budget_total(void);
 extern int64 gj_service_budget_wait(int64 budget, int64 min_budget,
 									double *deadline_ms, double *waited_ms);

@@ -15,7 +15,8 @@
 #     any device once the service's sweep has run;
 #   - restarted with gpujoin.devices = '0,2': the service uses those two;
 #   - restarted with gpujoin.service_device_memory = 8MB: the budget is 8MB
-#     on each device, and a join's budget is capped at one device's share.
+#     on each device, a join's budget is capped at one device's share, and
+#     it is reserved on one device with room, never over the devices' sum.
 # Ends with "service_devices: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -32,6 +33,7 @@ gpujoin.service_simulated_devices = 3" cluster_start || {
 OUT=$CLUSTER_DIR
 PSQL="$PG_BINDIR/psql -X -q -At -v ON_ERROR_STOP=1"
 . test/lib/check.sh
+. test/lib/service.sh
 
 # wait until the service is ready (up to 30 s)
 service_ready() {
@@ -152,6 +154,39 @@ explain=$($PSQL -d gpujoin_tap -c "$FORCE SET gpujoin.algorithm = hash; SET gpuj
 check "a join that asks for more than one device's share gets that share" \
 	$(echo "$explain" | grep -q 'Device Memory Budget: 8192 kB' && echo "$explain" | grep -q '(service)' && echo 0 || echo 1) \
 	"$(echo "$explain" | grep -E 'Budget|Backend|NOTICE')"
+
+# the reservation is per device: with 6MB of each device's 8MB held by a
+# join, a join of 4MB gets the 2MB one device has left, not the 4MB the
+# two have together (which would put one device past its share)
+hold_join() {
+	$PSQL -d gpujoin_tap >"$OUT/holder$1.out" 2>&1 <<SQL &
+$FORCE
+SET gpujoin.algorithm = nestloop;
+SET gpujoin.service_spread_min_pairs = 2147483647;
+SET gpujoin.device_memory = '6MB';
+BEGIN;
+DECLARE c CURSOR FOR SELECT cr.id, cs.id FROM cr JOIN cs ON cr.a < cs.a;
+FETCH 1 FROM c;
+SELECT pg_sleep(4);
+COMMIT;
+SQL
+}
+PSQL_TAP="$PSQL -d gpujoin_tap"
+hold_join 1
+holder1=$!
+PSQL=$PSQL_TAP service_wait '6291456 bytes reserved'
+hold_join 2
+holder2=$!
+PSQL=$PSQL_TAP service_wait '12582912 bytes reserved'
+check "two joins of 6MB hold 6MB of each device's 8MB" $? "$(PSQL=$PSQL_TAP service_status)"
+explain=$($PSQL -d gpujoin_tap -c "$FORCE SET gpujoin.algorithm = nestloop; SET gpujoin.device_memory = '4MB';" \
+	-c "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF) SELECT cr.id, cs.id FROM cr JOIN cs ON cr.a < cs.a AND cr.id < 50" 2>&1)
+check "a join of 4MB then gets the 2MB one device has left, not 4MB over two devices" \
+	$(echo "$explain" | grep -q 'Device Memory Budget: 2048 kB' && echo "$explain" | grep -q '(service)' && echo 0 || echo 1) \
+	"$(echo "$explain" | grep -E 'Budget|Backend|NOTICE|Queue')"
+wait $holder1 $holder2
+PSQL=$PSQL_TAP service_wait '; device memory: 0 bytes reserved'
+check "and once the holders are done nothing stays reserved" $? "$(PSQL=$PSQL_TAP service_status)"
 
 echo "service_devices: $passed passed, $failed failed"
 [ "$failed" = 0 ]
