@@ -368,6 +368,9 @@ extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
 extern bool gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input);
 extern bool gpujoin_partitions_open_next(GpuJoinState *gjs);
 extern void gpujoin_partitions_translate(GpuJoinState *gjs);
+extern const struct GjAggSpec *gpujoin_partitions_spec(GpuJoinState *gjs,
+													   const struct GjAggSpec *spec);
+extern bool gpujoin_partitions_more(GpuJoinState *gjs);
 extern void gpujoin_partitions_reset(GpuJoinState *gjs);
 extern MemoryContext gpujoin_partitions_keys_context(GpuJoinState *gjs);
 extern void gpujoin_partitions_explain(const GpuJoinCounters *c, struct ExplainState *es);

@@ -37,9 +37,14 @@
  * (a band near a cut) is matched, skipped by a semi join, or emitted
  * unmatched exactly once, after the last piece, as without partitions.
  *
- * The aggregate node does not partition (its spec's per-row arrays are
- * numbered in the whole buffers); its joins over the budget run on the cpu
- * backend as before.
+ * The aggregate node's joins are partitioned too: its spec's per-row
+ * arrays (argument values and flags, the pair programs' columns, groups,
+ * host_later) are numbered in the whole buffers, so each piece gets a copy
+ * gathered for its rows (gather_spec), which the piece's aggregate steps
+ * and its agg_finish are given (gpujoin_partitions_spec); every piece
+ * reduces into the same partials.  A pair is reduced once, as it is found
+ * once: hash partitions hold each row once, range partitions each inner
+ * row once.
  *
  *-------------------------------------------------------------------------
  */
@@ -111,6 +116,8 @@ struct GjDevicePartitions
 	/* the open piece's rows in the buffers, by their number in the piece */
 	const uint32 *outer_map;
 	const uint32 *inner_map;
+	/* the aggregate node's spec, gathered for the open piece's rows */
+	GjAggSpec	piece_spec;
 	/* the translated pairs of the last step */
 	uint32	   *pairs_outer;
 	uint32	   *pairs_inner;
@@ -404,8 +411,6 @@ gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input)
 	if (!gpujoin_device_partitions ||
 		(input->algorithm != GJ_ALGO_HASH && input->algorithm != GJ_ALGO_SORTMERGE))
 		return false;
-	if (gjs->before_open != NULL)
-		return false;			/* the aggregate node: see the header */
 	if (gpujoin_device_memory_kb == 0 && gjs->backend != &gj_cuda_backend &&
 		gjs->backend != &gj_service_cuda_backend)
 		return false;
@@ -483,6 +488,75 @@ gather_keys(const GjKeyColumns *from, const uint32 *rows, int64 n, GjKeyColumns 
 	}
 }
 
+/* Gather rows[0 .. n) of a per-row array of elem bytes a row. */
+static void *
+gather_rows(const void *from, Size elem, const uint32 *rows, int64 n)
+{
+	char	   *to;
+
+	if (from == NULL)
+		return NULL;
+	to = palloc_extended(elem * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < n; i++)
+		memcpy(to + i * elem, (const char *) from + (Size) rows[i] * elem, elem);
+	return to;
+}
+
+/*
+ * The aggregate node's spec for the open piece: every per-row array of the
+ * whole buffers' spec gathered for the piece's no outer and ni inner rows;
+ * the groups keep their numbers, so every piece reduces into the same
+ * partials.  In the piece's memory context.
+ */
+static void
+gather_spec(GjDevicePartitions *parts, const GjAggSpec *whole, int64 no, int64 ni)
+{
+	GjAggSpec  *spec = &parts->piece_spec;
+
+	*spec = *whole;
+	for (int a = 0; a < whole->nargs; a++)
+	{
+		const GjAggArg *from = &whole->args[a];
+		GjAggArg   *to = &spec->args[a];
+
+		if (from->side == GJ_AGG_SIDE_PAIR)
+			continue;
+		to->values = gather_rows(from->values, sizeof(int64),
+								 from->side == GJ_AGG_SIDE_OUTER ? parts->outer_map : parts->inner_map,
+								 from->side == GJ_AGG_SIDE_OUTER ? no : ni);
+		to->flags = gather_rows(from->flags, sizeof(uint8),
+								from->side == GJ_AGG_SIDE_OUTER ? parts->outer_map : parts->inner_map,
+								from->side == GJ_AGG_SIDE_OUTER ? no : ni);
+	}
+	gather_keys(&whole->pair_cols[0], parts->outer_map, no, &spec->pair_cols[0]);
+	gather_keys(&whole->pair_cols[1], parts->inner_map, ni, &spec->pair_cols[1]);
+	spec->outer_group = gather_rows(whole->outer_group, sizeof(uint32), parts->outer_map, no);
+	spec->inner_group = gather_rows(whole->inner_group, sizeof(uint32), parts->inner_map, ni);
+	spec->host_later[0] = gather_rows(whole->host_later[0], sizeof(uint8), parts->outer_map, no);
+	spec->host_later[1] = gather_rows(whole->host_later[1], sizeof(uint8), parts->inner_map, ni);
+}
+
+/*
+ * The spec the open piece's aggregate steps and agg_finish must be given:
+ * the piece's own (gather_spec), or spec itself when not partitioned.
+ */
+const GjAggSpec *
+gpujoin_partitions_spec(GpuJoinState *gjs, const GjAggSpec *spec)
+{
+	if (gjs->partitions == NULL || spec == NULL)
+		return spec;
+	Assert(gjs->partitions->whole.agg_spec == spec);
+	return &gjs->partitions->piece_spec;
+}
+
+/* Is a piece left after the open one? */
+bool
+gpujoin_partitions_more(GpuJoinState *gjs)
+{
+	return gjs->partitions != NULL &&
+		gjs->partitions->next_piece < gjs->partitions->npieces;
+}
+
 /*
  * The tiles of the open piece are done: open the next piece on the
  * backend, with its own tile schedule.  False after the last.
@@ -514,6 +588,11 @@ gpujoin_partitions_open_next(GpuJoinState *gjs)
 	old = MemoryContextSwitchTo(parts->piece_cxt);
 	gather_keys(&parts->whole.outer, parts->outer_map, no, &input.outer);
 	gather_keys(&parts->whole.inner, parts->inner_map, ni, &input.inner);
+	if (parts->whole.agg_spec != NULL)
+	{
+		gather_spec(parts, parts->whole.agg_spec, no, ni);
+		input.agg_spec = &parts->piece_spec;
+	}
 	MemoryContextSwitchTo(old);
 	input.outer_nrows = no;
 	input.inner_nrows = ni;

@@ -157,12 +157,23 @@ bool
 gpujoin_run_agg_step(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *partial)
 {
 	CHECK_FOR_INTERRUPTS();
-	/* the aggregate node's joins are never partitioned (gpujoin_partitions.c) */
-	Assert(gjs->partitions == NULL);
-	if (!gpujoin_open_tile(gjs))
-		return false;
 	gjs->matches.count = 0;
-	gpujoin_backend_run(gjs, spec, partial);
+
+	/*
+	 * A join cut into device partitions: when a piece's tiles are done, what
+	 * its backend still holds goes into *partial and the next piece opens;
+	 * the last piece is finished by the caller (gpujoin_finish_agg_steps).
+	 */
+	while (!gpujoin_open_tile(gjs))
+	{
+		if (!gpujoin_partitions_more(gjs))
+			return false;
+		gpujoin_finish_agg_steps(gjs, spec, partial);
+		(void) gpujoin_partitions_open_next(gjs);
+	}
+	gpujoin_backend_run(gjs, gpujoin_partitions_spec(gjs, spec), partial);
+	if (gjs->partitions != NULL)
+		gpujoin_partitions_translate(gjs);
 	return true;
 }
 
@@ -177,8 +188,12 @@ gpujoin_finish_agg_steps(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial 
 				end;
 	GjError		err;
 
+	/* no spec, or no piece of a partitioned join opened yet (or at all) */
+	if (spec == NULL || gjs->backend_state == NULL)
+		return;
 	memset(&err, 0, sizeof(err));
 	INSTR_TIME_SET_CURRENT(start);
+	spec = gpujoin_partitions_spec(gjs, spec);
 	if (!gpujoin_backend_agg_finish(gjs->backend, gjs->backend_state, spec, partial,
 									&gjs->counters.stats, &err))
 		gpujoin_backend_error(gjs, &err);

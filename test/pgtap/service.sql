@@ -10,7 +10,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(75);
+SELECT plan(77);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -150,6 +150,17 @@ SELECT is(pg_temp.rows_with(q, algorithm), (SELECT rows FROM aggnative n WHERE n
           'aggregates, ' || name || ', gpujoin.algorithm = ' || algorithm || ', in the service: the rows of the native plan')
     FROM aggqueries, unnest(algorithms) AS algorithm ORDER BY name, algorithm;
 SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
+-- an aggregate over a join cut into device partitions (gpujoin_partitions.c):
+-- each piece's partials are finished in the service before the next opens
+SET LOCAL gpujoin.device_memory = '4kB';
+SELECT matches(pg_temp.explain_analyze(q), 'GPU Aggregates: .*Device Partitions: [1-9]',
+               'EXPLAIN ANALYZE: aggregates over a join cut into device partitions in the service')
+    FROM aggqueries WHERE name = 'GROUP BY both sides';
+SELECT is(pg_temp.rows_with(q, 'hash'), (SELECT rows FROM aggnative n WHERE n.name = aggqueries.name),
+          'aggregates over a hash join cut into device partitions in the service: the rows of the native plan')
+    FROM aggqueries WHERE name = 'GROUP BY both sides';
+SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
+SET LOCAL gpujoin.device_memory = '1MB';
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
                'after the aggregates the service holds no staging memory and no join');
@@ -201,7 +212,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service on the cpu backend', 74);
+SELECT skip('the cluster runs no GPU service on the cpu backend', 76);
 \endif
 
 SELECT * FROM finish();
