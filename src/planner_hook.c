@@ -42,6 +42,7 @@ bool		gpujoin_enable_dominance = true;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
+bool		gpujoin_parallel_inner_drain = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
@@ -206,6 +207,13 @@ define_gucs(void)
 							 "into the service's staging area and the others read it there; off makes every "
 							 "process drain the inner side itself.",
 							 &gpujoin_parallel_shared_inner, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.parallel_inner_drain",
+							 "Lets every process of a parallel GpuJoin drain a share of the inner side, where the inner side has a partial path and is shared through the GPU service.",
+							 "The shares are put together into one shared inner side, as Parallel Hash builds its "
+							 "table; off has one process drain the inner side for all of them.",
+							 &gpujoin_parallel_inner_drain, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.columnar_input",

@@ -162,8 +162,12 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
 	/* a parallel join's inner side drained once for the Gather (gpujoin_shared_inner.c) */
-	if (counters.inner_shared > 0)
+	if (counters.inner_shared > 0 && counters.inner_share_drains > 0)
+		ExplainPropertyText("Inner Side", "shared, drained in parallel", es);
+	else if (counters.inner_shared > 0)
 		ExplainPropertyText("Inner Side", "shared", es);
+	else if (counters.inner_share_drains > 0)
+		ExplainPropertyText("Inner Side", "drained in parallel, not shared: whole in each process", es);
 	gpujoin_spill_explain(gjs, &counters, es);
 	gpujoin_partitions_explain(&counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);

@@ -128,6 +128,7 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->service_queue_ms += c->service_queue_ms;
 	total->inner_shared += c->inner_shared;
 	total->inner_shared_drains += c->inner_shared_drains;
+	total->inner_share_drains += c->inner_share_drains;
 }
 
 /*

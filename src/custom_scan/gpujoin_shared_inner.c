@@ -66,8 +66,12 @@
 typedef enum GjSharedInnerState
 {
 	GJ_SI_NONE = 0,				/* nobody has asked for the inner side */
-	GJ_SI_DRAINING,				/* one process drains it */
+	GJ_SI_DRAINING,				/* one process drains it; drained in
+								 * parallel: the attached ones drain shares */
+	GJ_SI_COMBINING,			/* drained in parallel: the last process to
+								 * finish puts the shares together */
 	GJ_SI_READY,				/* in the service: handle, token */
+	GJ_SI_EMPTY,				/* drained in parallel: no share had a row */
 	GJ_SI_UNSHARED				/* not shared: every process drains it */
 } GjSharedInnerState;
 
@@ -83,6 +87,10 @@ typedef struct GpuJoinSharedInner
 	uint64		epoch;			/* bumped by each (re)initialisation */
 	uint64		token;			/* the service checks it at attach */
 	uint64		handle;			/* of the shared inner side in the service */
+	/* an inner side drained in parallel (obtain_drained_in_parallel): */
+	int			ndraining;		/* processes draining a share, not yet done */
+	bool		share_failed;	/* a share could not be staged */
+	char	   *shares;			/* the staged shares, linked by next_share */
 } GpuJoinSharedInner;
 
 /* What the chunk begins with; every pointer points into the same chunk. */
@@ -102,11 +110,16 @@ typedef struct SharedInnerHeader
 	int32		ncols;
 	int64		nrows;
 	int64		bytes_stored;
+	char	   *next_share;		/* a staged share: the next one, or NULL */
 	int64	   *key_values[GJ_MAX_KEY_COLS];
 	uint8	   *key_isnull[GJ_MAX_KEY_COLS];
 	uint8	   *drain_inexact;
 	SharedInnerColumn cols[FLEXIBLE_ARRAY_MEMBER];
 } SharedInnerHeader;
+
+static bool obtain_drained_in_parallel(GpuJoinState *gjs);
+static bool stage_share(GpuJoinState *gjs);
+static void put_together(GpuJoinState *gjs, uint64 token, int holder_pid);
 
 Size
 gpujoin_shared_inner_size(void)
@@ -167,6 +180,9 @@ new_epoch(GpuJoinSharedInner *si)
 	si->epoch++;
 	si->handle = 0;
 	si->token = new_token();
+	si->ndraining = 0;
+	si->share_failed = false;
+	si->shares = NULL;
 }
 
 /* InitializeDSM, in the leader. */
@@ -197,20 +213,42 @@ gpujoin_shared_inner_reinit(GpuJoinSharedInner *si)
 	SpinLockRelease(&si->mutex);
 }
 
+/*
+ * Does the GPU service run the joins (gpujoin_pick_backend's rule)?  On the
+ * cpu backend in each process, the processes keep their own inner sides.
+ */
+static bool
+service_runs_joins(void)
+{
+	return (gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) ||
+		(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda());
+}
+
+/*
+ * The planner's side of the rule (gpujoin_path.c): may a parallel join
+ * whose inner side takes about inner_bytes drain it in parallel?  Where
+ * the shares will most likely be put together in the service: the setting
+ * is on, the service runs the joins, and the staging area has room for
+ * the shares and the side they make at once, twice over (the rule at
+ * execution, share and put_together, is half of it for the side).
+ */
+bool
+gpujoin_inner_drain_may_share(double inner_bytes)
+{
+	if (!gpujoin_parallel_inner_drain || !gpujoin_parallel_shared_inner || !service_runs_joins() ||
+		gj_service == NULL)
+		return false;
+	return inner_bytes * 4.0 <= (double) gj_service->staging_granules * GJ_STAGING_GRANULE;
+}
+
 /* Can this execution share its inner side at all? */
 static bool
 sharing_applies(GpuJoinState *gjs)
 {
 	int			k;
 
-	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner || gjs->fill_inner)
-		return false;
-	/*
-	 * Only for joins that run in the service (gpujoin_pick_backend's rule):
-	 * on the cpu backend in each process, the processes keep their own.
-	 */
-	if (!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
-		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))
+	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner || gjs->fill_inner ||
+		!service_runs_joins())
 		return false;
 	/* a numeric key's device value depends on both sides' scale */
 	for (k = 0; k < gjs->inner_buf.nkeys; k++)
@@ -362,17 +400,20 @@ inner_cleanup(void *arg)
 {
 	GpuJoinState *gjs = arg;
 	uint64		handle = gjs->inner_attached;
+	char	   *share_chunk = gjs->inner_share_chunk;
 
 	gjs->inner_attached = 0;
+	gjs->inner_share_chunk = NULL;
 	if (handle != 0)
 		gj_service_detach_inner(handle);
+	if (share_chunk != NULL)
+		gj_staging_free(share_chunk);
 }
 
-/* Remember that this process reads shared inner side handle. */
+/* Make sure inner_cleanup runs when the join context goes. */
 static void
-attached(GpuJoinState *gjs, uint64 handle)
+arm_cleanup(GpuJoinState *gjs)
 {
-	gjs->inner_attached = handle;
 	if (!gjs->inner_cleanup_armed)
 	{
 		gjs->inner_cleanup.func = inner_cleanup;
@@ -380,6 +421,14 @@ attached(GpuJoinState *gjs, uint64 handle)
 		MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->inner_cleanup);
 		gjs->inner_cleanup_armed = true;
 	}
+}
+
+/* Remember that this process reads shared inner side handle. */
+static void
+attached(GpuJoinState *gjs, uint64 handle)
+{
+	gjs->inner_attached = handle;
+	arm_cleanup(gjs);
 	gjs->counters.inner_shared++;
 }
 
@@ -417,6 +466,402 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 }
 
 /*
+ * Attach to the shared inner side another process shared and read it.
+ * False when that is too late (the leader released it) or refused: the
+ * caller drains the inner side itself then.
+ */
+static bool
+attach(GpuJoinState *gjs, uint64 handle, uint64 token)
+{
+	GjError		err;
+	char	   *chunk;
+	int64		len;
+
+	memset(&err, 0, sizeof(err));
+	if (gj_service_attach_inner(handle, token, &chunk, &len, &err))
+	{
+		if (view(&gjs->inner_buf, chunk, len))
+		{
+			attached(gjs, handle);
+			return true;
+		}
+		gj_service_detach_inner(handle);
+	}
+	else
+		elog(DEBUG1, "GpuJoin: drains the inner side itself: %s", err.message);
+	return false;
+}
+
+/*
+ * The inner side drained in parallel (the plan's inner child is a partial
+ * plan, gpujoin_path.c), as Parallel Hash builds its table: every process
+ * that comes while the inner side is being drained attaches to the drain
+ * (ndraining), drains its share of the partial plan (the parallel scan
+ * hands each block to one process) and stages it in a chunk of its own;
+ * the last one to finish (ndraining back to 0) puts the shares together
+ * into one chunk, shares that with the service exactly as a single drainer
+ * does, and wakes the others, which attach to it.  When the last one
+ * finishes, every part of the partial plan has been handed out to, and
+ * read by, a process that was attached, so the shares are the whole inner
+ * side whatever the number of processes (workers that did not start, a
+ * leader that does not take part).
+ *
+ * A process that comes later (the side is being put together, or is
+ * there) never drains its share: its partial scan would find nothing left,
+ * or a next run's state.  It waits for the side and attaches to it.
+ *
+ * Where the side cannot be shared (a share spilled or found no room in the
+ * staging area, the side finds none, the service refuses it) or a late
+ * process cannot attach to it any more, a process holds at most its own
+ * share: it drops it and drains the whole inner side from the plan's third
+ * child (gpujoin_drain_side), as an unshared parallel join does.  So the
+ * answer never depends on the sharing, only the work does.
+ *
+ * Returns true when inner_buf holds the whole inner side, false when the
+ * caller must drain it whole.
+ */
+static bool
+obtain_drained_in_parallel(GpuJoinState *gjs)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	uint64		handle,
+				token,
+				epoch;
+	int			state,
+				leader_pid;
+	bool		last = false;
+
+	SpinLockAcquire(&si->mutex);
+	state = si->state;
+	if (state == GJ_SI_NONE || state == GJ_SI_DRAINING)
+	{
+		si->state = GJ_SI_DRAINING;
+		si->ndraining++;
+	}
+	token = si->token;
+	epoch = si->epoch;
+	leader_pid = si->leader_pid;
+	SpinLockRelease(&si->mutex);
+
+	if (state == GJ_SI_NONE || state == GJ_SI_DRAINING)
+	{
+		/*
+		 * On ERROR here the query ends, and with it the processes that
+		 * wait for this one (as for a single drainer).
+		 */
+		bool		staged;
+
+		gpujoin_drain_inner_share(gjs);
+		gjs->counters.inner_share_drains++;
+		staged = stage_share(gjs);
+		SpinLockAcquire(&si->mutex);
+		Assert(si->epoch == epoch && si->state == GJ_SI_DRAINING);
+		if (!staged)
+			si->share_failed = true;
+		else if (gjs->inner_share_chunk != NULL)
+		{
+			((SharedInnerHeader *) gjs->inner_share_chunk)->next_share = si->shares;
+			si->shares = gjs->inner_share_chunk;
+		}
+		last = --si->ndraining == 0;
+		if (last)
+			si->state = GJ_SI_COMBINING;
+		SpinLockRelease(&si->mutex);
+		if (last)
+			put_together(gjs, token, leader_pid);
+	}
+
+	/* wait for the side (the last drainer shares it, or finds it cannot) */
+	ConditionVariablePrepareToSleep(&si->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&si->mutex);
+		state = si->epoch == epoch ? si->state : GJ_SI_UNSHARED;
+		handle = si->handle;
+		SpinLockRelease(&si->mutex);
+		if (state != GJ_SI_DRAINING && state != GJ_SI_COMBINING)
+			break;
+		ConditionVariableSleep(&si->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	/* the side is put together (or not): the shares are read no more */
+	if (gjs->inner_share_chunk != NULL)
+	{
+		char	   *chunk = gjs->inner_share_chunk;
+
+		gjs->inner_share_chunk = NULL;
+		gj_staging_free(chunk);
+	}
+	if (state == GJ_SI_READY && gjs->inner_attached == handle)
+		return true;			/* this process put it together */
+
+	/* its own share, if any, is not the inner side */
+	gpujoin_spill_rescan_side(gjs, GJ_SIDE_INNER, true);
+	gj_host_buffer_reset(&gjs->inner_buf);
+	if (state == GJ_SI_EMPTY)
+	{
+		gjs->inner_buf.complete = true;
+		gjs->counters.inner_shared++;
+		return true;
+	}
+	if (state == GJ_SI_READY)
+		return attach(gjs, handle, token);
+	return false;
+}
+
+/*
+ * Stage this process's share of the inner side in a chunk of its own
+ * (gjs->inner_share_chunk, none for an empty share).  False when it cannot
+ * be: it spilled to a file, or the staging area has no room.
+ */
+static bool
+stage_share(GpuJoinState *gjs)
+{
+	HostSideBuffer *buf = &gjs->inner_buf;
+	Size		size;
+	char	   *chunk;
+
+	if (gjs->inner_spill.nchunks > 0)
+		return false;
+	if (buf->nrows == 0)
+		return true;
+	size = flat_size(buf);
+	if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
+		(chunk = gj_staging_alloc(size)) == NULL)
+		return false;
+	arm_cleanup(gjs);
+	gjs->inner_share_chunk = chunk;
+	flatten(buf, chunk, size);
+	return true;
+}
+
+static void *
+reserve(char **at, Size n)
+{
+	void	   *dst = *at;
+
+	*at += MAXALIGN(n);
+	return dst;
+}
+
+/*
+ * Bytes of the chunk that holds the staged shares put together (as
+ * flat_size would for one buffer of all their rows); *nrows gets their
+ * rows.  shape gives the columns' types.
+ */
+static Size
+shares_flat_size(const HostSideBuffer *shape, const char *first, int64 *nrows)
+{
+	const SharedInnerHeader *h;
+	int64		n = 0;
+	Size		size = MAXALIGN(offsetof(SharedInnerHeader, cols) +
+								sizeof(SharedInnerColumn) * shape->ncols);
+	bool		inexact = false;
+	int			k,
+				c;
+
+	for (h = (const SharedInnerHeader *) first; h != NULL;
+		 h = (const SharedInnerHeader *) h->next_share)
+	{
+		n += h->nrows;
+		inexact |= h->drain_inexact != NULL;
+	}
+	*nrows = n;
+	for (k = 0; k < shape->nkeys; k++)
+	{
+		bool		nulls = false;
+
+		for (h = (const SharedInnerHeader *) first; h != NULL;
+			 h = (const SharedInnerHeader *) h->next_share)
+			nulls |= h->key_isnull[k] != NULL;
+		size = add_size(size, MAXALIGN(sizeof(int64) * n));
+		if (nulls)
+			size = add_size(size, MAXALIGN(n));
+	}
+	if (inexact)
+		size = add_size(size, MAXALIGN(n));
+	for (c = 0; c < shape->ncols; c++)
+	{
+		const HostDatumColumn *col = &shape->cols[c];
+
+		size = add_size(size, MAXALIGN(sizeof(Datum) * n) + MAXALIGN(n));
+		if (col->byval)
+			continue;
+		for (h = (const SharedInnerHeader *) first; h != NULL;
+			 h = (const SharedInnerHeader *) h->next_share)
+		{
+			const SharedInnerColumn *from = &h->cols[c];
+			int64		r;
+
+			for (r = 0; r < h->nrows; r++)
+				if (!from->isnull[r])
+					size = add_size(size, MAXALIGN(datumGetSize(from->values[r], false,
+																col->typlen)));
+		}
+	}
+	return size;
+}
+
+/*
+ * Copy the staged shares' rows, one share after the other, into chunk, as
+ * flatten does for one buffer: every pointer points into chunk, so the
+ * shares may go once it is written.
+ */
+static void
+flatten_shares(const HostSideBuffer *shape, const char *first, int64 n, char *chunk, Size size)
+{
+	SharedInnerHeader *to = (SharedInnerHeader *) chunk;
+	const SharedInnerHeader *h;
+	char	   *at = chunk + MAXALIGN(offsetof(SharedInnerHeader, cols) +
+									  sizeof(SharedInnerColumn) * shape->ncols);
+	bool		inexact = false;
+	int64		row;
+	int			k,
+				c;
+
+	memset(to, 0, offsetof(SharedInnerHeader, cols));
+	to->magic = SHARED_INNER_MAGIC;
+	to->nkeys = shape->nkeys;
+	to->ncols = shape->ncols;
+	to->nrows = n;
+	for (h = (const SharedInnerHeader *) first; h != NULL;
+		 h = (const SharedInnerHeader *) h->next_share)
+	{
+		to->bytes_stored += h->bytes_stored;
+		inexact |= h->drain_inexact != NULL;
+	}
+	for (k = 0; k < shape->nkeys; k++)
+	{
+		bool		nulls = false;
+
+		to->key_values[k] = reserve(&at, sizeof(int64) * n);
+		for (h = (const SharedInnerHeader *) first; h != NULL;
+			 h = (const SharedInnerHeader *) h->next_share)
+			nulls |= h->key_isnull[k] != NULL;
+		to->key_isnull[k] = nulls ? reserve(&at, n) : NULL;
+		row = 0;
+		for (h = (const SharedInnerHeader *) first; h != NULL;
+			 h = (const SharedInnerHeader *) h->next_share)
+		{
+			memcpy(to->key_values[k] + row, h->key_values[k], sizeof(int64) * h->nrows);
+			if (nulls && h->key_isnull[k] != NULL)
+				memcpy(to->key_isnull[k] + row, h->key_isnull[k], h->nrows);
+			else if (nulls)
+				memset(to->key_isnull[k] + row, 0, h->nrows);
+			row += h->nrows;
+		}
+	}
+	to->drain_inexact = inexact ? reserve(&at, n) : NULL;
+	row = 0;
+	for (h = (const SharedInnerHeader *) first; inexact && h != NULL;
+		 h = (const SharedInnerHeader *) h->next_share)
+	{
+		if (h->drain_inexact != NULL)
+			memcpy(to->drain_inexact + row, h->drain_inexact, h->nrows);
+		else
+			memset(to->drain_inexact + row, 0, h->nrows);
+		row += h->nrows;
+	}
+	for (c = 0; c < shape->ncols; c++)
+	{
+		const HostDatumColumn *col = &shape->cols[c];
+		SharedInnerColumn *into = &to->cols[c];
+
+		into->values = reserve(&at, sizeof(Datum) * n);
+		into->isnull = reserve(&at, n);
+		into->has_nulls = false;
+		row = 0;
+		for (h = (const SharedInnerHeader *) first; h != NULL;
+			 h = (const SharedInnerHeader *) h->next_share)
+		{
+			const SharedInnerColumn *from = &h->cols[c];
+			int64		r;
+
+			memcpy(into->values + row, from->values, sizeof(Datum) * h->nrows);
+			memcpy(into->isnull + row, from->isnull, h->nrows);
+			into->has_nulls |= from->has_nulls;
+			for (r = 0; !col->byval && r < h->nrows; r++)
+			{
+				if (from->isnull[r])
+					continue;
+				into->values[row + r] =
+					PointerGetDatum(put(&at, DatumGetPointer(from->values[r]),
+										datumGetSize(from->values[r], false, col->typlen)));
+			}
+			row += h->nrows;
+		}
+	}
+	Assert(at <= chunk + size);
+}
+
+/*
+ * The last process to finish draining its share: put the staged shares
+ * together into one chunk and share it with the service, as share() does
+ * a single drainer's side, or find it cannot; then tell the others.  The
+ * shares stay while this runs: their processes wait for the state to
+ * leave GJ_SI_COMBINING before they free them.
+ */
+static void
+put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	HostSideBuffer *buf = &gjs->inner_buf;
+	int			state = GJ_SI_UNSHARED;
+	uint64		handle = 0;
+	bool		failed,
+				leader_done;
+	char	   *first;
+	char	   *chunk;
+	int64		n;
+	Size		size;
+	GjError		err;
+
+	SpinLockAcquire(&si->mutex);
+	failed = si->share_failed;
+	first = si->shares;
+	SpinLockRelease(&si->mutex);
+
+	if (!failed)
+	{
+		size = shares_flat_size(buf, first, &n);
+		if (n == 0)
+			state = GJ_SI_EMPTY;
+		else if (size <= (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 &&
+				 (chunk = gj_staging_alloc(size)) != NULL)
+		{
+			flatten_shares(buf, first, n, chunk, size);
+			memset(&err, 0, sizeof(err));
+			if (gj_service_share_inner(chunk, (int64) size, token, holder_pid, &handle, &err))
+			{
+				/* the chunk is the service's now; read it as the others do */
+				if (!view(buf, chunk, (int64) size))
+					elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
+				attached(gjs, handle);
+				gjs->counters.inner_shared_drains++;
+				state = GJ_SI_READY;
+			}
+			else
+			{
+				elog(DEBUG1, "GpuJoin: the inner side is not shared: %s", err.message);
+				gj_staging_free(chunk);
+			}
+		}
+	}
+
+	SpinLockAcquire(&si->mutex);
+	leader_done = si->leader_done;
+	si->state = state;
+	si->handle = handle;
+	si->shares = NULL;
+	SpinLockRelease(&si->mutex);
+	ConditionVariableBroadcast(&si->cv);
+	/* the leader is done already (a LIMIT above the Gather) */
+	if (state == GJ_SI_READY && leader_done)
+		gj_service_release_inner(handle, token);
+}
+
+/*
  * The inner side for this process: obtained from (or drained once for) the
  * other processes of the Gather.  Returns false when this process must
  * drain it itself, unshared; true when inner_buf holds it.
@@ -432,12 +877,10 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 				leader_pid;
 	bool		ok,
 				leader_done;
-	GjError		err;
-	char	   *chunk;
-	int64		len;
-
 	if (!sharing_applies(gjs))
 		return false;
+	if (gjs->inner_whole_ps != NULL)
+		return obtain_drained_in_parallel(gjs);
 
 	/* wait while another process drains it; take the draining if nobody does */
 	ConditionVariablePrepareToSleep(&si->cv);
@@ -488,21 +931,7 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 	}
 	if (state != GJ_SI_READY)
 		return false;
-
-	memset(&err, 0, sizeof(err));
-	if (gj_service_attach_inner(handle, token, &chunk, &len, &err))
-	{
-		if (view(&gjs->inner_buf, chunk, len))
-		{
-			attached(gjs, handle);
-			return true;
-		}
-		gj_service_detach_inner(handle);
-	}
-	else
-		elog(DEBUG1, "GpuJoin: drains the inner side itself: %s", err.message);
-	/* too late (the leader released it) or refused: drain it here */
-	return false;
+	return attach(gjs, handle, token);
 }
 
 /*
