@@ -89,7 +89,9 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_STEP_OOM,
 	GPUJOIN_FAULT_SERVICE_BAD_REQUEST,
 	GPUJOIN_FAULT_SERVICE_FOREIGN_INNER,	/* attach with another query's token */
-	GPUJOIN_FAULT_SERVICE_BAD_INNER /* open naming a bogus shared inner side */
+	GPUJOIN_FAULT_SERVICE_BAD_INNER,	/* open naming a bogus shared inner side */
+	GPUJOIN_FAULT_INNER_SHARE_NO_ROOM	/* a share of an inner side drained in
+										 * parallel finds no staging room */
 } GpuJoinFault;
 
 extern int	gpujoin_debug_fault;

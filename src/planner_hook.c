@@ -76,6 +76,7 @@ static const struct config_enum_entry fault_options[] = {
 	{"service_bad_request", GPUJOIN_FAULT_SERVICE_BAD_REQUEST, false},
 	{"service_foreign_inner", GPUJOIN_FAULT_SERVICE_FOREIGN_INNER, false},
 	{"service_bad_inner", GPUJOIN_FAULT_SERVICE_BAD_INNER, false},
+	{"inner_share_no_room", GPUJOIN_FAULT_INNER_SHARE_NO_ROOM, false},
 	{NULL, 0, false}
 };
 
@@ -263,7 +264,7 @@ define_gucs(void)
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
-							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner or service_bad_inner.",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner, service_bad_inner or inner_share_no_room.",
 							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
 							 "step_error and step_oom fail the second step of a join.",
 							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,

@@ -168,6 +168,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Inner Side", "shared", es);
 	else if (counters.inner_share_drains > 0)
 		ExplainPropertyText("Inner Side", "drained in parallel, not shared: whole in each process", es);
+	/* the processes that drained a share of an inner side drained in parallel */
+	if (counters.inner_share_drains > 0)
+		ExplainPropertyInteger("Inner Shares Drained", NULL, counters.inner_share_drains, es);
 	gpujoin_spill_explain(gjs, &counters, es);
 	gpujoin_partitions_explain(&counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);

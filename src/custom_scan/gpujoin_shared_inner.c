@@ -622,7 +622,8 @@ stage_share(GpuJoinState *gjs)
 	Size		size;
 	char	   *chunk;
 
-	if (gjs->inner_spill.nchunks > 0)
+	if (gjs->inner_spill.nchunks > 0 ||
+		gpujoin_debug_fault == GPUJOIN_FAULT_INNER_SHARE_NO_ROOM)
 		return false;
 	if (buf->nrows == 0)
 		return true;
