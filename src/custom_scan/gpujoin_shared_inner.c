@@ -34,6 +34,16 @@
  * (a LIMIT above the Gather stopped it) drains it itself too.
  * The answer is the same either way; only the work differs.
  *
+ * Where the inner rel has a partial path, the planner may give the join
+ * that partial plan as its inner child and the whole inner plan as a third
+ * (gpujoin_path.c): then the inner side is drained in parallel, as
+ * Parallel Hash builds its table.  Every process that comes while the
+ * drain is open drains its share and stages it in a chunk of its own; the
+ * last to finish puts the shares together into one chunk, which is shared
+ * as above (obtain_drained_in_parallel).  Since a process then holds only
+ * its share, the fallback where sharing fails is the whole inner plan,
+ * drained by each process.
+ *
  * Lifetime: a process detaches when its node shuts down (no row is read
  * after that), when it rescans, and on ERROR through a callback of its
  * join context.  Besides the processes, the query holds the side for the

@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(70);
+SELECT plan(72);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -316,6 +316,23 @@ SET LOCAL gpujoin.parallel_inner_drain = off;
 SELECT is(pg_temp.inner_drain(:'qp_inner'), :'pi_rows' || ' rows drained, shared',
           'gpujoin.parallel_inner_drain = off: one process drains the inner side, shared');
 RESET gpujoin.parallel_inner_drain;
+-- a Gather rescanned under a nested loop drains its inner side in parallel
+-- anew each run (a new epoch)
+SET LOCAL enable_nestloop = on;
+SET LOCAL enable_material = off;
+SET LOCAL gpujoin.enable_aggregate = off;
+\set qp_rescan 'SELECT v.x, s.c FROM (VALUES (1), (2), (3)) v(x) LEFT JOIN (SELECT count(*) AS c FROM gj_pi_outer o JOIN gj_pi_inner i ON o.k = i.k) s ON s.c::text || \'a\' <> v.x::text'
+SELECT matches(pg_temp.explain_analyze(:'qp_rescan'),
+               'Gather \(actual rows=[0-9]+ loops=3\).*Inner Rows Drained: ' || 3 * :pi_rows || E'\n *Inner Side: shared, drained in parallel',
+               'rescanned three times under a nested loop: the inner side drained in parallel once per run');
+:digest pp_rescan FROM (:qp_rescan) t \gset
+SELECT is(:'pp_rescan'::text,
+          (SELECT count(*) || ' rows, ' || md5(string_agg(t::text, ',' ORDER BY t::text))
+           FROM (SELECT x, split_part(:'pn_inner', ' ', 1)::bigint AS c FROM (VALUES (1), (2), (3)) v(x)) t),
+          'the rescanned join with its inner side drained in parallel: the rows of the native plan');
+SET LOCAL enable_nestloop = off;
+RESET enable_material;
+RESET gpujoin.enable_aggregate;
 SELECT ok(pg_temp.service_idle(), 'after the inner sides drained in parallel the service holds no join and no staging memory');
 
 -- an outer side big enough that every process gets pages of it: each
@@ -411,7 +428,7 @@ SELECT ok(pg_temp.service_idle(),
 SELECT is((SELECT count(*) || ' rows' FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k),
           split_part(:'native_inner'::text, ',', 1), 'the next join in the service works');
 \else
-SELECT skip('the cluster runs no GPU service', 68);
+SELECT skip('the cluster runs no GPU service', 70);
 \endif
 
 SELECT * FROM finish();
