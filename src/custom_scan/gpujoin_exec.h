@@ -339,6 +339,7 @@ typedef struct GpuJoinState
 	uint64		inner_attached;
 	char	   *inner_share_chunk;	/* this process's share, staged, until
 									 * the side is put together */
+	Size		inner_share_len;
 	bool		inner_cleanup_armed;
 	MemoryContextCallback inner_cleanup;
 } GpuJoinState;
@@ -424,7 +425,9 @@ extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *to
 
 /* gpujoin_shared_inner.c: the inner side of a parallel join, drained once */
 extern Size gpujoin_shared_inner_size(void);
-extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt);
+extern Size gpujoin_shared_inner_shares_size(int nworkers);
+extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt,
+									  Size shares_offset);
 extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
 extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
 extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);

@@ -100,8 +100,17 @@ typedef struct GpuJoinSharedInner
 	/* an inner side drained in parallel (obtain_drained_in_parallel): */
 	int			ndraining;		/* processes draining a share, not yet done */
 	bool		share_failed;	/* a share could not be staged */
-	char	   *shares;			/* the staged shares, linked by next_share */
+	int			nshares;		/* the staged shares, in the array ... */
+	int			max_shares;		/* ... of this many (a process each) ... */
+	Size		shares_offset;	/* ... this far from here (gpujoin_parallel.c) */
 } GpuJoinSharedInner;
+
+/* A staged share of an inner side drained in parallel. */
+typedef struct SharedInnerShare
+{
+	char	   *chunk;			/* in the staging area, its process's */
+	Size		len;
+} SharedInnerShare;
 
 /* What the chunk begins with; every pointer points into the same chunk. */
 #define SHARED_INNER_MAGIC	0x474a5349	/* "GJSI" */
@@ -120,7 +129,6 @@ typedef struct SharedInnerHeader
 	int32		ncols;
 	int64		nrows;
 	int64		bytes_stored;
-	char	   *next_share;		/* a staged share: the next one, or NULL */
 	int64	   *key_values[GJ_MAX_KEY_COLS];
 	uint8	   *key_isnull[GJ_MAX_KEY_COLS];
 	uint8	   *drain_inexact;
@@ -135,6 +143,19 @@ Size
 gpujoin_shared_inner_size(void)
 {
 	return sizeof(GpuJoinSharedInner);
+}
+
+/* The array of staged shares, for a Gather of nworkers workers and its leader. */
+Size
+gpujoin_shared_inner_shares_size(int nworkers)
+{
+	return mul_size(nworkers + 1, sizeof(SharedInnerShare));
+}
+
+static SharedInnerShare *
+shares_of(GpuJoinSharedInner *si)
+{
+	return (SharedInnerShare *) ((char *) si + si->shares_offset);
 }
 
 /* A fresh epoch's token: only this query's processes know it. */
@@ -192,18 +213,20 @@ new_epoch(GpuJoinSharedInner *si)
 	si->token = new_token();
 	si->ndraining = 0;
 	si->share_failed = false;
-	si->shares = NULL;
+	si->nshares = 0;
 }
 
 /* InitializeDSM, in the leader. */
 void
-gpujoin_shared_inner_init(GpuJoinSharedInner *si, ParallelContext *pcxt)
+gpujoin_shared_inner_init(GpuJoinSharedInner *si, ParallelContext *pcxt, Size shares_offset)
 {
 	SpinLockInit(&si->mutex);
 	ConditionVariableInit(&si->cv);
 	si->leader_pid = MyProcPid;
 	si->epoch = 0;
 	si->disabled = pcxt->seg == NULL;
+	si->max_shares = pcxt->nworkers + 1;
+	si->shares_offset = shares_offset;
 	new_epoch(si);
 	if (pcxt->seg != NULL)
 		on_dsm_detach(pcxt->seg, shared_inner_on_detach, PointerGetDatum(si));
@@ -568,10 +591,13 @@ obtain_drained_in_parallel(GpuJoinState *gjs)
 		Assert(si->epoch == epoch && si->state == GJ_SI_DRAINING);
 		if (!staged)
 			si->share_failed = true;
+		else if (gjs->inner_share_chunk != NULL && si->nshares >= si->max_shares)
+			si->share_failed = true;	/* more processes than the Gather planned */
 		else if (gjs->inner_share_chunk != NULL)
 		{
-			((SharedInnerHeader *) gjs->inner_share_chunk)->next_share = si->shares;
-			si->shares = gjs->inner_share_chunk;
+			shares_of(si)[si->nshares].chunk = gjs->inner_share_chunk;
+			shares_of(si)[si->nshares].len = gjs->inner_share_len;
+			si->nshares++;
 		}
 		last = --si->ndraining == 0;
 		if (last)
@@ -643,92 +669,189 @@ stage_share(GpuJoinState *gjs)
 		return false;
 	arm_cleanup(gjs);
 	gjs->inner_share_chunk = chunk;
+	gjs->inner_share_len = size;
 	flatten(buf, chunk, size);
 	return true;
 }
 
-static void *
-reserve(char **at, Size n)
+/*
+ * A share as the process putting the shares together reads it: its
+ * header's fields copied out and checked to lie inside its chunk.  A share
+ * is another process's chunk, which that process frees if it raises an
+ * ERROR (the query is ending then, but this process may still be copying):
+ * every pointer followed, and every byte written, is checked against the
+ * bounds, so such a share can make the side wrong for the query that is
+ * ending, never make a read or a write outside the staging area's chunks
+ * concerned.
+ */
+typedef struct ShareRef
 {
-	void	   *dst = *at;
+	const char *start;
+	const char *end;
+	SharedInnerHeader *h;		/* a copy of the header, in this process */
+} ShareRef;
 
-	*at += MAXALIGN(n);
-	return dst;
+static bool
+in_share(const ShareRef *ref, const void *p, Size n)
+{
+	const char *c = p;
+
+	return c >= ref->start && c <= ref->end && n <= (Size) (ref->end - c);
 }
 
-/*
- * Bytes of the chunk that holds the staged shares put together (as
- * flat_size would for one buffer of all their rows); *nrows gets their
- * rows.  shape gives the columns' types.
- */
-static Size
-shares_flat_size(const HostSideBuffer *shape, const char *first, int64 *nrows)
+/* Read and check the share's header; false when it is not a share of this shape. */
+static bool
+read_share(const SharedInnerShare *share, const HostSideBuffer *shape, ShareRef *ref)
 {
-	const SharedInnerHeader *h;
-	int64		n = 0;
-	Size		size = MAXALIGN(offsetof(SharedInnerHeader, cols) +
-								sizeof(SharedInnerColumn) * shape->ncols);
-	bool		inexact = false;
+	Size		hsize = offsetof(SharedInnerHeader, cols) + sizeof(SharedInnerColumn) * shape->ncols;
+	SharedInnerHeader *h;
+	int64		n;
 	int			k,
 				c;
 
-	for (h = (const SharedInnerHeader *) first; h != NULL;
-		 h = (const SharedInnerHeader *) h->next_share)
+	ref->start = share->chunk;
+	ref->end = share->chunk + share->len;
+	if (share->len < hsize)
+		return false;
+	h = palloc(hsize);
+	memcpy(h, share->chunk, hsize);
+	ref->h = h;
+	n = h->nrows;
+	if (h->magic != SHARED_INNER_MAGIC || h->nkeys != shape->nkeys || h->ncols != shape->ncols ||
+		n < 0 || n > (int64) share->len)
+		return false;
+	for (k = 0; k < h->nkeys; k++)
+		if (!in_share(ref, h->key_values[k], sizeof(int64) * n) ||
+			(h->key_isnull[k] != NULL && !in_share(ref, h->key_isnull[k], n)))
+			return false;
+	if (h->drain_inexact != NULL && !in_share(ref, h->drain_inexact, n))
+		return false;
+	for (c = 0; c < h->ncols; c++)
+		if (!in_share(ref, h->cols[c].values, sizeof(Datum) * n) ||
+			!in_share(ref, h->cols[c].isnull, n))
+			return false;
+	return true;
+}
+
+/* The bytes of a by-reference value of the share; false when they leave it. */
+static bool
+share_value_size(const ShareRef *ref, Datum value, int16 typlen, Size *size)
+{
+	const char *p = DatumGetPointer(value);
+
+	if (typlen > 0)
+		*size = typlen;
+	else if (typlen == -1)
 	{
-		n += h->nrows;
-		inexact |= h->drain_inexact != NULL;
+		if (!in_share(ref, p, 1) ||
+			!in_share(ref, p, VARATT_IS_1B_E(p) ? VARHDRSZ_EXTERNAL :
+					  VARATT_IS_1B(p) ? 1 : VARHDRSZ))
+			return false;
+		*size = VARSIZE_ANY(p);
+	}
+	else if (typlen == -2)
+	{
+		Size		left;
+
+		if (!in_share(ref, p, 1))
+			return false;
+		left = ref->end - p;
+		*size = strnlen(p, left) + 1;
+	}
+	else
+		return false;
+	return *size > 0 && in_share(ref, p, *size);
+}
+
+/*
+ * Bytes of the chunk that holds the shares put together (as flat_size
+ * would for one buffer of all their rows); *nrows gets their rows.  False
+ * when a share is not what its process staged.
+ */
+static bool
+shares_flat_size(const HostSideBuffer *shape, ShareRef *refs, int nshares, int64 *nrows,
+				 Size *size)
+{
+	int64		n = 0;
+	bool		inexact = false;
+	int			i,
+				k,
+				c;
+
+	*size = MAXALIGN(offsetof(SharedInnerHeader, cols) + sizeof(SharedInnerColumn) * shape->ncols);
+	for (i = 0; i < nshares; i++)
+	{
+		n += refs[i].h->nrows;
+		inexact |= refs[i].h->drain_inexact != NULL;
 	}
 	*nrows = n;
 	for (k = 0; k < shape->nkeys; k++)
 	{
 		bool		nulls = false;
 
-		for (h = (const SharedInnerHeader *) first; h != NULL;
-			 h = (const SharedInnerHeader *) h->next_share)
-			nulls |= h->key_isnull[k] != NULL;
-		size = add_size(size, MAXALIGN(sizeof(int64) * n));
+		for (i = 0; i < nshares; i++)
+			nulls |= refs[i].h->key_isnull[k] != NULL;
+		*size = add_size(*size, MAXALIGN(sizeof(int64) * n));
 		if (nulls)
-			size = add_size(size, MAXALIGN(n));
+			*size = add_size(*size, MAXALIGN(n));
 	}
 	if (inexact)
-		size = add_size(size, MAXALIGN(n));
+		*size = add_size(*size, MAXALIGN(n));
 	for (c = 0; c < shape->ncols; c++)
 	{
 		const HostDatumColumn *col = &shape->cols[c];
 
-		size = add_size(size, MAXALIGN(sizeof(Datum) * n) + MAXALIGN(n));
-		if (col->byval)
-			continue;
-		for (h = (const SharedInnerHeader *) first; h != NULL;
-			 h = (const SharedInnerHeader *) h->next_share)
+		*size = add_size(*size, MAXALIGN(sizeof(Datum) * n) + MAXALIGN(n));
+		for (i = 0; !col->byval && i < nshares; i++)
 		{
-			const SharedInnerColumn *from = &h->cols[c];
+			const ShareRef *ref = &refs[i];
+			const SharedInnerColumn *from = &ref->h->cols[c];
 			int64		r;
+			Size		vsize;
 
-			for (r = 0; r < h->nrows; r++)
-				if (!from->isnull[r])
-					size = add_size(size, MAXALIGN(datumGetSize(from->values[r], false,
-																col->typlen)));
+			for (r = 0; r < ref->h->nrows; r++)
+			{
+				if (from->isnull[r])
+					continue;
+				if (!share_value_size(ref, from->values[r], col->typlen, &vsize))
+					return false;
+				*size = add_size(*size, MAXALIGN(vsize));
+			}
 		}
 	}
-	return size;
+	return true;
+}
+
+/* Room for n bytes at *at, below end; NULL when there is none. */
+static void *
+reserve(char **at, const char *end, Size n)
+{
+	void	   *dst = *at;
+
+	if (MAXALIGN(n) > (Size) (end - *at))
+		return NULL;
+	*at += MAXALIGN(n);
+	return dst;
 }
 
 /*
- * Copy the staged shares' rows, one share after the other, into chunk, as
- * flatten does for one buffer: every pointer points into chunk, so the
- * shares may go once it is written.
+ * Copy the shares' rows, one share after the other, into chunk, as flatten
+ * does for one buffer: every pointer points into chunk, so the shares may
+ * go once it is written.  False when the shares no longer fit the size
+ * shares_flat_size found (a share changed under it).
  */
-static void
-flatten_shares(const HostSideBuffer *shape, const char *first, int64 n, char *chunk, Size size)
+static bool
+flatten_shares(const HostSideBuffer *shape, ShareRef *refs, int nshares, int64 n,
+			   char *chunk, Size size)
 {
 	SharedInnerHeader *to = (SharedInnerHeader *) chunk;
-	const SharedInnerHeader *h;
+	const char *end = chunk + size;
 	char	   *at = chunk + MAXALIGN(offsetof(SharedInnerHeader, cols) +
 									  sizeof(SharedInnerColumn) * shape->ncols);
 	bool		inexact = false;
 	int64		row;
-	int			k,
+	int			i,
+				k,
 				c;
 
 	memset(to, 0, offsetof(SharedInnerHeader, cols));
@@ -736,74 +859,75 @@ flatten_shares(const HostSideBuffer *shape, const char *first, int64 n, char *ch
 	to->nkeys = shape->nkeys;
 	to->ncols = shape->ncols;
 	to->nrows = n;
-	for (h = (const SharedInnerHeader *) first; h != NULL;
-		 h = (const SharedInnerHeader *) h->next_share)
+	for (i = 0; i < nshares; i++)
 	{
-		to->bytes_stored += h->bytes_stored;
-		inexact |= h->drain_inexact != NULL;
+		to->bytes_stored += refs[i].h->bytes_stored;
+		inexact |= refs[i].h->drain_inexact != NULL;
 	}
 	for (k = 0; k < shape->nkeys; k++)
 	{
 		bool		nulls = false;
 
-		to->key_values[k] = reserve(&at, sizeof(int64) * n);
-		for (h = (const SharedInnerHeader *) first; h != NULL;
-			 h = (const SharedInnerHeader *) h->next_share)
-			nulls |= h->key_isnull[k] != NULL;
-		to->key_isnull[k] = nulls ? reserve(&at, n) : NULL;
-		row = 0;
-		for (h = (const SharedInnerHeader *) first; h != NULL;
-			 h = (const SharedInnerHeader *) h->next_share)
+		for (i = 0; i < nshares; i++)
+			nulls |= refs[i].h->key_isnull[k] != NULL;
+		if ((to->key_values[k] = reserve(&at, end, sizeof(int64) * n)) == NULL ||
+			(nulls && (to->key_isnull[k] = reserve(&at, end, n)) == NULL))
+			return false;
+		for (i = 0, row = 0; i < nshares; row += refs[i].h->nrows, i++)
 		{
+			const SharedInnerHeader *h = refs[i].h;
+
 			memcpy(to->key_values[k] + row, h->key_values[k], sizeof(int64) * h->nrows);
 			if (nulls && h->key_isnull[k] != NULL)
 				memcpy(to->key_isnull[k] + row, h->key_isnull[k], h->nrows);
 			else if (nulls)
 				memset(to->key_isnull[k] + row, 0, h->nrows);
-			row += h->nrows;
 		}
 	}
-	to->drain_inexact = inexact ? reserve(&at, n) : NULL;
-	row = 0;
-	for (h = (const SharedInnerHeader *) first; inexact && h != NULL;
-		 h = (const SharedInnerHeader *) h->next_share)
+	if (inexact && (to->drain_inexact = reserve(&at, end, n)) == NULL)
+		return false;
+	for (i = 0, row = 0; inexact && i < nshares; row += refs[i].h->nrows, i++)
 	{
-		if (h->drain_inexact != NULL)
-			memcpy(to->drain_inexact + row, h->drain_inexact, h->nrows);
+		if (refs[i].h->drain_inexact != NULL)
+			memcpy(to->drain_inexact + row, refs[i].h->drain_inexact, refs[i].h->nrows);
 		else
-			memset(to->drain_inexact + row, 0, h->nrows);
-		row += h->nrows;
+			memset(to->drain_inexact + row, 0, refs[i].h->nrows);
 	}
 	for (c = 0; c < shape->ncols; c++)
 	{
 		const HostDatumColumn *col = &shape->cols[c];
 		SharedInnerColumn *into = &to->cols[c];
 
-		into->values = reserve(&at, sizeof(Datum) * n);
-		into->isnull = reserve(&at, n);
+		if ((into->values = reserve(&at, end, sizeof(Datum) * n)) == NULL ||
+			(into->isnull = reserve(&at, end, n)) == NULL)
+			return false;
 		into->has_nulls = false;
-		row = 0;
-		for (h = (const SharedInnerHeader *) first; h != NULL;
-			 h = (const SharedInnerHeader *) h->next_share)
+		for (i = 0, row = 0; i < nshares; row += refs[i].h->nrows, i++)
 		{
-			const SharedInnerColumn *from = &h->cols[c];
+			const ShareRef *ref = &refs[i];
+			const SharedInnerColumn *from = &ref->h->cols[c];
 			int64		r;
 
-			memcpy(into->values + row, from->values, sizeof(Datum) * h->nrows);
-			memcpy(into->isnull + row, from->isnull, h->nrows);
+			memcpy(into->values + row, from->values, sizeof(Datum) * ref->h->nrows);
+			memcpy(into->isnull + row, from->isnull, ref->h->nrows);
 			into->has_nulls |= from->has_nulls;
-			for (r = 0; !col->byval && r < h->nrows; r++)
+			for (r = 0; !col->byval && r < ref->h->nrows; r++)
 			{
-				if (from->isnull[r])
+				Datum		value = into->values[row + r];
+				Size		vsize;
+				void	   *dst;
+
+				if (into->isnull[row + r])
 					continue;
-				into->values[row + r] =
-					PointerGetDatum(put(&at, DatumGetPointer(from->values[r]),
-										datumGetSize(from->values[r], false, col->typlen)));
+				if (!share_value_size(ref, value, col->typlen, &vsize) ||
+					(dst = reserve(&at, end, vsize)) == NULL)
+					return false;
+				memcpy(dst, DatumGetPointer(value), vsize);
+				into->values[row + r] = PointerGetDatum(dst);
 			}
-			row += h->nrows;
 		}
 	}
-	Assert(at <= chunk + size);
+	return true;
 }
 
 /*
@@ -811,7 +935,7 @@ flatten_shares(const HostSideBuffer *shape, const char *first, int64 n, char *ch
  * together into one chunk and share it with the service, as share() does
  * a single drainer's side, or find it cannot; then tell the others.  The
  * shares stay while this runs: their processes wait for the state to
- * leave GJ_SI_COMBINING before they free them.
+ * leave GJ_SI_COMBINING before they free them (but see ShareRef).
  */
 static void
 put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
@@ -820,30 +944,41 @@ put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
 	HostSideBuffer *buf = &gjs->inner_buf;
 	int			state = GJ_SI_UNSHARED;
 	uint64		handle = 0;
-	bool		failed,
+	bool		ok,
 				leader_done;
-	char	   *first;
+	SharedInnerShare *shares;
+	ShareRef   *refs;
+	int			nshares,
+				i;
 	char	   *chunk;
 	int64		n;
 	Size		size;
 	GjError		err;
 
 	SpinLockAcquire(&si->mutex);
-	failed = si->share_failed;
-	first = si->shares;
+	ok = !si->share_failed;
+	nshares = si->nshares;
 	SpinLockRelease(&si->mutex);
+	shares = palloc(sizeof(SharedInnerShare) * Max(nshares, 1));
+	memcpy(shares, shares_of(si), sizeof(SharedInnerShare) * nshares);
+	refs = palloc0(sizeof(ShareRef) * Max(nshares, 1));
+	for (i = 0; ok && i < nshares; i++)
+		ok = read_share(&shares[i], buf, &refs[i]);
 
-	if (!failed)
+	if (ok && shares_flat_size(buf, refs, nshares, &n, &size))
 	{
-		size = shares_flat_size(buf, first, &n);
 		if (n == 0)
 			state = GJ_SI_EMPTY;
 		else if (size <= (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 &&
 				 (chunk = gj_staging_alloc(size)) != NULL)
 		{
-			flatten_shares(buf, first, n, chunk, size);
 			memset(&err, 0, sizeof(err));
-			if (gj_service_share_inner(chunk, (int64) size, token, holder_pid, &handle, &err))
+			if (!flatten_shares(buf, refs, nshares, n, chunk, size))
+			{
+				elog(DEBUG1, "GpuJoin: the inner side's shares changed while put together");
+				gj_staging_free(chunk);
+			}
+			else if (gj_service_share_inner(chunk, (int64) size, token, holder_pid, &handle, &err))
 			{
 				/* the chunk is the service's now; read it as the others do */
 				if (!view(buf, chunk, (int64) size))
@@ -864,12 +999,17 @@ put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
 	leader_done = si->leader_done;
 	si->state = state;
 	si->handle = handle;
-	si->shares = NULL;
+	si->nshares = 0;
 	SpinLockRelease(&si->mutex);
 	ConditionVariableBroadcast(&si->cv);
 	/* the leader is done already (a LIMIT above the Gather) */
 	if (state == GJ_SI_READY && leader_done)
 		gj_service_release_inner(handle, token);
+	for (i = 0; i < nshares; i++)
+		if (refs[i].h != NULL)
+			pfree(refs[i].h);
+	pfree(refs);
+	pfree(shares);
 }
 
 /*

@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(72);
+SELECT plan(73);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -183,7 +183,7 @@ CREATE TABLE gj_pi_inner AS
 -- leader, find pages of it to drain too
 CREATE TABLE gj_pi_big AS
     SELECT g AS id, CASE WHEN g % 89 = 0 THEN NULL ELSE (g::bigint * 7919) % 20011 END AS k,
-           (g % 977)::float8 AS f
+           (g % 977)::float8 AS f, 't' || (g % 5000) AS t
     FROM generate_series(1, 400000) g;
 ANALYZE gj_pi_outer;
 ANALYZE gj_pi_inner;
@@ -199,6 +199,7 @@ SELECT count(*) AS pi_rows, count(*) FILTER (WHERE k < 300) AS pi_k300 FROM gj_p
 \set qp_nl_anti 'SELECT o.id FROM gj_pi_outer o WHERE NOT EXISTS (SELECT 1 FROM gj_pi_inner i WHERE o.k % 300 < i.k AND i.k < 3)'
 \set qp_big_semi 'SELECT o.id FROM gj_pi_outer o WHERE EXISTS (SELECT 1 FROM gj_pi_big b WHERE b.k = o.k AND b.f < 500)'
 \set qp_big_anti 'SELECT o.id FROM gj_pi_outer o WHERE NOT EXISTS (SELECT 1 FROM gj_pi_big b WHERE b.k = o.k + 5 AND b.f < 500)'
+\set qp_big_left 'SELECT o.id, b.t FROM gj_pi_outer o LEFT JOIN gj_pi_big b ON b.k = o.k AND b.f < 30'
 \set qp_empty 'SELECT o.id FROM gj_pi_outer o WHERE NOT EXISTS (SELECT 1 FROM gj_pi_inner i WHERE i.k = o.k AND i.w > 100)'
 SET LOCAL gpujoin.enabled = off;
 SET LOCAL max_parallel_workers_per_gather = 0;
@@ -214,6 +215,7 @@ SET LOCAL enable_nestloop = on;
 :digest pn_empty FROM (:qp_empty) t \gset
 :digest pn_big_semi FROM (:qp_big_semi) t \gset
 :digest pn_big_anti FROM (:qp_big_anti) t \gset
+:digest pn_big_left FROM (:qp_big_left) t \gset
 SET LOCAL gpujoin.enabled = on;
 SET LOCAL max_parallel_workers_per_gather = 2;
 SET LOCAL enable_hashjoin = off;
@@ -265,6 +267,8 @@ SELECT is(pg_temp.inner_drain(:'qp_big_semi'), :'pi_big_f500' || ' rows drained,
 :digest pp_big_anti FROM (:qp_big_anti) t \gset
 SELECT is(:'pp_big_semi'::text, :'pn_big_semi'::text, 'semi join, a big inner side drained in parallel: the rows of the native plan');
 SELECT is(:'pp_big_anti'::text, :'pn_big_anti'::text, 'anti join, a big inner side drained in parallel: the rows of the native plan');
+:digest pp_big_left FROM (:qp_big_left) t \gset
+SELECT is(:'pp_big_left'::text, :'pn_big_left'::text, 'left join returning text, a big inner side drained in parallel: the rows of the native plan');
 -- no share has a row: every process has the empty inner side
 SELECT is(pg_temp.inner_drain(:'qp_empty'), '0 rows drained, shared, drained in parallel',
           'an empty inner side drained in parallel');
@@ -428,7 +432,7 @@ SELECT ok(pg_temp.service_idle(),
 SELECT is((SELECT count(*) || ' rows' FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k),
           split_part(:'native_inner'::text, ',', 1), 'the next join in the service works');
 \else
-SELECT skip('the cluster runs no GPU service', 70);
+SELECT skip('the cluster runs no GPU service', 71);
 \endif
 
 SELECT * FROM finish();
