@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(73);
+SELECT plan(76);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -431,8 +431,33 @@ SELECT ok(pg_temp.service_idle(),
           'the cancelled parallel join left no staging memory and no join in the service');
 SELECT is((SELECT count(*) || ' rows' FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k),
           split_part(:'native_inner'::text, ',', 1), 'the next join in the service works');
+
+-- a statement_timeout while the processes drain the inner side in parallel
+-- (a filter that sleeps makes the drain take seconds)
+CREATE FUNCTION gj_pi_slow(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE AS $$
+BEGIN
+    PERFORM pg_sleep(0.001);
+    RETURN true;
+END $$;
+CREATE FUNCTION pg_temp.explain_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+\set qp_slow 'SELECT count(*) FROM gj_pi_outer o JOIN gj_pi_inner i ON o.k = i.k AND gj_pi_slow(i.w)'
+SELECT matches(pg_temp.explain_plan(:'qp_slow'), 'Parallel Custom Scan \(GpuJoin\).*Parallel Seq Scan on gj_pi_inner i',
+               'the slow drain is planned with its inner side drained in parallel');
+SET LOCAL statement_timeout = '500ms';
+SELECT is(pg_temp.cancelled(:'qp_slow'), '57014 canceling statement due to statement timeout',
+          'statement_timeout while the processes drain the inner side in parallel: the usual error');
+SET LOCAL statement_timeout = 0;
+SELECT ok(pg_temp.service_idle(),
+          'the join cancelled mid-drain left no staging memory and no join in the service');
 \else
-SELECT skip('the cluster runs no GPU service', 71);
+SELECT skip('the cluster runs no GPU service', 74);
 \endif
 
 SELECT * FROM finish();
