@@ -141,6 +141,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_quals("Device Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_DEVICE_QUALS), node, ancestors, es);
 	explain_quals("Host Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), node, ancestors, es);
 	explain_quals("Filter", list_nth(cscan->custom_exprs, GJ_EXPRS_FILTER_QUALS), node, ancestors, es);
+	/* the third child: the whole inner side, drained where the shares are not shared */
+	if (gjs->inner_whole_ps != NULL)
+		ExplainPropertyText("Inner Plans", "partial, drained in parallel; whole, where unshared", es);
 
 	if (!es->analyze || gjs->backend == NULL)
 	{

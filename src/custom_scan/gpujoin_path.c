@@ -316,9 +316,9 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	/*
-	 * An inner side drained in parallel has two children: the partial path
-	 * the processes drain their shares of, and inner_path, drained whole by
-	 * each process where the shares cannot be shared
+	 * An inner side drained in parallel has two inner children: the partial
+	 * path the processes drain their shares of, and inner_path, drained
+	 * whole by each process where the shares cannot be shared
 	 * (gpujoin_shared_inner.c).
 	 */
 	if (inner_share != NULL)
