@@ -42,6 +42,7 @@ extern bool gpujoin_enable_dominance;
 extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
 extern bool gpujoin_parallel_shared_inner;
+extern bool gpujoin_parallel_inner_drain;
 extern bool gpujoin_columnar_input;
 
 /*
@@ -65,6 +66,7 @@ extern void gpujoin_define_cost_gucs(void);
 extern bool gpujoin_nvidia_driver_present(void);
 extern bool gpujoin_plans_for_cpu(void);
 extern bool gpujoin_plans_parallel(void);
+extern bool gpujoin_inner_drain_may_share(double inner_bytes);
 extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											Relids outer_relids, Relids inner_relids,
 											List **band_clauses);
@@ -87,7 +89,9 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_STEP_OOM,
 	GPUJOIN_FAULT_SERVICE_BAD_REQUEST,
 	GPUJOIN_FAULT_SERVICE_FOREIGN_INNER,	/* attach with another query's token */
-	GPUJOIN_FAULT_SERVICE_BAD_INNER /* open naming a bogus shared inner side */
+	GPUJOIN_FAULT_SERVICE_BAD_INNER,	/* open naming a bogus shared inner side */
+	GPUJOIN_FAULT_INNER_SHARE_NO_ROOM	/* a share of an inner side drained in
+										 * parallel finds no staging room */
 } GpuJoinFault;
 
 extern int	gpujoin_debug_fault;

@@ -42,6 +42,7 @@ bool		gpujoin_enable_dominance = true;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
+bool		gpujoin_parallel_inner_drain = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
@@ -75,6 +76,7 @@ static const struct config_enum_entry fault_options[] = {
 	{"service_bad_request", GPUJOIN_FAULT_SERVICE_BAD_REQUEST, false},
 	{"service_foreign_inner", GPUJOIN_FAULT_SERVICE_FOREIGN_INNER, false},
 	{"service_bad_inner", GPUJOIN_FAULT_SERVICE_BAD_INNER, false},
+	{"inner_share_no_room", GPUJOIN_FAULT_INNER_SHARE_NO_ROOM, false},
 	{NULL, 0, false}
 };
 
@@ -208,6 +210,13 @@ define_gucs(void)
 							 &gpujoin_parallel_shared_inner, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("gpujoin.parallel_inner_drain",
+							 "Lets every process of a parallel GpuJoin drain a share of the inner side, where the inner side has a partial path and is shared through the GPU service.",
+							 "The shares are put together into one shared inner side, as Parallel Hash builds its "
+							 "table; off has one process drain the inner side for all of them.",
+							 &gpujoin_parallel_inner_drain, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("gpujoin.columnar_input",
 							 "Lets GpuJoin read a Seq Scan input of a heap table itself, a page at a time, into its column buffers.",
 							 "Off pulls every input row through the child plan.",
@@ -255,7 +264,7 @@ define_gucs(void)
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
-							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner or service_bad_inner.",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner, service_bad_inner or inner_share_no_room.",
 							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
 							 "step_error and step_oom fail the second step of a join.",
 							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,

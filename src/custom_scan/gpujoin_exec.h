@@ -157,6 +157,7 @@ typedef struct GpuJoinCounters
 	/* parallel plans (gpujoin_shared_inner.c): */
 	int64		inner_shared;	/* processes that read a shared inner side */
 	int64		inner_shared_drains;	/* ... of which drained it */
+	int64		inner_share_drains; /* processes that drained a share of it */
 	/* device partitions (gpujoin_partitions.c): */
 	int64		device_partitions;	/* partitions cut */
 	int64		partition_pieces;	/* pieces opened on the backend */
@@ -169,6 +170,15 @@ typedef struct GpuJoinState
 	GpuJoinPlanInfo info;
 	PlanState  *outer_ps;
 	PlanState  *inner_ps;
+
+	/*
+	 * An inner side drained in parallel (gpujoin_shared_inner.c): inner_ps
+	 * is its partial plan, each process drains a share of it, and this is
+	 * the whole one (the plan's third child), which a process drains where
+	 * the shares could not be shared; NULL otherwise.
+	 */
+	PlanState  *inner_whole_ps;
+	GjHeapReader *inner_whole_reader;
 	ExprState  *host_qual;		/* quals the device cannot evaluate */
 	ExprState  *recheck_qual;	/* all join quals, for pairs flagged RECHECK */
 	ExprState  *filter_qual;	/* outer joins: quals pushed down from WHERE */
@@ -327,6 +337,9 @@ typedef struct GpuJoinState
 	 */
 	struct GpuJoinSharedInner *shared_inner;
 	uint64		inner_attached;
+	char	   *inner_share_chunk;	/* this process's share, staged, until
+									 * the side is put together */
+	Size		inner_share_len;
 	bool		inner_cleanup_armed;
 	MemoryContextCallback inner_cleanup;
 } GpuJoinState;
@@ -415,11 +428,14 @@ extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *to
 
 /* gpujoin_shared_inner.c: the inner side of a parallel join, drained once */
 extern Size gpujoin_shared_inner_size(void);
-extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt);
+extern Size gpujoin_shared_inner_shares_size(int nworkers);
+extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt,
+									  Size shares_offset);
 extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
 extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
 extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);
 extern void gpujoin_drain_side(GpuJoinState *gjs, int side);
+extern void gpujoin_drain_inner_share(GpuJoinState *gjs);
 
 /* Add one step's (or process's) backend counters to *total. */
 static inline void

@@ -141,6 +141,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_quals("Device Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_DEVICE_QUALS), node, ancestors, es);
 	explain_quals("Host Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), node, ancestors, es);
 	explain_quals("Filter", list_nth(cscan->custom_exprs, GJ_EXPRS_FILTER_QUALS), node, ancestors, es);
+	/* the third child: the whole inner side, drained where the shares are not shared */
+	if (gjs->inner_whole_ps != NULL)
+		ExplainPropertyText("Inner Plans", "partial, drained in parallel; whole, where unshared", es);
 
 	if (!es->analyze || gjs->backend == NULL)
 	{
@@ -162,8 +165,15 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
 	/* a parallel join's inner side drained once for the Gather (gpujoin_shared_inner.c) */
-	if (counters.inner_shared > 0)
+	if (counters.inner_shared > 0 && counters.inner_share_drains > 0)
+		ExplainPropertyText("Inner Side", "shared, drained in parallel", es);
+	else if (counters.inner_shared > 0)
 		ExplainPropertyText("Inner Side", "shared", es);
+	else if (counters.inner_share_drains > 0)
+		ExplainPropertyText("Inner Side", "drained in parallel, not shared: whole in each process", es);
+	/* the processes that drained a share of an inner side drained in parallel */
+	if (counters.inner_share_drains > 0)
+		ExplainPropertyInteger("Inner Shares Drained", NULL, counters.inner_share_drains, es);
 	gpujoin_spill_explain(gjs, &counters, es);
 	gpujoin_partitions_explain(&counters, es);
 	ExplainPropertyInteger("Tiles Run", NULL, counters.tiles_run, es);

@@ -53,6 +53,8 @@
 #include "service/gpujoin_service.h"
 #include "service/service_shared.h"
 
+static void drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader);
+
 /* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
 #define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
 /* Smallest budget a join that ran out of device memory is retried with. */
@@ -104,6 +106,12 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	gjs->outer_ps = ExecInitNode(linitial(cscan->custom_plans), estate, child_eflags);
 	gjs->inner_ps = ExecInitNode(lsecond(cscan->custom_plans), estate, child_eflags);
 	node->custom_ps = list_make2(gjs->outer_ps, gjs->inner_ps);
+	/* an inner side drained in parallel: the whole one, should sharing fail */
+	if (list_length(cscan->custom_plans) > 2)
+	{
+		gjs->inner_whole_ps = ExecInitNode(lthird(cscan->custom_plans), estate, child_eflags);
+		node->custom_ps = lappend(node->custom_ps, gjs->inner_whole_ps);
+	}
 
 	gjs->host_qual = ExecInitQual(list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), &node->ss.ps);
 	gjs->recheck_qual = ExecInitQual(list_nth(cscan->custom_exprs, GJ_EXPRS_RECHECK_QUALS), &node->ss.ps);
@@ -157,6 +165,9 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 							   gjs->info.inner_key_collations);
 	gjs->outer_reader = gj_heap_reader_create(gjs->outer_ps, &gjs->outer_buf, gjs->join_cxt);
 	gjs->inner_reader = gj_heap_reader_create(gjs->inner_ps, &gjs->inner_buf, gjs->join_cxt);
+	if (gjs->inner_whole_ps != NULL)
+		gjs->inner_whole_reader = gj_heap_reader_create(gjs->inner_whole_ps, &gjs->inner_buf,
+														gjs->join_cxt);
 	gj_spill_file_init(&gjs->outer_spill, gjs->join_cxt);
 	gj_spill_file_init(&gjs->inner_spill, gjs->join_cxt);
 	/* the aggregate node turns it off where it cannot join in chunks */
@@ -205,15 +216,39 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
 }
 
 /*
- * Drain one side into its buffer: through its columnar heap reader if it has
- * one, else row by row from the child plan.
+ * Drain one side into its buffer: all of it (where the inner side is drained
+ * in parallel, from its whole plan, the third child).
  */
 void
 gpujoin_drain_side(GpuJoinState *gjs, int side)
 {
+	if (side == GJ_SIDE_INNER && gjs->inner_whole_ps != NULL)
+		drain_child(gjs, side, gjs->inner_whole_ps, gjs->inner_whole_reader);
+	else if (side == GJ_SIDE_INNER)
+		drain_child(gjs, side, gjs->inner_ps, gjs->inner_reader);
+	else
+		drain_child(gjs, side, gjs->outer_ps, gjs->outer_reader);
+}
+
+/*
+ * Drain this process's share of an inner side drained in parallel: its
+ * partial plan, the second child (gpujoin_shared_inner.c).
+ */
+void
+gpujoin_drain_inner_share(GpuJoinState *gjs)
+{
+	Assert(gjs->inner_whole_ps != NULL);
+	drain_child(gjs, GJ_SIDE_INNER, gjs->inner_ps, gjs->inner_reader);
+}
+
+/*
+ * Drain a child into its side's buffer: through its columnar heap reader if
+ * it has one, else row by row from the child plan.
+ */
+static void
+drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader)
+{
 	bool		outer = side == GJ_SIDE_OUTER;
-	PlanState  *child = outer ? gjs->outer_ps : gjs->inner_ps;
-	GjHeapReader *reader = outer ? gjs->outer_reader : gjs->inner_reader;
 	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
 	int64		other_side_bytes = outer ? gjs->inner_buf.bytes_stored : gjs->outer_buf.bytes_stored;
 	GjHeapReaderCounters before,
@@ -703,6 +738,8 @@ gpujoin_end(CustomScanState *node)
 	gpujoin_spill_end(gjs);
 	ExecEndNode(gjs->outer_ps);
 	ExecEndNode(gjs->inner_ps);
+	if (gjs->inner_whole_ps != NULL)
+		ExecEndNode(gjs->inner_whole_ps);
 }
 
 /*
@@ -720,6 +757,9 @@ gpujoin_reset_side(GpuJoinState *gjs, int side)
 	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
 	bool		redrain = !(child->chgParam == NULL && buf->complete);
 
+	if (!outer && gjs->inner_whole_ps != NULL && gjs->inner_whole_ps->chgParam != NULL)
+		redrain = true;
+
 	gpujoin_spill_rescan_side(gjs, side, redrain);
 	if (!redrain)
 		return;
@@ -727,6 +767,14 @@ gpujoin_reset_side(GpuJoinState *gjs, int side)
 		ExecReScan(child);
 	if (reader != NULL)
 		gj_heap_reader_rescan(reader);
+	/* the whole inner side beside a partial one: either may be drained */
+	if (!outer && gjs->inner_whole_ps != NULL)
+	{
+		if (gjs->inner_whole_ps->chgParam == NULL)
+			ExecReScan(gjs->inner_whole_ps);
+		if (gjs->inner_whole_reader != NULL)
+			gj_heap_reader_rescan(gjs->inner_whole_reader);
+	}
 	gj_host_buffer_reset(buf);
 }
 
@@ -739,6 +787,8 @@ gpujoin_rescan(CustomScanState *node)
 	{
 		UpdateChangedParamSet(gjs->outer_ps, node->ss.ps.chgParam);
 		UpdateChangedParamSet(gjs->inner_ps, node->ss.ps.chgParam);
+		if (gjs->inner_whole_ps != NULL)
+			UpdateChangedParamSet(gjs->inner_whole_ps, node->ss.ps.chgParam);
 	}
 	gpujoin_release_backend(gjs);
 	/* a shared inner side is not kept: the next run shares it anew */

@@ -36,7 +36,8 @@ typedef struct GpuJoinSharedCounters
 
 /*
  * The node's shared memory: the shared inner side's state
- * (gpujoin_shared_inner.c), then the counters.
+ * (gpujoin_shared_inner.c), then the counters, then the array of the inner
+ * side's shares where it is drained in parallel (one per process).
  */
 #define SHARED_INNER_BYTES()	MAXALIGN(gpujoin_shared_inner_size())
 
@@ -46,12 +47,18 @@ counters_of(void *coordinate)
 	return (GpuJoinSharedCounters *) ((char *) coordinate + SHARED_INNER_BYTES());
 }
 
+static Size
+shares_offset(ParallelContext *pcxt)
+{
+	return MAXALIGN(add_size(SHARED_INNER_BYTES(),
+							 add_size(offsetof(GpuJoinSharedCounters, workers),
+									  mul_size(pcxt->nworkers, sizeof(GpuJoinCounters)))));
+}
+
 Size
 gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return add_size(SHARED_INNER_BYTES(),
-					add_size(offsetof(GpuJoinSharedCounters, workers),
-							 mul_size(pcxt->nworkers, sizeof(GpuJoinCounters))));
+	return add_size(shares_offset(pcxt), gpujoin_shared_inner_shares_size(pcxt->nworkers));
 }
 
 void
@@ -64,7 +71,7 @@ gpujoin_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coord
 	shared->nworkers = pcxt->nworkers;
 	gjs->shared = shared;
 	gjs->shared_inner = coordinate;
-	gpujoin_shared_inner_init(gjs->shared_inner, pcxt);
+	gpujoin_shared_inner_init(gjs->shared_inner, pcxt, shares_offset(pcxt));
 }
 
 /*
@@ -128,6 +135,7 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->service_queue_ms += c->service_queue_ms;
 	total->inner_shared += c->inner_shared;
 	total->inner_shared_drains += c->inner_shared_drains;
+	total->inner_share_drains += c->inner_share_drains;
 }
 
 /*

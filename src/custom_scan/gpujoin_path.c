@@ -29,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -75,15 +76,23 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  * that will run it (gpujoin_costs.c).  Inputs past gpujoin.max_host_memory
  * add their spill: the temporary files' pages and the chunk pairs' extra
  * work (gpujoin_spill_cost).
+ *
+ * inner_share, when not NULL, is the partial path every process drains a
+ * share of (the inner side drained in parallel, gpujoin_shared_inner.c):
+ * the drain costs its share (a partial path's cost is already one
+ * process's), while the join itself still sees the whole inner side,
+ * inner_path's rows.
  */
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
-			 List *device_rinfos, List *host_rinfos, List *other_rinfos,
+			 Path *inner_share, List *device_rinfos, List *host_rinfos, List *other_rinfos,
 			 JoinType jointype, JoinPathExtraData *extra, int algorithm,
 			 const GpuJoinCostProfile *costs)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
+	/* what this process drains of the inner side: all of it, or its share */
+	Path	   *inner_drained = inner_share != NULL ? inner_share : inner_path;
 	int			device_columns;
 	List	   *device_clauses;
 	List	   *band_clauses;
@@ -121,8 +130,8 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	if (jointype == JOIN_RIGHT || jointype == JOIN_FULL)
 		unmatched_scan += inner_rows;
 
-	startup = outer_path->total_cost + inner_path->total_cost +
-		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
+	startup = outer_path->total_cost + inner_drained->total_cost +
+		costs->startup_cost + (outer_rows + inner_drained->rows) * costs->row_cost;
 	/*
 	 * A semi or anti join decides an outer row by its first match: the
 	 * device's other matches of that row are skipped on the host without
@@ -239,10 +248,57 @@ host_memory_fits(Path *outer_path, Path *inner_path, bool may_spill)
 	return false;
 }
 
-/* A GpuJoin path over the given inputs; parallel_workers > 0 for a partial one. */
+/* Does the expression compute a numeric anywhere (a key of type numeric)? */
+static bool
+mentions_numeric(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (!IsA(node, List) && exprType(node) == NUMERICOID)
+		return true;
+	return expression_tree_walker(node, mentions_numeric, context);
+}
+
+/*
+ * May a partial GpuJoin drain its inner side in parallel, every process a
+ * share of the inner rel's cheapest partial path (gpujoin_shared_inner.c)?
+ * Only where the shares will be put together in the GPU service: each
+ * process sees only its share, so a process that cannot read the shared
+ * side must drain the whole inner side again from inner_whole, the plan's
+ * third child; the path is offered only where that is not expected (the
+ * service runs the join, no numeric key, no spill, room in the staging
+ * area: gpujoin_inner_drain_may_share), so the fallback is a rare cost,
+ * never a wrong answer.  The partial path must return the same columns as
+ * inner_whole, since one host buffer holds either.
+ */
+static bool
+inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_rinfos)
+{
+	Path	   *inner_partial;
+	ListCell   *lc;
+
+	if (innerrel->partial_pathlist == NIL)
+		return false;
+	inner_partial = linitial(innerrel->partial_pathlist);
+	if (inner_partial->param_info != NULL || inner_partial->parallel_workers <= 0 ||
+		!equal(inner_partial->pathtarget->exprs, inner_whole->pathtarget->exprs))
+		return false;
+	/* a numeric key's device value depends on the scale of the whole side */
+	foreach(lc, device_rinfos)
+	{
+		if (mentions_numeric((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL))
+			return false;
+	}
+	return gpujoin_inner_drain_may_share(gpujoin_input_host_bytes(inner_whole));
+}
+
+/*
+ * A GpuJoin path over the given inputs; parallel_workers > 0 for a partial
+ * one, inner_share a partial path of the inner side to drain in parallel.
+ */
 static CustomPath *
 make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,
-				  List *device_rinfos, List *host_rinfos, List *join_rinfos,
+				  Path *inner_share, List *device_rinfos, List *host_rinfos, List *join_rinfos,
 				  List *other_rinfos, JoinType jointype, JoinPathExtraData *extra,
 				  int algorithm, double rows, int parallel_workers)
 {
@@ -259,11 +315,20 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->path.rows = rows;
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
-	cpath->custom_paths = list_make2(outer_path, inner_path);
+	/*
+	 * An inner side drained in parallel has two inner children: the partial
+	 * path the processes drain their shares of, and inner_path, drained
+	 * whole by each process where the shares cannot be shared
+	 * (gpujoin_shared_inner.c).
+	 */
+	if (inner_share != NULL)
+		cpath->custom_paths = list_make3(outer_path, inner_share, inner_path);
+	else
+		cpath->custom_paths = list_make2(outer_path, inner_path);
 	cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos, join_rinfos,
 													  other_rinfos, jointype);
 	cpath->methods = &gpujoin_path_methods;
-	cost_gpujoin(root, cpath, outer_path, inner_path, device_rinfos, host_rinfos,
+	cost_gpujoin(root, cpath, outer_path, inner_path, inner_share, device_rinfos, host_rinfos,
 				 other_rinfos, jointype, extra, algorithm,
 				 parallel_workers > 0 ? gpujoin_parallel_costs() : gpujoin_planning_costs());
 	return cpath;
@@ -430,7 +495,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 
 	if (host_memory_fits(outer_path, inner_path, true))
 	{
-		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, device_rinfos,
+		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, NULL, device_rinfos,
 								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
 								  info.algorithm, joinrel->rows, 0);
 		add_path(joinrel, &cpath->path);
@@ -473,12 +538,24 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 			vars_available(extract_actual_clauses(extra->restrictlist, false),
 						   outer_partial->pathtarget, inner_safe->pathtarget))
 		{
-			cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe,
+			cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe, NULL,
 									  device_rinfos, host_rinfos, join_rinfos,
 									  other_rinfos, jointype, extra, info.algorithm,
 									  clamp_row_est(joinrel->rows * share),
 									  outer_partial->parallel_workers);
 			add_partial_path(joinrel, &cpath->path);
+
+			/* and one whose inner side is drained in parallel too */
+			if (inner_drain_in_parallel(innerrel, inner_safe, device_rinfos))
+			{
+				cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe,
+										  linitial(innerrel->partial_pathlist),
+										  device_rinfos, host_rinfos, join_rinfos,
+										  other_rinfos, jointype, extra, info.algorithm,
+										  clamp_row_est(joinrel->rows * share),
+										  outer_partial->parallel_workers);
+				add_partial_path(joinrel, &cpath->path);
+			}
 		}
 	}
 }

@@ -217,6 +217,15 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 	gpujoin_plan_join(root, best_path, custom_plans, &join);
 
+	/*
+	 * An inner side drained in parallel (gpujoin_path.c) has a third child,
+	 * the whole inner side, read into the same host buffer where the shares
+	 * cannot be shared: it must return the same columns.
+	 */
+	if (list_length(custom_plans) == 3 &&
+		!equal(join.inner_plan->targetlist, ((Plan *) lthird(custom_plans))->targetlist))
+		elog(ERROR, "GpuJoin: the inner side's partial and whole plans return different columns");
+
 	/* the scan tuple: every Var of the target list and of all quals */
 	vars = pull_var_clause((Node *) tlist, 0);
 	vars = list_concat(vars, pull_var_clause((Node *) join.host_clauses, 0));

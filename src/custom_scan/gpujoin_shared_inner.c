@@ -34,6 +34,16 @@
  * (a LIMIT above the Gather stopped it) drains it itself too.
  * The answer is the same either way; only the work differs.
  *
+ * Where the inner rel has a partial path, the planner may give the join
+ * that partial plan as its inner child and the whole inner plan as a third
+ * (gpujoin_path.c): then the inner side is drained in parallel, as
+ * Parallel Hash builds its table.  Every process that comes while the
+ * drain is open drains its share and stages it in a chunk of its own; the
+ * last to finish puts the shares together into one chunk, which is shared
+ * as above (obtain_drained_in_parallel).  Since a process then holds only
+ * its share, the fallback where sharing fails is the whole inner plan,
+ * drained by each process.
+ *
  * Lifetime: a process detaches when its node shuts down (no row is read
  * after that), when it rescans, and on ERROR through a callback of its
  * join context.  Besides the processes, the query holds the side for the
@@ -66,8 +76,12 @@
 typedef enum GjSharedInnerState
 {
 	GJ_SI_NONE = 0,				/* nobody has asked for the inner side */
-	GJ_SI_DRAINING,				/* one process drains it */
+	GJ_SI_DRAINING,				/* one process drains it; drained in
+								 * parallel: the attached ones drain shares */
+	GJ_SI_COMBINING,			/* drained in parallel: the last process to
+								 * finish puts the shares together */
 	GJ_SI_READY,				/* in the service: handle, token */
+	GJ_SI_EMPTY,				/* drained in parallel: no share had a row */
 	GJ_SI_UNSHARED				/* not shared: every process drains it */
 } GjSharedInnerState;
 
@@ -83,7 +97,20 @@ typedef struct GpuJoinSharedInner
 	uint64		epoch;			/* bumped by each (re)initialisation */
 	uint64		token;			/* the service checks it at attach */
 	uint64		handle;			/* of the shared inner side in the service */
+	/* an inner side drained in parallel (obtain_drained_in_parallel): */
+	int			ndraining;		/* processes draining a share, not yet done */
+	bool		share_failed;	/* a share could not be staged */
+	int			nshares;		/* the staged shares, in the array ... */
+	int			max_shares;		/* ... of this many (a process each) ... */
+	Size		shares_offset;	/* ... this far from here (gpujoin_parallel.c) */
 } GpuJoinSharedInner;
+
+/* A staged share of an inner side drained in parallel. */
+typedef struct SharedInnerShare
+{
+	char	   *chunk;			/* in the staging area, its process's */
+	Size		len;
+} SharedInnerShare;
 
 /* What the chunk begins with; every pointer points into the same chunk. */
 #define SHARED_INNER_MAGIC	0x474a5349	/* "GJSI" */
@@ -108,10 +135,27 @@ typedef struct SharedInnerHeader
 	SharedInnerColumn cols[FLEXIBLE_ARRAY_MEMBER];
 } SharedInnerHeader;
 
+static bool obtain_drained_in_parallel(GpuJoinState *gjs);
+static bool stage_share(GpuJoinState *gjs);
+static void put_together(GpuJoinState *gjs, uint64 token, int holder_pid);
+
 Size
 gpujoin_shared_inner_size(void)
 {
 	return sizeof(GpuJoinSharedInner);
+}
+
+/* The array of staged shares, for a Gather of nworkers workers and its leader. */
+Size
+gpujoin_shared_inner_shares_size(int nworkers)
+{
+	return mul_size(nworkers + 1, sizeof(SharedInnerShare));
+}
+
+static SharedInnerShare *
+shares_of(GpuJoinSharedInner *si)
+{
+	return (SharedInnerShare *) ((char *) si + si->shares_offset);
 }
 
 /* A fresh epoch's token: only this query's processes know it. */
@@ -167,17 +211,22 @@ new_epoch(GpuJoinSharedInner *si)
 	si->epoch++;
 	si->handle = 0;
 	si->token = new_token();
+	si->ndraining = 0;
+	si->share_failed = false;
+	si->nshares = 0;
 }
 
 /* InitializeDSM, in the leader. */
 void
-gpujoin_shared_inner_init(GpuJoinSharedInner *si, ParallelContext *pcxt)
+gpujoin_shared_inner_init(GpuJoinSharedInner *si, ParallelContext *pcxt, Size shares_offset)
 {
 	SpinLockInit(&si->mutex);
 	ConditionVariableInit(&si->cv);
 	si->leader_pid = MyProcPid;
 	si->epoch = 0;
 	si->disabled = pcxt->seg == NULL;
+	si->max_shares = pcxt->nworkers + 1;
+	si->shares_offset = shares_offset;
 	new_epoch(si);
 	if (pcxt->seg != NULL)
 		on_dsm_detach(pcxt->seg, shared_inner_on_detach, PointerGetDatum(si));
@@ -197,20 +246,42 @@ gpujoin_shared_inner_reinit(GpuJoinSharedInner *si)
 	SpinLockRelease(&si->mutex);
 }
 
+/*
+ * Does the GPU service run the joins (gpujoin_pick_backend's rule)?  On the
+ * cpu backend in each process, the processes keep their own inner sides.
+ */
+static bool
+service_runs_joins(void)
+{
+	return (gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) ||
+		(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda());
+}
+
+/*
+ * The planner's side of the rule (gpujoin_path.c): may a parallel join
+ * whose inner side takes about inner_bytes drain it in parallel?  Where
+ * the shares will most likely be put together in the service: the setting
+ * is on, the service runs the joins, and the staging area has room for
+ * the shares and the side they make at once, twice over (the rule at
+ * execution, share and put_together, is half of it for the side).
+ */
+bool
+gpujoin_inner_drain_may_share(double inner_bytes)
+{
+	if (!gpujoin_parallel_inner_drain || !gpujoin_parallel_shared_inner || !service_runs_joins() ||
+		gj_service == NULL)
+		return false;
+	return inner_bytes * 4.0 <= (double) gj_service->staging_granules * GJ_STAGING_GRANULE;
+}
+
 /* Can this execution share its inner side at all? */
 static bool
 sharing_applies(GpuJoinState *gjs)
 {
 	int			k;
 
-	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner || gjs->fill_inner)
-		return false;
-	/*
-	 * Only for joins that run in the service (gpujoin_pick_backend's rule):
-	 * on the cpu backend in each process, the processes keep their own.
-	 */
-	if (!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
-		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))
+	if (gjs->shared_inner == NULL || !gpujoin_parallel_shared_inner || gjs->fill_inner ||
+		!service_runs_joins())
 		return false;
 	/* a numeric key's device value depends on both sides' scale */
 	for (k = 0; k < gjs->inner_buf.nkeys; k++)
@@ -362,17 +433,20 @@ inner_cleanup(void *arg)
 {
 	GpuJoinState *gjs = arg;
 	uint64		handle = gjs->inner_attached;
+	char	   *share_chunk = gjs->inner_share_chunk;
 
 	gjs->inner_attached = 0;
+	gjs->inner_share_chunk = NULL;
 	if (handle != 0)
 		gj_service_detach_inner(handle);
+	if (share_chunk != NULL)
+		gj_staging_free(share_chunk);
 }
 
-/* Remember that this process reads shared inner side handle. */
+/* Make sure inner_cleanup runs when the join context goes. */
 static void
-attached(GpuJoinState *gjs, uint64 handle)
+arm_cleanup(GpuJoinState *gjs)
 {
-	gjs->inner_attached = handle;
 	if (!gjs->inner_cleanup_armed)
 	{
 		gjs->inner_cleanup.func = inner_cleanup;
@@ -380,6 +454,14 @@ attached(GpuJoinState *gjs, uint64 handle)
 		MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->inner_cleanup);
 		gjs->inner_cleanup_armed = true;
 	}
+}
+
+/* Remember that this process reads shared inner side handle. */
+static void
+attached(GpuJoinState *gjs, uint64 handle)
+{
+	gjs->inner_attached = handle;
+	arm_cleanup(gjs);
 	gjs->counters.inner_shared++;
 }
 
@@ -417,6 +499,520 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 }
 
 /*
+ * Attach to the shared inner side another process shared and read it.
+ * False when that is too late (the leader released it) or refused: the
+ * caller drains the inner side itself then.
+ */
+static bool
+attach(GpuJoinState *gjs, uint64 handle, uint64 token)
+{
+	GjError		err;
+	char	   *chunk;
+	int64		len;
+
+	memset(&err, 0, sizeof(err));
+	if (gj_service_attach_inner(handle, token, &chunk, &len, &err))
+	{
+		if (view(&gjs->inner_buf, chunk, len))
+		{
+			attached(gjs, handle);
+			return true;
+		}
+		gj_service_detach_inner(handle);
+	}
+	else
+		elog(DEBUG1, "GpuJoin: drains the inner side itself: %s", err.message);
+	return false;
+}
+
+/*
+ * The inner side drained in parallel (the plan's inner child is a partial
+ * plan, gpujoin_path.c), as Parallel Hash builds its table: every process
+ * that comes while the inner side is being drained attaches to the drain
+ * (ndraining), drains its share of the partial plan (the parallel scan
+ * hands each block to one process) and stages it in a chunk of its own;
+ * the last one to finish (ndraining back to 0) puts the shares together
+ * into one chunk, shares that with the service exactly as a single drainer
+ * does, and wakes the others, which attach to it.  When the last one
+ * finishes, every part of the partial plan has been handed out to, and
+ * read by, a process that was attached, so the shares are the whole inner
+ * side whatever the number of processes (workers that did not start, a
+ * leader that does not take part).
+ *
+ * A process that comes later (the side is being put together, or is
+ * there) never drains its share: its partial scan would find nothing left,
+ * or a next run's state.  It waits for the side and attaches to it.
+ *
+ * Where the side cannot be shared (a share spilled or found no room in the
+ * staging area, the side finds none, the service refuses it) or a late
+ * process cannot attach to it any more, a process holds at most its own
+ * share: it drops it and drains the whole inner side from the plan's third
+ * child (gpujoin_drain_side), as an unshared parallel join does.  So the
+ * answer never depends on the sharing, only the work does.
+ *
+ * Returns true when inner_buf holds the whole inner side, false when the
+ * caller must drain it whole.
+ */
+static bool
+obtain_drained_in_parallel(GpuJoinState *gjs)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	uint64		handle,
+				token,
+				epoch;
+	int			state,
+				leader_pid;
+	bool		last = false;
+
+	SpinLockAcquire(&si->mutex);
+	state = si->state;
+	if (state == GJ_SI_NONE || state == GJ_SI_DRAINING)
+	{
+		si->state = GJ_SI_DRAINING;
+		si->ndraining++;
+	}
+	token = si->token;
+	epoch = si->epoch;
+	leader_pid = si->leader_pid;
+	SpinLockRelease(&si->mutex);
+
+	if (state == GJ_SI_NONE || state == GJ_SI_DRAINING)
+	{
+		/*
+		 * On ERROR here the query ends, and with it the processes that
+		 * wait for this one (as for a single drainer).
+		 */
+		bool		staged;
+
+		gpujoin_drain_inner_share(gjs);
+		gjs->counters.inner_share_drains++;
+		staged = stage_share(gjs);
+		SpinLockAcquire(&si->mutex);
+		Assert(si->epoch == epoch && si->state == GJ_SI_DRAINING);
+		if (!staged)
+			si->share_failed = true;
+		else if (gjs->inner_share_chunk != NULL && si->nshares >= si->max_shares)
+			si->share_failed = true;	/* more processes than the Gather planned */
+		else if (gjs->inner_share_chunk != NULL)
+		{
+			shares_of(si)[si->nshares].chunk = gjs->inner_share_chunk;
+			shares_of(si)[si->nshares].len = gjs->inner_share_len;
+			si->nshares++;
+		}
+		last = --si->ndraining == 0;
+		if (last)
+			si->state = GJ_SI_COMBINING;
+		SpinLockRelease(&si->mutex);
+		if (last)
+			put_together(gjs, token, leader_pid);
+	}
+
+	/* wait for the side (the last drainer shares it, or finds it cannot) */
+	ConditionVariablePrepareToSleep(&si->cv);
+	for (;;)
+	{
+		SpinLockAcquire(&si->mutex);
+		state = si->epoch == epoch ? si->state : GJ_SI_UNSHARED;
+		handle = si->handle;
+		SpinLockRelease(&si->mutex);
+		if (state != GJ_SI_DRAINING && state != GJ_SI_COMBINING)
+			break;
+		ConditionVariableSleep(&si->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	/* the side is put together (or not): the shares are read no more */
+	if (gjs->inner_share_chunk != NULL)
+	{
+		char	   *chunk = gjs->inner_share_chunk;
+
+		gjs->inner_share_chunk = NULL;
+		gj_staging_free(chunk);
+	}
+	if (state == GJ_SI_READY && gjs->inner_attached == handle)
+		return true;			/* this process put it together */
+
+	/* its own share, if any, is not the inner side */
+	gpujoin_spill_rescan_side(gjs, GJ_SIDE_INNER, true);
+	gj_host_buffer_reset(&gjs->inner_buf);
+	if (state == GJ_SI_EMPTY)
+	{
+		gjs->inner_buf.complete = true;
+		gjs->counters.inner_shared++;
+		return true;
+	}
+	if (state == GJ_SI_READY)
+		return attach(gjs, handle, token);
+	return false;
+}
+
+/*
+ * Stage this process's share of the inner side in a chunk of its own
+ * (gjs->inner_share_chunk, none for an empty share).  False when it cannot
+ * be: it spilled to a file, or the staging area has no room.
+ */
+static bool
+stage_share(GpuJoinState *gjs)
+{
+	HostSideBuffer *buf = &gjs->inner_buf;
+	Size		size;
+	char	   *chunk;
+
+	if (gjs->inner_spill.nchunks > 0 ||
+		gpujoin_debug_fault == GPUJOIN_FAULT_INNER_SHARE_NO_ROOM)
+		return false;
+	if (buf->nrows == 0)
+		return true;
+	size = flat_size(buf);
+	if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
+		(chunk = gj_staging_alloc(size)) == NULL)
+		return false;
+	arm_cleanup(gjs);
+	gjs->inner_share_chunk = chunk;
+	gjs->inner_share_len = size;
+	flatten(buf, chunk, size);
+	return true;
+}
+
+/*
+ * A share as the process putting the shares together reads it: its
+ * header's fields copied out and checked to lie inside its chunk.  A share
+ * is another process's chunk, which that process frees if it raises an
+ * ERROR (the query is ending then, but this process may still be copying):
+ * every pointer followed, and every byte written, is checked against the
+ * bounds, so such a share can make the side wrong for the query that is
+ * ending, never make a read or a write outside the staging area's chunks
+ * concerned.
+ */
+typedef struct ShareRef
+{
+	const char *start;
+	const char *end;
+	SharedInnerHeader *h;		/* a copy of the header, in this process */
+} ShareRef;
+
+static bool
+in_share(const ShareRef *ref, const void *p, Size n)
+{
+	const char *c = p;
+
+	return c >= ref->start && c <= ref->end && n <= (Size) (ref->end - c);
+}
+
+/* Read and check the share's header; false when it is not a share of this shape. */
+static bool
+read_share(const SharedInnerShare *share, const HostSideBuffer *shape, ShareRef *ref)
+{
+	Size		hsize = offsetof(SharedInnerHeader, cols) + sizeof(SharedInnerColumn) * shape->ncols;
+	SharedInnerHeader *h;
+	int64		n;
+	int			k,
+				c;
+
+	ref->start = share->chunk;
+	ref->end = share->chunk + share->len;
+	if (share->len < hsize)
+		return false;
+	h = palloc(hsize);
+	memcpy(h, share->chunk, hsize);
+	ref->h = h;
+	n = h->nrows;
+	if (h->magic != SHARED_INNER_MAGIC || h->nkeys != shape->nkeys || h->ncols != shape->ncols ||
+		n < 0 || n > (int64) share->len)
+		return false;
+	for (k = 0; k < h->nkeys; k++)
+		if (!in_share(ref, h->key_values[k], sizeof(int64) * n) ||
+			(h->key_isnull[k] != NULL && !in_share(ref, h->key_isnull[k], n)))
+			return false;
+	if (h->drain_inexact != NULL && !in_share(ref, h->drain_inexact, n))
+		return false;
+	for (c = 0; c < h->ncols; c++)
+		if (!in_share(ref, h->cols[c].values, sizeof(Datum) * n) ||
+			!in_share(ref, h->cols[c].isnull, n))
+			return false;
+	return true;
+}
+
+/* The bytes of a by-reference value of the share; false when they leave it. */
+static bool
+share_value_size(const ShareRef *ref, Datum value, int16 typlen, Size *size)
+{
+	const char *p = DatumGetPointer(value);
+
+	if (typlen > 0)
+		*size = typlen;
+	else if (typlen == -1)
+	{
+		if (!in_share(ref, p, 1) ||
+			!in_share(ref, p, VARATT_IS_1B_E(p) ? VARHDRSZ_EXTERNAL :
+					  VARATT_IS_1B(p) ? 1 : VARHDRSZ))
+			return false;
+		*size = VARSIZE_ANY(p);
+	}
+	else if (typlen == -2)
+	{
+		Size		left;
+
+		if (!in_share(ref, p, 1))
+			return false;
+		left = ref->end - p;
+		*size = strnlen(p, left) + 1;
+	}
+	else
+		return false;
+	return *size > 0 && in_share(ref, p, *size);
+}
+
+/*
+ * Bytes of the chunk that holds the shares put together (as flat_size
+ * would for one buffer of all their rows); *nrows gets their rows.  False
+ * when a share is not what its process staged.
+ */
+static bool
+shares_flat_size(const HostSideBuffer *shape, ShareRef *refs, int nshares, int64 *nrows,
+				 Size *size)
+{
+	int64		n = 0;
+	bool		inexact = false;
+	int			i,
+				k,
+				c;
+
+	*size = MAXALIGN(offsetof(SharedInnerHeader, cols) + sizeof(SharedInnerColumn) * shape->ncols);
+	for (i = 0; i < nshares; i++)
+	{
+		n += refs[i].h->nrows;
+		inexact |= refs[i].h->drain_inexact != NULL;
+	}
+	*nrows = n;
+	for (k = 0; k < shape->nkeys; k++)
+	{
+		bool		nulls = false;
+
+		for (i = 0; i < nshares; i++)
+			nulls |= refs[i].h->key_isnull[k] != NULL;
+		*size = add_size(*size, MAXALIGN(sizeof(int64) * n));
+		if (nulls)
+			*size = add_size(*size, MAXALIGN(n));
+	}
+	if (inexact)
+		*size = add_size(*size, MAXALIGN(n));
+	for (c = 0; c < shape->ncols; c++)
+	{
+		const HostDatumColumn *col = &shape->cols[c];
+
+		*size = add_size(*size, MAXALIGN(sizeof(Datum) * n) + MAXALIGN(n));
+		for (i = 0; !col->byval && i < nshares; i++)
+		{
+			const ShareRef *ref = &refs[i];
+			const SharedInnerColumn *from = &ref->h->cols[c];
+			int64		r;
+			Size		vsize;
+
+			for (r = 0; r < ref->h->nrows; r++)
+			{
+				if (from->isnull[r])
+					continue;
+				if (!share_value_size(ref, from->values[r], col->typlen, &vsize))
+					return false;
+				*size = add_size(*size, MAXALIGN(vsize));
+			}
+		}
+	}
+	return true;
+}
+
+/* Room for n bytes at *at, below end; NULL when there is none. */
+static void *
+reserve(char **at, const char *end, Size n)
+{
+	void	   *dst = *at;
+
+	if (MAXALIGN(n) > (Size) (end - *at))
+		return NULL;
+	*at += MAXALIGN(n);
+	return dst;
+}
+
+/*
+ * Copy the shares' rows, one share after the other, into chunk, as flatten
+ * does for one buffer: every pointer points into chunk, so the shares may
+ * go once it is written.  False when the shares no longer fit the size
+ * shares_flat_size found (a share changed under it).
+ */
+static bool
+flatten_shares(const HostSideBuffer *shape, ShareRef *refs, int nshares, int64 n,
+			   char *chunk, Size size)
+{
+	SharedInnerHeader *to = (SharedInnerHeader *) chunk;
+	const char *end = chunk + size;
+	char	   *at = chunk + MAXALIGN(offsetof(SharedInnerHeader, cols) +
+									  sizeof(SharedInnerColumn) * shape->ncols);
+	bool		inexact = false;
+	int64		row;
+	int			i,
+				k,
+				c;
+
+	memset(to, 0, offsetof(SharedInnerHeader, cols));
+	to->magic = SHARED_INNER_MAGIC;
+	to->nkeys = shape->nkeys;
+	to->ncols = shape->ncols;
+	to->nrows = n;
+	for (i = 0; i < nshares; i++)
+	{
+		to->bytes_stored += refs[i].h->bytes_stored;
+		inexact |= refs[i].h->drain_inexact != NULL;
+	}
+	for (k = 0; k < shape->nkeys; k++)
+	{
+		bool		nulls = false;
+
+		for (i = 0; i < nshares; i++)
+			nulls |= refs[i].h->key_isnull[k] != NULL;
+		if ((to->key_values[k] = reserve(&at, end, sizeof(int64) * n)) == NULL ||
+			(nulls && (to->key_isnull[k] = reserve(&at, end, n)) == NULL))
+			return false;
+		for (i = 0, row = 0; i < nshares; row += refs[i].h->nrows, i++)
+		{
+			const SharedInnerHeader *h = refs[i].h;
+
+			memcpy(to->key_values[k] + row, h->key_values[k], sizeof(int64) * h->nrows);
+			if (nulls && h->key_isnull[k] != NULL)
+				memcpy(to->key_isnull[k] + row, h->key_isnull[k], h->nrows);
+			else if (nulls)
+				memset(to->key_isnull[k] + row, 0, h->nrows);
+		}
+	}
+	if (inexact && (to->drain_inexact = reserve(&at, end, n)) == NULL)
+		return false;
+	for (i = 0, row = 0; inexact && i < nshares; row += refs[i].h->nrows, i++)
+	{
+		if (refs[i].h->drain_inexact != NULL)
+			memcpy(to->drain_inexact + row, refs[i].h->drain_inexact, refs[i].h->nrows);
+		else
+			memset(to->drain_inexact + row, 0, refs[i].h->nrows);
+	}
+	for (c = 0; c < shape->ncols; c++)
+	{
+		const HostDatumColumn *col = &shape->cols[c];
+		SharedInnerColumn *into = &to->cols[c];
+
+		if ((into->values = reserve(&at, end, sizeof(Datum) * n)) == NULL ||
+			(into->isnull = reserve(&at, end, n)) == NULL)
+			return false;
+		into->has_nulls = false;
+		for (i = 0, row = 0; i < nshares; row += refs[i].h->nrows, i++)
+		{
+			const ShareRef *ref = &refs[i];
+			const SharedInnerColumn *from = &ref->h->cols[c];
+			int64		r;
+
+			memcpy(into->values + row, from->values, sizeof(Datum) * ref->h->nrows);
+			memcpy(into->isnull + row, from->isnull, ref->h->nrows);
+			into->has_nulls |= from->has_nulls;
+			for (r = 0; !col->byval && r < ref->h->nrows; r++)
+			{
+				Datum		value = into->values[row + r];
+				Size		vsize;
+				void	   *dst;
+
+				if (into->isnull[row + r])
+					continue;
+				if (!share_value_size(ref, value, col->typlen, &vsize) ||
+					(dst = reserve(&at, end, vsize)) == NULL)
+					return false;
+				memcpy(dst, DatumGetPointer(value), vsize);
+				into->values[row + r] = PointerGetDatum(dst);
+			}
+		}
+	}
+	return true;
+}
+
+/*
+ * The last process to finish draining its share: put the staged shares
+ * together into one chunk and share it with the service, as share() does
+ * a single drainer's side, or find it cannot; then tell the others.  The
+ * shares stay while this runs: their processes wait for the state to
+ * leave GJ_SI_COMBINING before they free them (but see ShareRef).
+ */
+static void
+put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	HostSideBuffer *buf = &gjs->inner_buf;
+	int			state = GJ_SI_UNSHARED;
+	uint64		handle = 0;
+	bool		ok,
+				leader_done;
+	SharedInnerShare *shares;
+	ShareRef   *refs;
+	int			nshares,
+				i;
+	char	   *chunk;
+	int64		n;
+	Size		size;
+	GjError		err;
+
+	SpinLockAcquire(&si->mutex);
+	ok = !si->share_failed;
+	nshares = si->nshares;
+	SpinLockRelease(&si->mutex);
+	shares = palloc(sizeof(SharedInnerShare) * Max(nshares, 1));
+	memcpy(shares, shares_of(si), sizeof(SharedInnerShare) * nshares);
+	refs = palloc0(sizeof(ShareRef) * Max(nshares, 1));
+	for (i = 0; ok && i < nshares; i++)
+		ok = read_share(&shares[i], buf, &refs[i]);
+
+	if (ok && shares_flat_size(buf, refs, nshares, &n, &size))
+	{
+		if (n == 0)
+			state = GJ_SI_EMPTY;
+		else if (size <= (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 &&
+				 (chunk = gj_staging_alloc(size)) != NULL)
+		{
+			memset(&err, 0, sizeof(err));
+			if (!flatten_shares(buf, refs, nshares, n, chunk, size))
+			{
+				elog(DEBUG1, "GpuJoin: the inner side's shares changed while put together");
+				gj_staging_free(chunk);
+			}
+			else if (gj_service_share_inner(chunk, (int64) size, token, holder_pid, &handle, &err))
+			{
+				/* the chunk is the service's now; read it as the others do */
+				if (!view(buf, chunk, (int64) size))
+					elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
+				attached(gjs, handle);
+				gjs->counters.inner_shared_drains++;
+				state = GJ_SI_READY;
+			}
+			else
+			{
+				elog(DEBUG1, "GpuJoin: the inner side is not shared: %s", err.message);
+				gj_staging_free(chunk);
+			}
+		}
+	}
+
+	SpinLockAcquire(&si->mutex);
+	leader_done = si->leader_done;
+	si->state = state;
+	si->handle = handle;
+	si->nshares = 0;
+	SpinLockRelease(&si->mutex);
+	ConditionVariableBroadcast(&si->cv);
+	/* the leader is done already (a LIMIT above the Gather) */
+	if (state == GJ_SI_READY && leader_done)
+		gj_service_release_inner(handle, token);
+	for (i = 0; i < nshares; i++)
+		if (refs[i].h != NULL)
+			pfree(refs[i].h);
+	pfree(refs);
+	pfree(shares);
+}
+
+/*
  * The inner side for this process: obtained from (or drained once for) the
  * other processes of the Gather.  Returns false when this process must
  * drain it itself, unshared; true when inner_buf holds it.
@@ -432,12 +1028,10 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 				leader_pid;
 	bool		ok,
 				leader_done;
-	GjError		err;
-	char	   *chunk;
-	int64		len;
-
 	if (!sharing_applies(gjs))
 		return false;
+	if (gjs->inner_whole_ps != NULL)
+		return obtain_drained_in_parallel(gjs);
 
 	/* wait while another process drains it; take the draining if nobody does */
 	ConditionVariablePrepareToSleep(&si->cv);
@@ -488,21 +1082,7 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 	}
 	if (state != GJ_SI_READY)
 		return false;
-
-	memset(&err, 0, sizeof(err));
-	if (gj_service_attach_inner(handle, token, &chunk, &len, &err))
-	{
-		if (view(&gjs->inner_buf, chunk, len))
-		{
-			attached(gjs, handle);
-			return true;
-		}
-		gj_service_detach_inner(handle);
-	}
-	else
-		elog(DEBUG1, "GpuJoin: drains the inner side itself: %s", err.message);
-	/* too late (the leader released it) or refused: drain it here */
-	return false;
+	return attach(gjs, handle, token);
 }
 
 /*

@@ -136,7 +136,9 @@ static int
 spill_hash_partitions(GpuJoinState *gjs)
 {
 	const GjEquiSpec *equi = &gjs->info.equi;
-	Plan	   *inner_plan = gjs->inner_ps->plan;
+	/* an inner side drained in parallel: the whole one's estimate */
+	Plan	   *inner_plan = gjs->inner_whole_ps != NULL ? gjs->inner_whole_ps->plan :
+		gjs->inner_ps->plan;
 	double		share = Max((double) gpujoin_max_host_memory_kb * 1024 / 2, 1);
 	double		bytes;
 	int			nparts = MIN_SPILL_PARTITIONS;

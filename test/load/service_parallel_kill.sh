@@ -20,6 +20,10 @@
 #      naming it, and once the postmaster has started it again nothing of
 #      the shared inner side stays in staging (the dead service handed its
 #      chunk to the leader, which freed it at the end of its query);
+#   4. a join whose inner side is drained in parallel (a partial path whose
+#      filter sleeps, so the drain takes seconds): a worker, then the
+#      leader, terminated while the processes drain and stage their shares;
+#      the query ends with an error and nothing stays in the service;
 # and after them the next parallel join shares its inner side and gives the
 # native plan's rows.  Ends with "service_parallel_kill: N passed, N failed".
 set -u
@@ -126,6 +130,51 @@ check "a parallel join whose service is terminated mid-join ends with an error" 
 	"running $running, service ${service:-none}, exit $victim_status: $(head -2 "$OUT/gj_kill_service.err" | tr '\n' ' ')"
 idle
 check "after the service's restart it holds no join and no staging memory" $? "$(service_status)"
+
+# 4. terminated while the processes drain their shares of the inner side
+$PSQL <<'SQL'
+CREATE FUNCTION slow_true(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE AS $$
+BEGIN
+    PERFORM pg_sleep(0.001);
+    RETURN true;
+END $$;
+SQL
+SLOW_DRAIN="SELECT count(*) /* drain-me */ FROM kf JOIN kd ON kf.k = kd.k AND slow_true(kd.k)"
+explain=$($PSQL -c "$FORCE SET gpujoin.algorithm = auto;" -c "EXPLAIN (COSTS OFF) $SLOW_DRAIN" 2>&1)
+check "the slow drain is a parallel GpuJoin whose inner side is drained in parallel" \
+	$(echo "$explain" | grep -q 'Parallel Seq Scan on kd' && echo 0 || echo 1) "$(echo "$explain" | tr '\n' ' ')"
+# run the slow drain as application name $1 and terminate its $2 (worker or
+# leader) a second after the workers started: 20000 rows at 1 ms each take
+# the processes seconds to drain
+kill_in_drain() {
+	local i leader="" workers=0 target="" status
+	PGAPPNAME=$1 $PSQL -c "$FORCE SET gpujoin.algorithm = auto;" -c "$SLOW_DRAIN" >"$OUT/$1.out" 2>"$OUT/$1.err" &
+	victim=$!
+	for i in $(seq 100); do
+		sleep 0.1
+		leader=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$1' AND backend_type = 'client backend' AND query LIKE '%drain-me%'")
+		[ -n "$leader" ] && workers=$($PSQL -c "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = $leader AND backend_type = 'parallel worker'")
+		[ "${workers:-0}" -ge 1 ] && break
+	done
+	sleep 1
+	status=$(service_status)
+	if [ "$2" = worker ] && [ -n "$leader" ]; then
+		target=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE leader_pid = $leader AND backend_type = 'parallel worker' LIMIT 1")
+	else
+		target=$leader
+	fi
+	echo "# $2 ${target:-none} of leader ${leader:-none} (${workers:-0} workers), service: $status"
+	[ -n "$target" ] && $PSQL -c "SELECT pg_terminate_backend($target)" >/dev/null
+	wait $victim
+	victim_status=$?
+	check "a $2 terminated while the processes drain the inner side's shares ends the query with an error" \
+		$([ -n "$target" ] && [ "$victim_status" != 0 ] && echo "$status" | grep -q ', 0 joins running,' && echo 0 || echo 1) \
+		"target ${target:-none}, exit $victim_status, service then: $status: $(head -2 "$OUT/$1.err" | tr '\n' ' ')"
+	idle
+	check "after the $2's end mid-drain the service holds no join and no staging memory" $? "$(service_status)"
+}
+kill_in_drain gj_kill_drain_worker worker
+kill_in_drain gj_kill_drain_leader leader
 
 # the next parallel join
 Q="SELECT kf.id, kd.w, kd.t FROM kf JOIN kd ON kf.k = kd.k"
