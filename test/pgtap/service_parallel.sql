@@ -46,9 +46,22 @@ CREATE FUNCTION pg_temp.served() RETURNS bigint LANGUAGE sql AS $$
     FROM gpujoin_devices() WHERE backend = 'service'
 $$;
 
-SELECT current_setting('gpujoin.service') = 'on' AND
-       coalesce((SELECT status LIKE 'ready%' FROM gpujoin_devices() WHERE backend = 'service'), false)
-       AS have_service \gset
+-- the service is ready (a cuda service opens its devices first: wait up to
+-- 15 s for it, or a run right after the cluster starts skips everything)
+CREATE FUNCTION pg_temp.service_ready() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('gpujoin.service') <> 'on' THEN
+        RETURN false;
+    END IF;
+    FOR i IN 1..150 LOOP
+        IF coalesce((SELECT status LIKE 'ready%' FROM gpujoin_devices() WHERE backend = 'service'), false) THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RETURN false;
+END $$;
+SELECT pg_temp.service_ready() AS have_service \gset
 \if :have_service
 -- parallel workers cannot read temporary tables: plain ones, rolled back
 CREATE TABLE gj_par_fact AS
