@@ -3,8 +3,9 @@
 -- joins of sessions that set gpujoin.device = service (same rows as the
 -- native plan, every algorithm and join type, many tiles, a cancel), and
 -- the postmaster starts it again after it is terminated.
--- test/run_tests.sh runs it on the cpu backend, so CI needs no GPU; on a
--- cluster without the service the tests are skipped.
+-- test/run_tests.sh runs it on the cpu backend, so CI needs no GPU; on the
+-- GPU machine (test/gpu_checks.sh) the same tests run with the service on
+-- cuda; on a cluster without the service they are skipped.
 \set ON_ERROR_STOP 1
 \pset format unaligned
 \pset tuples_only true
@@ -42,18 +43,24 @@ SELECT is((SELECT string_agg(context, ',' ORDER BY name) FROM pg_settings
           'postmaster,postmaster,postmaster',
           'gpujoin.service, gpujoin.service_backend and gpujoin.service_staging_memory are postmaster settings');
 
+-- a cuda service must be ready within the wait (no GPU: no service)
 SELECT current_setting('gpujoin.service') = 'on' AND
-       current_setting('gpujoin.service_backend') = 'cpu' AS have_service \gset
+       (current_setting('gpujoin.service_backend') = 'cpu' OR pg_temp.service_pid() IS NOT NULL)
+       AS have_service \gset
+SELECT current_setting('gpujoin.service_backend') AS backend \gset
 \if :have_service
 SELECT coalesce(pg_temp.service_pid(), 0) AS first_pid \gset
 SELECT ok(:first_pid <> 0, 'the service runs: pg_stat_activity shows backend_type "gpujoin service"');
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
-               '^ready \(cpu backend\), pid [0-9]+, started [0-9]+ times, 0 bytes in use, 0 joins running, 0 queued, [0-9]+ served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
-               'gpujoin_devices(): the service row says ready on the cpu backend, its pid, memory in use and joins');
-SELECT matches((SELECT name FROM gpujoin_devices() WHERE backend = 'service'), '^host processor',
-          'the service row names the device the service opened');
-SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'), 0,
-          'gpujoin.device = auto does not select the service');
+               '^ready \(' || :'backend' || ' backend\), pid [0-9]+, started [0-9]+ times, 0 bytes in use, 0 joins running, 0 queued, [0-9]+ served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
+               'gpujoin_devices(): the service row says ready on the ' || :'backend' || ' backend, its pid, memory in use and joins');
+SELECT matches((SELECT name FROM gpujoin_devices() WHERE backend = 'service'),
+               CASE :'backend' WHEN 'cpu' THEN '^host processor' ELSE '^.+$' END,
+               'the service row names the device the service opened');
+-- a cuda service runs the joins of gpujoin.device = auto; a cpu one does not
+SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'),
+          CASE :'backend' WHEN 'cuda' THEN 1 ELSE 0 END,
+          'gpujoin.device = auto selects the service only where it runs cuda');
 
 -- joins in the service against the native plan
 CREATE TEMP TABLE sr AS SELECT g AS id, (g * 7) % 501 AS a, CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 89)::float8 END AS f
@@ -127,7 +134,7 @@ SET LOCAL gpujoin.device = service;
 SET LOCAL gpujoin.device_memory = '1MB';
 SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'), 1,
           'gpujoin.device = service selects the service');
-SELECT matches(pg_temp.explain_analyze(q), 'Backend: cpu \(service\)',
+SELECT matches(pg_temp.explain_analyze(q), 'Backend: ' || :'backend' || ' \(service\)',
                'EXPLAIN ANALYZE: ' || name || ' ran in the service')
     FROM queries WHERE name IN ('hash, inner', 'hash and a theta qual, full', 'semi, nestloop');
 SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.name),
@@ -137,7 +144,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
                'after the joins the service holds no staging memory and no join, and says it served them');
 
-SELECT matches(pg_temp.explain_analyze(q), 'GPU Aggregates: .*Backend: cpu \(service\)\n',
+SELECT matches(pg_temp.explain_analyze(q), 'GPU Aggregates: .*Backend: ' || :'backend' || ' \(service\)\n',
                'EXPLAIN ANALYZE: aggregates, ' || name || ', ran in the service (no fallback)')
     FROM aggqueries ORDER BY name;
 SELECT matches(pg_temp.explain_analyze(q), 'Pairs Reduced in Backend: [1-9]',
@@ -166,7 +173,8 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                'after the aggregates the service holds no staging memory and no join');
 
 -- a statement_timeout in the middle of a join in the service
-CREATE TEMP TABLE big AS SELECT g AS a FROM generate_series(1, 30000) g;
+-- (on cuda ten times the rows: 9e8 pairs may finish within the timeout)
+CREATE TEMP TABLE big AS SELECT g AS a FROM generate_series(1, CASE :'backend' WHEN 'cuda' THEN 300000 ELSE 30000 END) g;
 ANALYZE big;
 -- (a cancel is no error plpgsql's WHEN OTHERS catches: name it)
 CREATE FUNCTION pg_temp.cancelled(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -208,11 +216,11 @@ SELECT ok(pg_terminate_backend(:first_pid), 'the service can be terminated');
 SELECT coalesce(pg_temp.service_pid(:first_pid), 0) AS second_pid \gset
 SELECT ok(:second_pid <> 0, 'the postmaster starts it again, with a new pid, ready');
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
-               '^ready \(cpu backend\), pid ' || :second_pid || ',', 'gpujoin_devices() shows the new pid');
+               '^ready \(' || :'backend' || ' backend\), pid ' || :second_pid || ',', 'gpujoin_devices() shows the new pid');
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service on the cpu backend', 76);
+SELECT skip('the cluster runs no GPU service', 76);
 \endif
 
 SELECT * FROM finish();
