@@ -90,8 +90,11 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_SERVICE_BAD_REQUEST,
 	GPUJOIN_FAULT_SERVICE_FOREIGN_INNER,	/* attach with another query's token */
 	GPUJOIN_FAULT_SERVICE_BAD_INNER,	/* open naming a bogus shared inner side */
-	GPUJOIN_FAULT_INNER_SHARE_NO_ROOM	/* a share of an inner side drained in
+	GPUJOIN_FAULT_INNER_SHARE_NO_ROOM,	/* a share of an inner side drained in
 										 * parallel finds no staging room */
+	GPUJOIN_FAULT_INNER_DRAIN_TOGETHER	/* the first drainer of an inner side
+										 * drained in parallel waits for a
+										 * second (tests of several shares) */
 } GpuJoinFault;
 
 extern int	gpujoin_debug_fault;

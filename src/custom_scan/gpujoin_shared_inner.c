@@ -136,6 +136,7 @@ typedef struct SharedInnerHeader
 } SharedInnerHeader;
 
 static bool obtain_drained_in_parallel(GpuJoinState *gjs);
+static void wait_for_second_drainer(GpuJoinSharedInner *si, uint64 epoch);
 static bool stage_share(GpuJoinState *gjs);
 static void put_together(GpuJoinState *gjs, uint64 token, int holder_pid);
 
@@ -584,6 +585,13 @@ obtain_drained_in_parallel(GpuJoinState *gjs)
 		 */
 		bool		staged;
 
+		if (gpujoin_debug_fault == GPUJOIN_FAULT_INNER_DRAIN_TOGETHER)
+		{
+			if (state == GJ_SI_NONE)
+				wait_for_second_drainer(si, epoch);
+			else
+				ConditionVariableBroadcast(&si->cv);	/* wake the first */
+		}
 		gpujoin_drain_inner_share(gjs);
 		gjs->counters.inner_share_drains++;
 		staged = stage_share(gjs);
@@ -928,6 +936,33 @@ flatten_shares(const HostSideBuffer *shape, ShareRef *refs, int nshares, int64 n
 		}
 	}
 	return true;
+}
+
+/*
+ * gpujoin.debug_fault = inner_drain_together: the process that opened the
+ * drain waits (up to 5 s, cancellably) until another one has joined it,
+ * which wakes it (obtain_drained_in_parallel broadcasts), so that both scan
+ * at once and get shares of the parallel scan; without it a small inner
+ * side is often drained by the first process alone before a worker starts.
+ * A joiner that was done before this one looked counts too (its share is
+ * staged).  For the tests of several shares.
+ */
+static void
+wait_for_second_drainer(GpuJoinSharedInner *si, uint64 epoch)
+{
+	ConditionVariablePrepareToSleep(&si->cv);
+	for (int i = 0; i < 500; i++)
+	{
+		bool		joined;
+
+		SpinLockAcquire(&si->mutex);
+		joined = si->epoch != epoch || si->ndraining >= 2 || si->nshares > 0;
+		SpinLockRelease(&si->mutex);
+		if (joined)
+			break;
+		(void) ConditionVariableTimedSleep(&si->cv, 10L, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
 }
 
 /*

@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(76);
+SELECT plan(79);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -317,6 +317,18 @@ SELECT matches(pg_temp.explain_analyze(:'qp_inner'),
 SELECT is(:'pp_inner'::text, :'pn_inner'::text, 'the shares not shared, inner join: the rows of the native plan');
 SELECT is(:'pp_semi'::text, :'pn_semi'::text, 'the shares not shared, semi join: the rows of the native plan');
 RESET gpujoin.debug_fault;
+-- several processes drain shares, put together into one side (the first
+-- waits for a second: the fault inner_drain_together; a small inner side is
+-- otherwise often drained by the leader alone before a worker starts)
+SET LOCAL gpujoin.debug_fault = inner_drain_together;
+SELECT matches(pg_temp.explain_analyze(:'qp_inner'),
+               'Inner Rows Drained: ' || :'pi_rows' || E'\n *Inner Side: shared, drained in parallel\n *Inner Shares Drained: [2-9]',
+               'two or more processes drain shares of the inner side, its rows once in all');
+:digest pp_inner FROM (:qp_inner) t \gset
+:digest pp_left FROM (:qp_left) t \gset
+SELECT is(:'pp_inner'::text, :'pn_inner'::text, 'the inner side from several shares, inner join: the rows of the native plan');
+SELECT is(:'pp_left'::text, :'pn_left'::text, 'the inner side from several shares, left join: the rows of the native plan');
+RESET gpujoin.debug_fault;
 -- planned to drain in parallel, run where sharing does not apply (a generic
 -- plan, gpujoin.parallel_shared_inner off at execution)
 SET LOCAL plan_cache_mode = force_generic_plan;
@@ -470,7 +482,7 @@ SET LOCAL statement_timeout = 0;
 SELECT ok(pg_temp.service_idle(),
           'the join cancelled mid-drain left no staging memory and no join in the service');
 \else
-SELECT skip('the cluster runs no GPU service', 74);
+SELECT skip('the cluster runs no GPU service', 77);
 \endif
 
 SELECT * FROM finish();
