@@ -11,7 +11,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(77);
+SELECT plan(78);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -57,10 +57,18 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT matches((SELECT name FROM gpujoin_devices() WHERE backend = 'service'),
                CASE :'backend' WHEN 'cpu' THEN '^host processor' ELSE '^.+$' END,
                'the service row names the device the service opened');
--- a cuda service runs the joins of gpujoin.device = auto; a cpu one does not
-SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'),
-          CASE :'backend' WHEN 'cuda' THEN 1 ELSE 0 END,
+-- a cuda service runs the joins of gpujoin.device = auto (and cuda): the
+-- row selected is then the cuda backend's, "available in the GPU service";
+-- a cpu service runs only those of gpujoin.device = service
+SET gpujoin.device = auto;
+SELECT ok(CASE :'backend'
+              WHEN 'cuda' THEN (SELECT string_agg(backend || ': ' || status, ', ')
+                                FROM gpujoin_devices() WHERE selected) = 'cuda: available in the GPU service'
+              ELSE (SELECT string_agg(backend, ', ') FROM gpujoin_devices() WHERE selected) IN ('cpu', 'cuda') END,
           'gpujoin.device = auto selects the service only where it runs cuda');
+SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE selected AND backend = 'service'), 0,
+          'gpujoin.device = auto: the service row is selected only by gpujoin.device = service');
+RESET gpujoin.device;
 
 -- joins in the service against the native plan
 CREATE TEMP TABLE sr AS SELECT g AS id, (g * 7) % 501 AS a, CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 89)::float8 END AS f
@@ -220,7 +228,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service', 76);
+SELECT skip('the cluster runs no GPU service', 77);
 \endif
 
 SELECT * FROM finish();
