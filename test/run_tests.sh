@@ -12,7 +12,9 @@
 # (test/kernels: the cpu backend against a brute-force reference, no
 # server), and the reliability tests on the same
 # cluster: the randomized differential test (test/fuzz, one test per query),
-# the load test (test/load) and SQLsmith (test/sqlsmith), and on a cluster
+# the same with every join's inputs spilled (FUZZ_MAX_HOST_MEMORY=64kB,
+# FUZZ_SPILL_CASES cases, default 600), the load test (test/load) and
+# SQLsmith (test/sqlsmith), and on a cluster
 # of its own the GPU service killed mid-join (test/load/service_crash.sh,
 # on SERVICE_BACKEND, default cpu), the service on three simulated
 # devices (test/load/service_devices.sh) and the processes of a parallel
@@ -164,6 +166,11 @@ run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_te
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
 	run_suite fuzz test/fuzz/run_fuzz.sh
+	# the fuzzer again with every input past gpujoin.max_host_memory (the
+	# joins spill to temporary files; issue 21) beside its tiny device
+	# memory budgets (1kB-64kB: many tiles, device partitions)
+	run_suite fuzz_spill bash -c 'set -o pipefail; FUZZ_MAX_HOST_MEMORY=64kB FUZZ_SEED=${FUZZ_SPILL_SEED:-777} \
+		FUZZ_CASES=${FUZZ_SPILL_CASES:-600} test/fuzz/run_fuzz.sh | sed "s/^fuzz: /fuzz_spill: /"'
 	run_suite load test/load/run_load.sh
 	run_suite sqlsmith test/sqlsmith/run_sqlsmith.sh
 	# on clusters of their own: the service killed with SIGKILL mid-join,
