@@ -23,6 +23,7 @@
 # transaction a band count (100k x 100k), an equi-join sum (1M x 100k) and
 # a theta count (5000 x 5000), GpuJoin forced, or PostgreSQL's plans.
 # ONLY_EQUI=1: the equi-join rows and their time breakdown only.
+# ONLY_PGBENCH=1: the pgbench table only (the large tables made small).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
@@ -34,6 +35,10 @@ SERVICE_BACKEND=${SERVICE_BACKEND:-cuda}
 PGBENCH_CLIENTS=${PGBENCH_CLIENTS:-16}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-30}
 ONLY_EQUI=${ONLY_EQUI:-0}
+ONLY_PGBENCH=${ONLY_PGBENCH:-0}
+if [ "$ONLY_PGBENCH" = 1 ]; then
+	FACT_N=1000 DIM_N=100 BAND_N=20000
+fi
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 trap cluster_stop EXIT
@@ -101,6 +106,7 @@ plan_of() {
 		sed 's/Custom Scan (GpuJoin)/GpuJoin/' | sort -u | paste -sd',' - | sed 's/,/, /g'
 }
 
+if [ "$ONLY_PGBENCH" = 0 ]; then
 echo
 echo "| query | size | plan | ms | native ms (parallel $PARALLEL) | x native |"
 echo "| --- | --- | --- | --: | --: | --: |"
@@ -160,6 +166,8 @@ f=$(first_join "$FORCE; $SERIAL")
 w=$(warm_join "$FORCE; $SERIAL")
 echo "| the service ($SERVICE_BACKEND) | $f | $w | $(awk -v f="$f" -v w="$w" 'BEGIN {printf "%+.1f ms", f - w}') |"
 
+fi
+
 # pgbench: a mix of GpuJoins from many clients at once
 cat >"$CLUSTER_DIR/mix.sql" <<'SQL'
 SELECT count(*) FROM mix_r r JOIN mix_s s ON s.t BETWEEN r.t - 50 AND r.t + 50;
@@ -187,7 +195,7 @@ echo "| native | $t | - |"
 echo "service after the run: $(psql -At -c "SELECT status FROM gpujoin_devices() WHERE backend = 'service'")"
 
 # without the service: each new connection opens CUDA itself
-if [ "$SERVICE_BACKEND" = cuda ]; then
+if [ "$SERVICE_BACKEND" = cuda ] && [ "$ONLY_PGBENCH" = 0 ]; then
 	cluster_stop
 	GPUJOIN_CLUSTER_CONF="gpujoin.service = off
 $BASE_CONF" cluster_start
