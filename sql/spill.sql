@@ -108,6 +108,31 @@ BEGIN
 END $$;
 SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_r r FULL JOIN sp_s s ON r.k = s.k');
 
+-- an inner side the planner thinks about 80 times smaller than it is (four
+-- filters it cannot see through): the hash partitions counted from the
+-- estimate come out larger than the inner side's share, and it is cut
+-- again into more before the outer side is drained (gpujoin.spill_resplit);
+-- EXPLAIN ANALYZE shows the partitions planned and those joined
+CREATE TABLE sp_est AS
+SELECT g AS id, CASE WHEN g % 50 = 0 THEN NULL ELSE (g * 7) % 900 END AS k
+FROM generate_series(1, 20000) g;
+ANALYZE sp_est;
+CREATE VIEW sp_est_v AS SELECT * FROM sp_est
+WHERE coalesce(k, 0) % 1000 < 2000 AND id % 1000 < 2000
+  AND (coalesce(k, 0) + id) % 1000 < 2000 AND (coalesce(k, 0) * 3) % 1000 < 2000;
+SELECT gj_spill_explain('SELECT r.id, b.id FROM sp_r r JOIN sp_est_v b ON r.k = b.k');
+SELECT gj_spill_compare('hash', 'SELECT r.id, b.id FROM sp_r r JOIN sp_est_v b ON r.k = b.k') AS resplit_inner,
+       gj_spill_compare('hash', 'SELECT r.id, b.id FROM sp_r r LEFT JOIN sp_est_v b ON r.k = b.k') AS resplit_left,
+       gj_spill_compare('hash', 'SELECT r.id, b.id FROM sp_r r FULL JOIN sp_est_v b ON r.k = b.k') AS resplit_full;
+SELECT gj_spill_compare('hash', 'SELECT r.id FROM sp_r r WHERE EXISTS (SELECT 1 FROM sp_est_v b WHERE b.k = r.k)') AS resplit_semi,
+       gj_spill_compare('hash', 'SELECT r.id FROM sp_r r WHERE NOT EXISTS (SELECT 1 FROM sp_est_v b WHERE b.k = r.k)') AS resplit_anti,
+       gj_spill_compare('hash', 'SELECT count(*), sum(r.id + b.id) FROM sp_r r JOIN sp_est_v b ON r.k = b.k') AS resplit_agg;
+-- off: the partitions stay as planned, each read chunk by chunk
+SET gpujoin.spill_resplit = off;
+SELECT gj_spill_explain('SELECT r.id, b.id FROM sp_r r FULL JOIN sp_est_v b ON r.k = b.k');
+SELECT gj_spill_compare('hash', 'SELECT r.id, b.id FROM sp_r r FULL JOIN sp_est_v b ON r.k = b.k') AS planned_full;
+RESET gpujoin.spill_resplit;
+
 -- within the limit nothing spills
 RESET gpujoin.max_host_memory;
 SELECT gj_spill_compare('auto', 'SELECT r.id, s.id FROM sp_r r FULL JOIN sp_s s ON r.k = s.k') AS in_memory;
@@ -231,8 +256,11 @@ FROM unnest(ARRAY[
   'SELECT r.id, s.id FROM (SELECT * FROM sp_hr WHERE id <= 300) r FULL JOIN sp_hs s ON r.k = s.k',
   'SELECT r.id, s.id FROM sp_hr r FULL JOIN (SELECT * FROM sp_hs WHERE id <= 300) s ON r.k = s.k']) AS q;
 -- the hot key's inner partition is read chunk by chunk: more chunk pairs
--- than partitions
+-- than partitions (without the re-split, which cuts the other partitions
+-- finer but leaves the hot key's rows in one, as large as before)
+SET gpujoin.spill_resplit = off;
 SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.k = s.k');
+RESET gpujoin.spill_resplit;
 SELECT gj_temp_files() AS temp_files_after_hash;
 DROP TABLE sp_hr, sp_hs;
 DROP FUNCTION gj_hash_spill_compare(text);
@@ -264,5 +292,6 @@ SELECT gj_spill_compare('auto', 'SELECT r.id, s.id FROM sp_r r JOIN sp_s s ON r.
 RESET gpujoin.enable_spill;
 
 RESET gpujoin.max_host_memory;
-DROP TABLE sp_r, sp_s, sp_big;
+DROP VIEW sp_est_v;
+DROP TABLE sp_r, sp_s, sp_big, sp_est;
 DROP FUNCTION gj_spill_compare(text, text), gj_temp_files(), gj_spill_explain(text, boolean);

@@ -35,6 +35,7 @@ extern int	gpujoin_device;
 extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
 extern bool gpujoin_enable_spill;
+extern bool gpujoin_spill_resplit;
 extern bool gpujoin_device_partitions;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;

@@ -35,6 +35,7 @@ int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 int			gpujoin_device_memory_kb = 0;
 int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 bool		gpujoin_enable_spill = true;
+bool		gpujoin_spill_resplit = true;
 bool		gpujoin_device_partitions = true;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
@@ -165,6 +166,12 @@ define_gucs(void)
 							 "The spilled inputs are joined chunk pair by chunk pair; the files count in "
 							 "temp_file_limit.  Off, such a join is left to PostgreSQL or ends with an ERROR.",
 							 &gpujoin_enable_spill, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.spill_resplit",
+							 "Cuts a hash join's spilled inner side into more partitions when they came out larger than its share of gpujoin.max_host_memory.",
+							 "The number of partitions is counted from the planner's estimate of the inner side; "
+							 "off, a partition larger than the share is joined chunk by chunk instead.",
+							 &gpujoin_spill_resplit, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpujoin.device_partitions",
 							 "Cuts a sort-merge or hash join whose sides exceed three quarters of the device memory budget into partition pairs that fit.",

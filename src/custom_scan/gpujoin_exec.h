@@ -154,6 +154,7 @@ typedef struct GpuJoinCounters
 	int64		spill_bytes[2]; /* bytes written there */
 	int64		chunk_pairs;	/* chunk pairs joined */
 	int64		spill_partitions;	/* hash partitions of a partitioned spill */
+	int64		spill_partitions_planned;	/* before the inner side was re-split */
 	/* parallel plans (gpujoin_shared_inner.c): */
 	int64		inner_shared;	/* processes that read a shared inner side */
 	int64		inner_shared_drains;	/* ... of which drained it */

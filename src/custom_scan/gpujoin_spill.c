@@ -251,20 +251,6 @@ gpujoin_spill_before_drain(GpuJoinState *gjs, int side)
 	}
 }
 
-/*
- * After a side's drain: a side that spilled writes its last rows too, so
- * that all of it is in its file; one that did not stays in memory.
- */
-void
-gpujoin_spill_after_drain(GpuJoinState *gjs, int side)
-{
-	HostSideBuffer *buf = side_buffer(gjs, side);
-
-	if (buf->spill != NULL && side_spill(gjs, side)->nchunks > 0 && buf->nrows > 0)
-		gpujoin_spill_chunk(buf, gjs);
-	buf->spill = NULL;
-}
-
 /* The share of gpujoin.max_host_memory one load of the side may take. */
 static int64
 load_share(GpuJoinState *gjs, int side)
@@ -274,6 +260,123 @@ load_share(GpuJoinState *gjs, int side)
 	/* the inner side's drain share, and what the outer side has beside it */
 	return side == GJ_SIDE_INNER ? limit / 2 :
 		Max(limit - limit / 2, limit / MIN_OUTER_SHARE_DIVISOR);
+}
+
+/*
+ * How many times more hash partitions the drained inner side needs: its
+ * largest partition over half its share (room for uneven halves), a power
+ * of two, within MAX_SPILL_PARTITIONS in all; 1 when it fits already.
+ */
+static int
+resplit_factor(GpuJoinState *gjs)
+{
+	GjSpillFile *spill = &gjs->inner_spill;
+	int			nhash = spill->npartitions - 1;
+	int64	   *bytes = palloc0(sizeof(int64) * nhash);
+	int64		largest = 0;
+	int64		target = Max(load_share(gjs, GJ_SIDE_INNER) / 2, 1);
+	int			factor = 1;
+	int			c;
+
+	for (c = 0; c < spill->nchunks; c++)
+	{
+		int			p = spill->chunks[c].partition;
+
+		/* the NULL partition joins nothing: its size does not matter */
+		if (p >= 0 && p < nhash)
+		{
+			bytes[p] += spill->chunks[c].bytes;
+			largest = Max(largest, bytes[p]);
+		}
+	}
+	pfree(bytes);
+	if (largest <= load_share(gjs, GJ_SIDE_INNER))
+		return 1;
+	while (nhash * factor * 2 <= MAX_SPILL_PARTITIONS && largest / factor > target)
+		factor *= 2;
+	return factor;
+}
+
+/*
+ * The inner side, drained and spilled by hash partition, has a partition
+ * larger than its share: the planner's estimate of its size, from which
+ * the partitions were counted (spill_hash_partitions), was too low.  Before
+ * the outer side is drained, cut it again into factor times as many
+ * partitions, as Hash Join raises its number of batches: every chunk is
+ * read back, a share at a time, and written to a new file by the same
+ * hash with more of its bits.  A row of old partition p goes to one of
+ * p, p + nhash, p + 2 nhash, ... (nhash and the factor are powers of two),
+ * and the outer side is then drained into as many partitions.  Costs one
+ * more pass over the inner side; a hot key's rows stay in one partition
+ * however it is cut, and are read chunk by chunk as before.
+ */
+static void
+resplit_inner(GpuJoinState *gjs, int factor)
+{
+	GjSpillFile *old = &gjs->inner_spill;
+	GjSpillFile fresh;
+	int64		share = load_share(gjs, GJ_SIDE_INNER);
+	int64		written;
+	int		   *batch = palloc(sizeof(int) * Max(old->nchunks, 1));
+	int			nbatch = 0;
+	int64		batch_bytes = 0;
+	int			load_id = 0;
+	int			c;
+
+	gj_spill_file_init(&fresh, old->cxt);
+	fresh.npartitions = (old->npartitions - 1) * factor + 1;
+	for (c = 0; c <= old->nchunks; c++)
+	{
+		/* read chunks a share at a time, so that the new chunks are large */
+		if (c == old->nchunks ||
+			(nbatch > 0 && batch_bytes + old->chunks[c].bytes > share))
+		{
+			CHECK_FOR_INTERRUPTS();
+			gj_spill_file_read_chunks(old, batch, nbatch, load_id++, &gjs->inner_buf);
+			spill_partitioned(gjs, &gjs->inner_buf, &fresh, false);
+			nbatch = 0;
+			batch_bytes = 0;
+		}
+		if (c < old->nchunks)
+		{
+			batch[nbatch++] = c;
+			batch_bytes += old->chunks[c].bytes;
+		}
+	}
+	pfree(batch);
+	written = fresh.bytes_written;
+	gj_spill_file_close(old);
+	*old = fresh;
+	gjs->counters.spill_partitions_planned = (int64) (fresh.npartitions - 1) / factor;
+	gjs->counters.spill_chunks[1] += fresh.nchunks;
+	gjs->counters.spill_bytes[1] += written;
+}
+
+/*
+ * After a side's drain: a side that spilled writes its last rows too, so
+ * that all of it is in its file; one that did not stays in memory.  An
+ * inner side spilled by partition whose partitions came out larger than
+ * its share is cut into more (resplit_inner).
+ */
+void
+gpujoin_spill_after_drain(GpuJoinState *gjs, int side)
+{
+	HostSideBuffer *buf = side_buffer(gjs, side);
+	GjSpillFile *spill = side_spill(gjs, side);
+
+	if (buf->spill != NULL && spill->nchunks > 0 && buf->nrows > 0)
+		gpujoin_spill_chunk(buf, gjs);
+	buf->spill = NULL;
+	if (side != GJ_SIDE_INNER)
+		return;
+	gjs->counters.spill_partitions_planned = 0;
+	if (spill->nchunks > 0 && spill->npartitions > 1 && gpujoin_spill_resplit)
+	{
+		int			factor = resplit_factor(gjs);
+
+		if (factor > 1)
+			resplit_inner(gjs, factor);
+	}
 }
 
 /*
@@ -586,6 +689,8 @@ gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c, ExplainState 
 	ExplainPropertyInteger("Inner Chunks Spilled", NULL, c->spill_chunks[1], es);
 	if (c->spill_partitions > 0)
 		ExplainPropertyInteger("Spill Partitions", NULL, c->spill_partitions, es);
+	if (c->spill_partitions_planned > 0)
+		ExplainPropertyInteger("Spill Partitions Planned", NULL, c->spill_partitions_planned, es);
 	ExplainPropertyInteger("Chunk Pairs", NULL, c->chunk_pairs, es);
 	ExplainPropertyInteger("Bytes Spilled", "kB",
 						   (c->spill_bytes[0] + c->spill_bytes[1] + 1023) / 1024, es);
