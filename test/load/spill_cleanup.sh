@@ -32,11 +32,15 @@
 #      in the scan of s, at its 150000th row, while the join drains it (the
 #      planner makes s the outer side then: r is spilled by then, and most
 #      of s), and an injected step failure (gpujoin.debug_fault =
-#      step_error, 38000);
+#      step_error, 38000); and one caught in a PL/pgSQL exception block
+#      whose cursor had spilled (the files go with the block's
+#      subtransaction, in the transaction that goes on);
 #   5. a cursor over a spilled join still open at COMMIT, whose
 #      transaction rolls back, whose savepoint rolls back, whose session
-#      closes with the transaction open; and a WITH HOLD cursor, whose join
-#      runs to its end at COMMIT;
+#      closes with the transaction open; a WITH HOLD cursor, whose join
+#      runs to its end at COMMIT; and a cursor first fetched after a
+#      savepoint that then rolls back (its files are its portal's: they stay
+#      and it reads on to its end, and to the native count);
 #   6. pg_terminate_backend of a session in a long spilled join;
 # then, with gpujoin.device = cpu:
 #   7. the backend of a session in a long spilled join killed with SIGKILL.
@@ -74,11 +78,12 @@ set -u
 cd "$(dirname "$0")/../.."
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
-bg_pids=""
+# at the end: the psql sessions of ours still running (this shell's jobs),
+# then the cluster
 cleanup() {
 	local pid
 	exec 7>&- 2>/dev/null
-	for pid in $bg_pids; do
+	for pid in $(jobs -p); do
 		kill "$pid" 2>/dev/null
 	done
 	cluster_stop
@@ -134,9 +139,15 @@ native_band=$($PSQL -c "SET gpujoin.enabled = off" -c "$BANDQ")
 tmp_count() {
 	find "$TMPDIR_PG" -mindepth 1 2>/dev/null | wc -l
 }
-# no_temp_files WHAT: checks that base/pgsql_tmp is empty and pg_ls_tmpdir()
-# lists nothing (waits up to 10 s for that)
+# no_temp_files WHAT [SPILLED]: checks that base/pgsql_tmp is empty and
+# pg_ls_tmpdir() lists nothing (waits up to 10 s for that); with a second
+# argument, that it is not empty either (what wait_spilled printed: the
+# join had files before)
 no_temp_files() {
+	if [ $# = 2 ] && [ -z "$2" ]; then
+		check "$1: no temporary file left" 1 "the join never had temporary files to leave"
+		return
+	fi
 	local i fs sql
 	for i in $(seq 50); do
 		fs=$(tmp_count)
@@ -180,11 +191,11 @@ start() {
 	shift
 	PGAPPNAME=$name $PSQL_E "$@" >"$OUT/$name.out" 2>&1 &
 	bg=$!
-	bg_pids="$bg_pids $bg"
 }
-# stop NAME: pg_cancel_backend (or pg_terminate_backend, or kill -KILL:
-# HOW) of the session with application_name NAME, and waits for its psql
-# ($bg); a session that never got there is terminated, not left running
+# stop NAME HOW: where wait_spilled saw its files ($got), HOW (cancel:
+# pg_cancel_backend, terminate: pg_terminate_backend, kill: kill -KILL) the
+# backend of the session with application_name NAME; one that never got
+# there is terminated, not left running; then waits for its psql ($bg)
 stop() {
 	local pid
 	pid=$($PSQL -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$1' AND backend_type = 'client backend'")
@@ -206,7 +217,6 @@ session_start() {
 	mkfifo "$OUT/fifo"
 	PGAPPNAME=$1 $PSQL_E -f "$OUT/fifo" >"$OUT/$1.out" 2>&1 &
 	session=$!
-	bg_pids="$bg_pids $session"
 	exec 7>"$OUT/fifo"
 }
 session_send() {
@@ -312,6 +322,26 @@ for dev in cpu service; do
 	check "$dev: and the session's next spilled join gives the native plan's rows" \
 		$([ "$(echo "$out" | tail -1)" = "$native_hash" ] && echo 0 || echo 1) "native $native_hash, got $(echo "$out" | tail -1)"
 
+	# an ERROR caught in PL/pgSQL: the block's subtransaction, which opened
+	# a cursor over a spilled join, rolls back while the transaction goes on
+	out=$($PSQL_E -c "$F" -c "DO \$\$
+		DECLARE c refcursor; x record; n_open int; n_after int;
+		BEGIN
+			BEGIN
+				OPEN c FOR $CURSORQ;
+				FETCH c INTO x;
+				SELECT count(*) INTO n_open FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp' || pg_backend_pid() || '.%';
+				PERFORM 1 / 0;
+			EXCEPTION WHEN division_by_zero THEN
+				SELECT count(*) INTO n_after FROM pg_ls_tmpdir();
+			END;
+			RAISE NOTICE 'files open %, after the exception %', n_open, n_after;
+		END \$\$" 2>&1)
+	n=$(echo "$out" | sed -nE 's/.*files open ([0-9]+), after the exception ([0-9]+).*/\1 \2/p')
+	check "$dev: an exception block whose cursor had spilled: its files go with the block, the transaction goes on" \
+		$(set -- $n && [ $# = 2 ] && [ "$1" -gt 0 ] && [ "$2" = 0 ] && echo 0 || echo 1) "$(echo "$out" | head -3 | tr '\n' ' ')"
+	no_temp_files "$dev: an exception block"
+
 	# 5. cursors whose transaction, savepoint or session ends
 	for how in commit rollback savepoint disconnect hold; do
 		session_start "gj_spill_${how}_$dev"
@@ -343,8 +373,7 @@ for dev in cpu service; do
 			what="a WITH HOLD cursor over a spilled join committed"
 			;;
 		esac
-		[ -n "$got" ] || what="$what (it never spilled: ${got:-nothing seen})"
-		no_temp_files "$dev: $what"
+		no_temp_files "$dev: $what" "$got"
 		if [ $how != disconnect ]; then
 			# the held cursor is still there, the others are gone
 			[ $how = hold ] && session_send "FETCH 1 FROM c; CLOSE c;"
@@ -356,6 +385,32 @@ for dev in cpu service; do
 				"$(tr '\n' ' ' <"$OUT/gj_spill_${how}_$dev.out")"
 		fi
 	done
+
+	# a cursor declared before a savepoint and first fetched after it: its
+	# files are its portal's, not the savepoint's, so rolling the savepoint
+	# back leaves them, and the cursor reads on to its end
+	session_start "gj_spill_subfetch_$dev"
+	session_send "$F BEGIN; DECLARE c CURSOR FOR $CURSORQ; SAVEPOINT a; FETCH 1 FROM c;"
+	got=$(wait_spilled "gj_spill_subfetch_$dev")
+	session_send "ROLLBACK TO SAVEPOINT a; SELECT 'rolled back';"
+	for i in $(seq 50); do
+		grep -qx 'rolled back' "$OUT/gj_spill_subfetch_$dev.out" && break
+		sleep 0.2
+	done
+	set -- $got
+	kept=$(pid_files "${1:-0}")
+	session_send "MOVE FORWARD ALL IN c;"
+	session_send '\echo moved :ROW_COUNT'
+	session_send "COMMIT;"
+	no_temp_files "$dev: a cursor fetched after a savepoint, which rolled back, then read to its end and committed" "$got"
+	session_send "SELECT 'alive';"
+	session_end
+	moved=$(sed -n 's/^moved //p' "$OUT/gj_spill_subfetch_$dev.out")
+	check "$dev: and the savepoint's rollback kept the cursor's files, which it read to its end with the native count" \
+		$([ $# = 3 ] && [ "$kept" = "$2" ] && [ "$((${moved:-0} + 1))" = "${native_hash%%|*}" ] &&
+			grep -qx alive "$OUT/gj_spill_subfetch_$dev.out" && ! grep -q ERROR "$OUT/gj_spill_subfetch_$dev.out" &&
+			echo 0 || echo 1) \
+		"files ${2:-none} before, $kept after the rollback; 1 + ${moved:-nothing} rows, native ${native_hash%%|*}; $(grep ERROR "$OUT/gj_spill_subfetch_$dev.out" | head -2 | tr '\n' ' ')"
 
 	# 6. pg_terminate_backend mid-join
 	start "gj_spill_terminate_$dev" -c "$F $LONG" -c "$LONGQ"
