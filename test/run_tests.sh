@@ -17,9 +17,11 @@
 # SQLsmith (test/sqlsmith), and on a cluster
 # of its own the GPU service killed mid-join (test/load/service_crash.sh,
 # on SERVICE_BACKEND, default cpu), the service on three simulated
-# devices (test/load/service_devices.sh) and the processes of a parallel
+# devices (test/load/service_devices.sh), the processes of a parallel
 # join with a shared inner side terminated mid-join
-# (test/load/service_parallel_kill.sh); their FUZZ_*,
+# (test/load/service_parallel_kill.sh), and no temporary file left by
+# spilled joins ended by errors, cancels, cursors, terminated and killed
+# backends (test/load/spill_cleanup.sh); their FUZZ_*,
 # LOAD_* and SMITH_* variables pass through (README, "Reliability testing").
 #
 # Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
@@ -161,8 +163,9 @@ run_suite symbols test/check_symbols.sh
 # SKIP_RELIABILITY.
 run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_test cpu'
 
-# fuzz, load, sqlsmith, service_crash, service_budget, service_devices,
-# service_parallel_kill: each script ends with "<name>: N passed, N failed"
+# fuzz, load, sqlsmith, service_crash, service_budget, spill_cleanup,
+# service_devices, service_parallel_kill: each script ends with "<name>: N
+# passed, N failed"
 if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	export CLUSTER_DIR FUZZ_USE_SERVER=1 LOAD_USE_SERVER=1 SMITH_USE_SERVER=1
 	run_suite fuzz test/fuzz/run_fuzz.sh
@@ -177,6 +180,9 @@ if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	# and the service's device memory budget (a postmaster setting)
 	run_suite service_crash test/load/service_crash.sh
 	run_suite service_budget test/load/service_budget.sh
+	# on a cluster of its own (it kills a backend with SIGKILL): spilled
+	# joins ended every way leave no temporary file
+	run_suite spill_cleanup test/load/spill_cleanup.sh
 	# on a cluster of its own: the service on 3 simulated devices
 	run_suite service_devices test/load/service_devices.sh
 	# on a cluster of its own: processes of a parallel join with a shared
