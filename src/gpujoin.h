@@ -37,6 +37,7 @@ extern int	gpujoin_max_host_memory_kb;
 extern bool gpujoin_enable_spill;
 extern bool gpujoin_spill_resplit;
 extern bool gpujoin_device_partitions;
+extern bool gpujoin_partitions_open_ahead;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
@@ -93,9 +94,11 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_SERVICE_BAD_INNER,	/* open naming a bogus shared inner side */
 	GPUJOIN_FAULT_INNER_SHARE_NO_ROOM,	/* a share of an inner side drained in
 										 * parallel finds no staging room */
-	GPUJOIN_FAULT_INNER_DRAIN_TOGETHER	/* the first drainer of an inner side
+	GPUJOIN_FAULT_INNER_DRAIN_TOGETHER,	/* the first drainer of an inner side
 										 * drained in parallel waits for a
 										 * second (tests of several shares) */
+	GPUJOIN_FAULT_AHEAD_OPEN_FAILS	/* a device partition's piece opened
+									 * ahead fails in the service */
 } GpuJoinFault;
 
 extern int	gpujoin_debug_fault;

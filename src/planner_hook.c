@@ -37,6 +37,7 @@ int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 bool		gpujoin_enable_spill = true;
 bool		gpujoin_spill_resplit = true;
 bool		gpujoin_device_partitions = true;
+bool		gpujoin_partitions_open_ahead = true;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
@@ -79,6 +80,7 @@ static const struct config_enum_entry fault_options[] = {
 	{"service_bad_inner", GPUJOIN_FAULT_SERVICE_BAD_INNER, false},
 	{"inner_share_no_room", GPUJOIN_FAULT_INNER_SHARE_NO_ROOM, false},
 	{"inner_drain_together", GPUJOIN_FAULT_INNER_DRAIN_TOGETHER, false},
+	{"ahead_open_fails", GPUJOIN_FAULT_AHEAD_OPEN_FAILS, false},
 	{NULL, 0, false}
 };
 
@@ -179,6 +181,13 @@ define_gucs(void)
 							 "whole sorted sides (cpu).",
 							 &gpujoin_device_partitions, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.partitions_open_ahead",
+							 "In the GPU service, opens a device partition's next piece while the current one runs.",
+							 "The service copies the next piece's keys to a device with room (another GPU where "
+							 "there is one) and sorts or hashes them there, in the background; off, each piece "
+							 "opens after the previous one has ended.",
+							 &gpujoin_partitions_open_ahead, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpujoin.algorithm",
 							 "Join algorithm GpuJoin uses: auto, nestloop, sortmerge or hash.",
 							 NULL,
@@ -272,7 +281,7 @@ define_gucs(void)
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
-							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner, service_bad_inner, inner_share_no_room or inner_drain_together.",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner, service_bad_inner, inner_share_no_room, inner_drain_together or ahead_open_fails.",
 							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
 							 "step_error and step_oom fail the second step of a join.",
 							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,

@@ -163,6 +163,7 @@ typedef struct GpuJoinCounters
 	int64		device_partitions;	/* partitions cut */
 	int64		partition_pieces;	/* pieces opened on the backend */
 	int64		partitions_nestloop;	/* pieces run as a nested loop */
+	int64		partitions_ahead;	/* pieces opened in the service ahead */
 } GpuJoinCounters;
 
 typedef struct GpuJoinState
@@ -358,6 +359,7 @@ extern void gpujoin_backend_error(GpuJoinState *gjs, const GjError *err) pg_attr
 extern void gpujoin_release_backend(void *arg);
 extern GpuJoinPhase gpujoin_open_pair(GpuJoinState *gjs);
 extern int64 gpujoin_join_budget(GpuJoinState *gjs);
+extern int64 gpujoin_service_reservation(GpuJoinState *gjs, GjJoinInput *input, int64 budget);
 extern void gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input);
 extern uint8 *gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated,
 										int64 nrows);

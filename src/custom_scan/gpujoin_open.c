@@ -521,7 +521,7 @@ gpujoin_join_budget(GpuJoinState *gjs)
  * parallel equi-join of 10M x 1M rows queued for 0.8 s in all on one H100.
  * The budget stays an upper bound: a join whose tiles fill it reserves it.
  */
-static int64
+int64
 gpujoin_service_reservation(GpuJoinState *gjs, GjJoinInput *input, int64 budget)
 {
 	TileSchedule sched;

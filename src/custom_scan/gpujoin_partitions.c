@@ -117,12 +117,30 @@ struct GjDevicePartitions
 	const uint32 *outer_map;
 	const uint32 *inner_map;
 	/* the aggregate node's spec, gathered for the open piece's rows */
-	GjAggSpec	piece_spec;
+	GjAggSpec  *piece_spec;		/* in piece_cxt; the service's proxy knows
+								 * a join's spec by its address */
+
+	/*
+	 * The next piece, opened in the GPU service ahead of its turn
+	 * (open_ahead): its backend state (NULL: none), gathered keys and spec
+	 * in ahead_cxt, tile schedule and budget.  ahead_cleanup, on cxt, ends
+	 * it when the partitions go without adopting it (ERROR, rescan, LIMIT).
+	 */
+	void	   *ahead_state;
+	const GjBackend *ahead_backend;
+	int			ahead_piece;
+	MemoryContext ahead_cxt;
+	GjAggSpec  *ahead_spec;		/* in ahead_cxt */
+	TileSchedule ahead_sched;
+	int64		ahead_budget;
+	MemoryContextCallback ahead_cleanup;
 	/* the translated pairs of the last step */
 	uint32	   *pairs_outer;
 	uint32	   *pairs_inner;
 	int64		pairs_allocated;
 };
+
+static void ahead_cleanup(void *arg);
 
 /* Resident bytes of a piece of no x ni rows of the join *input. */
 static inline int64
@@ -430,6 +448,11 @@ gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input)
 	parts->cxt = cxt;
 	parts->piece_cxt = AllocSetContextCreate(cxt, "GpuJoin device partition",
 											 ALLOCSET_DEFAULT_SIZES);
+	parts->ahead_cxt = AllocSetContextCreate(cxt, "GpuJoin device partition ahead",
+											 ALLOCSET_DEFAULT_SIZES);
+	parts->ahead_cleanup.func = ahead_cleanup;
+	parts->ahead_cleanup.arg = parts;
+	MemoryContextRegisterResetCallback(cxt, &parts->ahead_cleanup);
 	parts->whole = *input;
 	if (input->algorithm == GJ_ALGO_HASH)
 	{
@@ -509,10 +532,9 @@ gather_rows(const void *from, Size elem, const uint32 *rows, int64 n)
  * partials.  In the piece's memory context.
  */
 static void
-gather_spec(GjDevicePartitions *parts, const GjAggSpec *whole, int64 no, int64 ni)
+gather_spec(GjAggSpec *spec, const GjAggSpec *whole, const uint32 *outer_map,
+			const uint32 *inner_map, int64 no, int64 ni)
 {
-	GjAggSpec  *spec = &parts->piece_spec;
-
 	*spec = *whole;
 	for (int a = 0; a < whole->nargs; a++)
 	{
@@ -522,18 +544,18 @@ gather_spec(GjDevicePartitions *parts, const GjAggSpec *whole, int64 no, int64 n
 		if (from->side == GJ_AGG_SIDE_PAIR)
 			continue;
 		to->values = gather_rows(from->values, sizeof(int64),
-								 from->side == GJ_AGG_SIDE_OUTER ? parts->outer_map : parts->inner_map,
+								 from->side == GJ_AGG_SIDE_OUTER ? outer_map : inner_map,
 								 from->side == GJ_AGG_SIDE_OUTER ? no : ni);
 		to->flags = gather_rows(from->flags, sizeof(uint8),
-								from->side == GJ_AGG_SIDE_OUTER ? parts->outer_map : parts->inner_map,
+								from->side == GJ_AGG_SIDE_OUTER ? outer_map : inner_map,
 								from->side == GJ_AGG_SIDE_OUTER ? no : ni);
 	}
-	gather_keys(&whole->pair_cols[0], parts->outer_map, no, &spec->pair_cols[0]);
-	gather_keys(&whole->pair_cols[1], parts->inner_map, ni, &spec->pair_cols[1]);
-	spec->outer_group = gather_rows(whole->outer_group, sizeof(uint32), parts->outer_map, no);
-	spec->inner_group = gather_rows(whole->inner_group, sizeof(uint32), parts->inner_map, ni);
-	spec->host_later[0] = gather_rows(whole->host_later[0], sizeof(uint8), parts->outer_map, no);
-	spec->host_later[1] = gather_rows(whole->host_later[1], sizeof(uint8), parts->inner_map, ni);
+	gather_keys(&whole->pair_cols[0], outer_map, no, &spec->pair_cols[0]);
+	gather_keys(&whole->pair_cols[1], inner_map, ni, &spec->pair_cols[1]);
+	spec->outer_group = gather_rows(whole->outer_group, sizeof(uint32), outer_map, no);
+	spec->inner_group = gather_rows(whole->inner_group, sizeof(uint32), inner_map, ni);
+	spec->host_later[0] = gather_rows(whole->host_later[0], sizeof(uint8), outer_map, no);
+	spec->host_later[1] = gather_rows(whole->host_later[1], sizeof(uint8), inner_map, ni);
 }
 
 /*
@@ -546,7 +568,7 @@ gpujoin_partitions_spec(GpuJoinState *gjs, const GjAggSpec *spec)
 	if (gjs->partitions == NULL || spec == NULL)
 		return spec;
 	Assert(gjs->partitions->whole.agg_spec == spec);
-	return &gjs->partitions->piece_spec;
+	return gjs->partitions->piece_spec;
 }
 
 /* Is a piece left after the open one? */
@@ -557,9 +579,185 @@ gpujoin_partitions_more(GpuJoinState *gjs)
 		gjs->partitions->next_piece < gjs->partitions->npieces;
 }
 
+/* Piece number n's rows in the buffers, by their number in the piece. */
+static void
+piece_maps(GjDevicePartitions *parts, const GjPartPiece *piece, const uint32 **outer_map,
+		   const uint32 **inner_map, int64 *no, int64 *ni)
+{
+	*outer_map = parts->outer_rows + parts->outer_start[piece->part] + piece->outer_from;
+	*inner_map = parts->inner_rows + parts->inner_start[piece->part];
+	*no = piece->outer_to - piece->outer_from;
+	*ni = parts->inner_start[piece->part + 1] - parts->inner_start[piece->part];
+}
+
+/*
+ * The join input of a piece: the whole join's, with the piece's key
+ * columns gathered in cxt, and the aggregate spec's per-row arrays, in a
+ * spec of the piece's own there, which it returns (NULL without one).
+ */
+static GjAggSpec *
+piece_input(GjDevicePartitions *parts, const GjPartPiece *piece, MemoryContext cxt,
+			GjJoinInput *input)
+{
+	const uint32 *outer_map;
+	const uint32 *inner_map;
+	GjAggSpec  *spec = NULL;
+	int64		no,
+				ni;
+	MemoryContext old;
+
+	piece_maps(parts, piece, &outer_map, &inner_map, &no, &ni);
+	*input = parts->whole;
+	input->open_in_background = false;
+	old = MemoryContextSwitchTo(cxt);
+	gather_keys(&parts->whole.outer, outer_map, no, &input->outer);
+	gather_keys(&parts->whole.inner, inner_map, ni, &input->inner);
+	if (parts->whole.agg_spec != NULL)
+	{
+		spec = palloc(sizeof(GjAggSpec));
+		gather_spec(spec, parts->whole.agg_spec, outer_map, inner_map, no, ni);
+		input->agg_spec = spec;
+	}
+	MemoryContextSwitchTo(old);
+	input->outer_nrows = no;
+	input->inner_nrows = ni;
+	if (piece->nestloop)
+	{
+		/* a hot key: every pair of the partition, tiled to the budget */
+		input->algorithm = GJ_ALGO_NESTLOOP;
+		input->filter_needed = true;
+	}
+	return spec;
+}
+
+/* parts->cxt goes with the next piece still open ahead: end it. */
+static void
+ahead_cleanup(void *arg)
+{
+	GjDevicePartitions *parts = arg;
+	void	   *state = parts->ahead_state;
+
+	parts->ahead_state = NULL;
+	if (state != NULL)
+		parts->ahead_backend->end_join(state);
+}
+
+/*
+ * In the GPU service, with a piece left after the open one: open it now,
+ * in the background (open_in_background), so that the service copies its
+ * keys to a device and sorts or hashes them while the open piece's steps
+ * run, on another GPU where the open piece's holds the device memory.  It
+ * gets the budget the service would reserve for it, as gpujoin_open_backend
+ * gives it, but never waits for one: where the service has no room now,
+ * or the piece is a nested loop, it opens in its turn as before.  Injected
+ * faults (gpujoin.debug_fault) count the ordinary opens only; with
+ * ahead_open_fails the service fails every open ahead after answering it.
+ */
+static void
+open_ahead(GpuJoinState *gjs)
+{
+	GjDevicePartitions *parts = gjs->partitions;
+	const GjPartPiece *piece;
+	GjJoinInput input;
+	GjError		err;
+	int64		budget;
+	int64		least;
+	void	   *state;
+
+	if (!gpujoin_partitions_open_ahead || parts->ahead_state != NULL ||
+		parts->next_piece >= parts->npieces || !gj_backend_in_service(gjs->backend) ||
+		(gpujoin_debug_fault != GPUJOIN_FAULT_NONE &&
+		 gpujoin_debug_fault != GPUJOIN_FAULT_AHEAD_OPEN_FAILS))
+		return;
+	piece = &parts->pieces[parts->next_piece];
+	if (piece->nestloop)
+		return;
+	MemoryContextReset(parts->ahead_cxt);
+	parts->ahead_spec = piece_input(parts, piece, parts->ahead_cxt, &input);
+	budget = gpujoin_service_reservation(gjs, &input, gpujoin_join_budget(gjs));
+	least = gj_sorted_resident_bytes(input.outer_nrows, input.inner_nrows,
+									 input.outer.ncols, input.inner.ncols) / 3 * 4 + 4;
+	budget = Max(budget, least);
+	if (budget > gpujoin_join_budget(gjs))
+		return;
+	gj_tile_schedule_plan(&parts->ahead_sched,
+						  input.outer_nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
+						  input.inner_nrows, gj_host_buffer_key_row_bytes(&gjs->inner_buf),
+						  budget, gj_service_max_matches());
+	input.match_capacity = parts->ahead_sched.match_capacity;
+	input.budget_bytes = budget;
+	input.open_in_background = true;
+	memset(&err, 0, sizeof(err));
+	state = gjs->backend->begin_join(&input, &err);
+	if (state == NULL)
+	{
+		elog(DEBUG1, "GpuJoin: the next device partition opens in its turn: %s", err.message);
+		MemoryContextReset(parts->ahead_cxt);
+		parts->ahead_spec = NULL;
+		return;
+	}
+	parts->ahead_state = state;
+	parts->ahead_backend = gjs->backend;
+	parts->ahead_piece = parts->next_piece;
+	parts->ahead_budget = budget;
+}
+
+/*
+ * The piece opened ahead is the next one: wait until the service has
+ * opened it and make it the open piece.  False when its open failed (the
+ * piece then opens in the ordinary way).
+ */
+static bool
+adopt_ahead(GpuJoinState *gjs)
+{
+	GjDevicePartitions *parts = gjs->partitions;
+	void	   *state = parts->ahead_state;
+	const GjPartPiece *piece;
+	MemoryContext keys;
+	GjError		err;
+	instr_time	start,
+				end;
+	bool		opened;
+	int64		no,
+				ni;
+
+	Assert(parts->ahead_piece == parts->next_piece);
+	parts->ahead_state = NULL;
+	memset(&err, 0, sizeof(err));
+	INSTR_TIME_SET_CURRENT(start);
+	opened = gj_service_join_wait_open(state, &err);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
+	if (!opened)
+	{
+		elog(DEBUG1, "GpuJoin: a device partition opened ahead failed, it opens again: %s",
+			 err.message);
+		parts->ahead_backend->end_join(state);
+		MemoryContextReset(parts->ahead_cxt);
+		parts->ahead_spec = NULL;
+		return false;
+	}
+	piece = &parts->pieces[parts->next_piece++];
+	piece_maps(parts, piece, &parts->outer_map, &parts->inner_map, &no, &ni);
+	/* its keys and spec become the open piece's (piece_cxt is empty now) */
+	keys = parts->piece_cxt;
+	parts->piece_cxt = parts->ahead_cxt;
+	parts->ahead_cxt = keys;
+	parts->piece_spec = parts->ahead_spec;
+	parts->ahead_spec = NULL;
+	gjs->backend_state = state;
+	gjs->sched = parts->ahead_sched;
+	gjs->budget_bytes = parts->ahead_budget;
+	gjs->counters.partition_pieces++;
+	gjs->counters.partitions_ahead++;
+	return true;
+}
+
 /*
  * The tiles of the open piece are done: open the next piece on the
- * backend, with its own tile schedule.  False after the last.
+ * backend, with its own tile schedule (or adopt it, opened ahead), and
+ * open the one after it ahead.  False after the last.
  */
 bool
 gpujoin_partitions_open_next(GpuJoinState *gjs)
@@ -567,45 +765,30 @@ gpujoin_partitions_open_next(GpuJoinState *gjs)
 	GjDevicePartitions *parts = gjs->partitions;
 	GjPartPiece *piece;
 	GjJoinInput input;
-	MemoryContext old;
-	int64		no,
-				ni;
 
 	/* the previous piece's backend state and keys go first */
 	gpujoin_release_backend(gjs);
 	MemoryContextReset(parts->piece_cxt);
+	parts->piece_spec = NULL;
 	parts->outer_map = parts->inner_map = NULL;
 	if (parts->next_piece >= parts->npieces)
 		return false;
 	CHECK_FOR_INTERRUPTS();
-	piece = &parts->pieces[parts->next_piece++];
+	if (parts->ahead_state == NULL || !adopt_ahead(gjs))
+	{
+		int64		no,
+					ni;
 
-	input = parts->whole;
-	parts->outer_map = parts->outer_rows + parts->outer_start[piece->part] + piece->outer_from;
-	parts->inner_map = parts->inner_rows + parts->inner_start[piece->part];
-	no = piece->outer_to - piece->outer_from;
-	ni = parts->inner_start[piece->part + 1] - parts->inner_start[piece->part];
-	old = MemoryContextSwitchTo(parts->piece_cxt);
-	gather_keys(&parts->whole.outer, parts->outer_map, no, &input.outer);
-	gather_keys(&parts->whole.inner, parts->inner_map, ni, &input.inner);
-	if (parts->whole.agg_spec != NULL)
-	{
-		gather_spec(parts, parts->whole.agg_spec, no, ni);
-		input.agg_spec = &parts->piece_spec;
+		piece = &parts->pieces[parts->next_piece++];
+		piece_maps(parts, piece, &parts->outer_map, &parts->inner_map, &no, &ni);
+		parts->piece_spec = piece_input(parts, piece, parts->piece_cxt, &input);
+		if (piece->nestloop)
+			gjs->counters.partitions_nestloop++;
+		gjs->counters.partition_pieces++;
+		gpujoin_open_backend(gjs, &input);
 	}
-	MemoryContextSwitchTo(old);
-	input.outer_nrows = no;
-	input.inner_nrows = ni;
-	if (piece->nestloop)
-	{
-		/* a hot key: every pair of the partition, tiled to the budget */
-		input.algorithm = GJ_ALGO_NESTLOOP;
-		input.filter_needed = true;
-		gjs->counters.partitions_nestloop++;
-	}
-	gjs->counters.partition_pieces++;
-	gpujoin_open_backend(gjs, &input);
 	gjs->tile_open = false;
+	open_ahead(gjs);
 	return true;
 }
 
@@ -653,4 +836,6 @@ gpujoin_partitions_explain(const GpuJoinCounters *c, ExplainState *es)
 	ExplainPropertyInteger("Device Partitions", NULL, c->device_partitions, es);
 	ExplainPropertyInteger("Partition Pieces", NULL, c->partition_pieces, es);
 	ExplainPropertyInteger("Partitions As Nested Loop", NULL, c->partitions_nestloop, es);
+	if (c->partitions_ahead > 0)
+		ExplainPropertyInteger("Partition Pieces Opened Ahead", NULL, c->partitions_ahead, es);
 }

@@ -138,6 +138,14 @@ typedef struct GjJoinInput
 	 * caller keeps it until every join that uses it has ended.
 	 */
 	const void *prepared_inner;
+
+	/*
+	 * The GPU service's proxy only (service_client.c): begin_join returns
+	 * once the service has checked the join and reserved its memory, and
+	 * the service opens it meanwhile; gj_service_join_wait_open then says
+	 * whether that succeeded.  The other backends ignore it.
+	 */
+	bool		open_in_background;
 } GjJoinInput;
 
 /*

@@ -71,6 +71,8 @@ typedef struct ServiceJoin
 {
 	bool		in_use;
 	bool		busy;			/* a worker serves a request of it */
+	bool		opening;		/* busy, opened in the background after its
+								 * OPEN was answered (open_in_background) */
 	int			owner_pid;
 	uint64		handle;			/* sequence << 8 | index */
 	GjJoinInput input;			/* the validated copy the backend reads */
@@ -92,6 +94,8 @@ static uint64 service_join_seq = 0;
  * that could ereport.
  */
 static pthread_mutex_t joins_lock = PTHREAD_MUTEX_INITIALIZER;
+/* signalled when a join opened in the background is open, or failed to */
+static pthread_cond_t joins_opened = PTHREAD_COND_INITIALIZER;
 static __thread ServiceJoin *current_join = NULL;
 static pg_atomic_uint64 served;	/* joins opened, for the status */
 static const GjBackend *service_backend = NULL;
@@ -420,8 +424,84 @@ close_join(ServiceJoin *join)
 	update_join_count();
 }
 
+/* Answer the request in the slot: its client wakes and may reuse the slot. */
 static void
-handle_open(GjServiceSlot *slot, int pid)
+answer(GjServiceSlot *slot, PGPROC *proc)
+{
+	pg_write_barrier();
+	slot->state = GJ_REQ_DONE;
+	SetLatch(&proc->procLatch);
+}
+
+/*
+ * An OPEN with open_in_background, checked and its device memory reserved:
+ * the join gets its handle and the client its answer at once, and this
+ * thread then opens it (copies its keys to the device, sorts or hashes
+ * them) while the client goes on, for example with the steps of another
+ * of its joins: a device partition's next piece (gpujoin_partitions.c)
+ * opens, on whichever device has room, while the current one runs.  The
+ * join stays busy meanwhile, so the sweep leaves it alone and the client's
+ * next request on it waits in find_join.  An open that fails frees the
+ * entry, as a failed OPEN does: that request then finds no such join, and
+ * the client opens the piece again in the ordinary way.  Nothing here
+ * touches the slot after the answer.
+ */
+static void
+open_in_background(GjServiceSlot *slot, PGPROC *proc, ServiceJoin *join, ServiceAgg *agg,
+				   int *devices, int ndevices)
+{
+	GjError		err;
+	uint64		shared_inner = join->shared_inner;
+	bool		fault = slot->open_fault;
+
+	pthread_mutex_lock(&joins_lock);
+	join->agg = agg;
+	join->handle = (++service_join_seq << 8) | (uint64) (join - service_joins);
+	join->opening = true;
+	pthread_mutex_unlock(&joins_lock);
+	slot->join = join->handle;
+	slot->ndevices = 1;
+	slot->ok = true;
+	answer(slot, proc);
+
+	memset(&err, 0, sizeof(err));
+	if (fault)
+	{
+		/* as gj_device_join_begin fails: the reservations given back */
+		gj_service_release_devices(join->input.budget_bytes, devices, ndevices);
+		err.code = GJ_ERR_DEVICE;
+		strlcpy(err.message, "injected fault (gpujoin.debug_fault = ahead_open_fails)",
+				sizeof(err.message));
+		join->devices = NULL;
+	}
+	else
+		join->devices = gj_device_join_begin(&join->input, devices, ndevices, &err);
+	pthread_mutex_lock(&joins_lock);
+	join->opening = false;
+	join->busy = false;
+	if (join->devices == NULL)
+	{
+		join->in_use = false;
+		join->handle = 0;
+		join->agg = NULL;
+		join->shared_inner = 0;
+	}
+	pthread_cond_broadcast(&joins_opened);
+	pthread_mutex_unlock(&joins_lock);
+	if (join->devices == NULL)
+	{
+		elog(DEBUG1, "gpujoin service: a join opened in the background failed: %s", err.message);
+		gj_service_free_agg(agg);
+		if (shared_inner != 0)
+			gj_service_shared_inner_unref(shared_inner);
+	}
+	else
+		pg_atomic_fetch_add_u64(&served, 1);
+	update_join_count();
+}
+
+static bool
+handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 {
 	ServiceJoin *join = NULL;
 	ServiceAgg *agg = NULL;
@@ -434,7 +514,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	if (!gj_staging_owned_by(slot->input, sizeof(GjJoinInput), pid))
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: its join input lies outside the client's staging chunks");
-		return;
+		return false;
 	}
 	in = *slot->input;
 	/* a pointer into the service's own memory is never the client's to give */
@@ -448,7 +528,7 @@ handle_open(GjServiceSlot *slot, int pid)
 		!gj_service_join_specs_valid(&in))
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: an offset, size, program or algorithm of the join is invalid");
-		return;
+		return false;
 	}
 
 	/*
@@ -460,7 +540,7 @@ handle_open(GjServiceSlot *slot, int pid)
 		!gj_service_shared_inner_ref(shared_inner, pid, &in.inner, in.inner_nrows))
 	{
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request: the join's inner side is not in a shared inner side this client is attached to");
-		return;
+		return false;
 	}
 	if (in.agg_spec != NULL)
 	{
@@ -471,7 +551,7 @@ handle_open(GjServiceSlot *slot, int pid)
 			fail(slot, GJ_ERR_DEVICE, "the GPU service's backend has no aggregate steps");
 			if (shared_inner != 0)
 				gj_service_shared_inner_unref(shared_inner);
-			return;
+			return false;
 		}
 		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid, &why);
 		if (agg == NULL)
@@ -482,7 +562,7 @@ handle_open(GjServiceSlot *slot, int pid)
 			fail(slot, GJ_ERR_DEVICE, message);
 			if (shared_inner != 0)
 				gj_service_shared_inner_unref(shared_inner);
-			return;
+			return false;
 		}
 		in.agg_spec = &agg->spec;
 	}
@@ -494,6 +574,7 @@ handle_open(GjServiceSlot *slot, int pid)
 			/* taken, busy and with no handle until it is open */
 			join->in_use = true;
 			join->busy = true;
+			join->opening = false;
 			join->handle = 0;
 			join->owner_pid = pid;
 			break;
@@ -505,7 +586,7 @@ handle_open(GjServiceSlot *slot, int pid)
 		if (shared_inner != 0)
 			gj_service_shared_inner_unref(shared_inner);
 		fail(slot, GJ_ERR_OUT_OF_MEMORY, "the GPU service runs as many joins as it can hold");
-		return;
+		return false;
 	}
 	/*
 	 * The budget is reserved before the backend allocates it, on each device
@@ -526,7 +607,7 @@ handle_open(GjServiceSlot *slot, int pid)
 		if (shared_inner != 0)
 			gj_service_shared_inner_unref(shared_inner);
 		fail(slot, GJ_ERR_BUSY, "the GPU service's device memory is reserved by other joins");
-		return;
+		return false;
 	}
 	join->input = in;
 	join->shared_inner = shared_inner;
@@ -542,6 +623,11 @@ handle_open(GjServiceSlot *slot, int pid)
 		join->input.prepared_inner =
 			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend);
 	}
+	if (slot->open_in_background && in.algorithm != GJ_ALGO_NESTLOOP)
+	{
+		open_in_background(slot, proc, join, agg, devices, ndevices);
+		return true;
+	}
 	/* on the devices reserved, which give back what they do not open */
 	join->devices = gj_device_join_begin(&join->input, devices, ndevices, &slot->err);
 	pthread_mutex_lock(&joins_lock);
@@ -555,7 +641,7 @@ handle_open(GjServiceSlot *slot, int pid)
 		if (shared_inner != 0)
 			gj_service_shared_inner_unref(shared_inner);
 		slot->ok = false;
-		return;
+		return false;
 	}
 	join->agg = agg;
 	join->handle = (++service_join_seq << 8) | (uint64) (join - service_joins);
@@ -566,6 +652,7 @@ handle_open(GjServiceSlot *slot, int pid)
 	slot->ndevices = join->devices->ndevices;
 	slot->ok = true;
 	update_join_count();
+	return false;
 }
 
 /*
@@ -582,6 +669,10 @@ find_join(GjServiceSlot *slot, int pid)
 	if (join != NULL)
 	{
 		pthread_mutex_lock(&joins_lock);
+		/* a join opened in the background: its next request waits for it */
+		while (join->in_use && join->opening && join->handle == slot->join &&
+			   join->owner_pid == pid)
+			pthread_cond_wait(&joins_opened, &joins_lock);
 		found = join->in_use && !join->busy && join->handle != 0 &&
 			join->handle == slot->join && join->owner_pid == pid;
 		if (found)
@@ -714,7 +805,16 @@ gj_service_serve_request(int slotno)
 	else if (slot->generation != service_generation)
 		fail(slot, GJ_ERR_UNAVAILABLE, "the GPU service restarted");
 	else if (slot->op == GJ_OP_OPEN)
-		handle_open(slot, pid);
+	{
+		/* answered before the join opened: the open is done, nothing to answer */
+		if (handle_open(slot, pid, proc))
+			return;
+	}
+	else if (slot->op == GJ_OP_WAIT_OPEN)
+	{
+		if (find_join(slot, pid) != NULL)
+			slot->ok = true;
+	}
 	else if (slot->op == GJ_OP_STEP)
 		handle_step(slot, pid, false);
 	else if (slot->op == GJ_OP_AGG_STEP)
@@ -761,9 +861,7 @@ gj_service_serve_request(int slotno)
 		pthread_mutex_unlock(&joins_lock);
 		current_join = NULL;
 	}
-	pg_write_barrier();
-	slot->state = GJ_REQ_DONE;
-	SetLatch(&proc->procLatch);
+	answer(slot, proc);
 }
 
 /*

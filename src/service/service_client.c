@@ -544,6 +544,9 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	slot->op = GJ_OP_OPEN;
 	slot->input = shared_input;
 	slot->ndevices = nbuffers;
+	slot->open_in_background = input->open_in_background;
+	slot->open_fault = input->open_in_background &&
+		gpujoin_debug_fault == GPUJOIN_FAULT_AHEAD_OPEN_FAILS;
 	slot->shared_inner = shared_inner;
 	slot->agg_partial = join->staged_partial;
 	/*
@@ -843,6 +846,24 @@ service_tile_can_match(void *state, const GjTile *tile)
  * runs) and free the chunk.  Runs on ERROR too, from the executor's
  * memory-context callback.
  */
+/*
+ * A join whose begin_join had open_in_background: wait until the service
+ * has opened it.  False, with *err, when the open failed; the caller then
+ * ends the join and opens it again in the ordinary way.
+ */
+bool
+gj_service_join_wait_open(void *state, GjError *err)
+{
+	GjServiceJoinClient *join = state;
+	GjServiceSlot *slot;
+
+	if ((slot = gj_service_my_slot(err)) == NULL)
+		return false;
+	slot->op = GJ_OP_WAIT_OPEN;
+	slot->join = join->handle;
+	return gj_service_call(slot, join->generation, err);
+}
+
 static void
 service_end_join(void *state)
 {

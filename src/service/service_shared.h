@@ -54,7 +54,8 @@ typedef enum GjRequestOp
 								 * inner side, the client attached to it */
 	GJ_OP_ATTACH_INNER,			/* attach to shared_inner, given its token */
 	GJ_OP_DETACH_INNER,			/* detach from shared_inner */
-	GJ_OP_RELEASE_INNER			/* drop the query's hold on shared_inner */
+	GJ_OP_RELEASE_INNER,		/* drop the query's hold on shared_inner */
+	GJ_OP_WAIT_OPEN				/* wait for join, opened in the background */
 } GjRequestOp;
 
 typedef struct GjServiceSlot
@@ -86,6 +87,16 @@ typedef struct GjServiceSlot
 	 * steps spread over them); the answer: the devices it opened on.
 	 */
 	int32		ndevices;
+
+	/*
+	 * OPEN: answer as soon as the join is checked and its device memory
+	 * reserved, and open it (copy, sort or hash its keys) after the answer,
+	 * while the client goes on; its next request on the join waits for the
+	 * open (WAIT_OPEN says whether it succeeded).  Not for nested loops.
+	 */
+	bool		open_in_background;
+	bool		open_fault;		/* gpujoin.debug_fault = ahead_open_fails: the
+								 * open in the background fails */
 
 	/*
 	 * STEP, AGG_STEP: npieces pieces of the tile's outer rows, run at once,
@@ -169,6 +180,7 @@ extern int64 gj_service_max_matches(void);
 extern double gj_service_queue_ms;
 extern GjServiceSlot *gj_service_my_slot(GjError *err);
 extern bool gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err);
+extern bool gj_service_join_wait_open(void *state, GjError *err);
 extern uint64 gj_service_generation(void);
 
 /* service_shared_join.c, the client's side: shared inner sides */

@@ -11,7 +11,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(78);
+SELECT plan(87);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -175,10 +175,34 @@ SELECT is(pg_temp.rows_with(q, 'hash'), (SELECT rows FROM aggnative n WHERE n.na
           'aggregates over a hash join cut into device partitions in the service: the rows of the native plan')
     FROM aggqueries WHERE name = 'GROUP BY both sides';
 SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
+-- joins cut into device partitions: the service opens each next piece while
+-- the current one runs (gpujoin.partitions_open_ahead); one that fails
+-- there after the service answered (the fault ahead_open_fails) opens again
+-- in its turn; off, the pieces open one after the other
+SELECT matches(pg_temp.explain_analyze(q), 'Device Partitions: [1-9].*Partition Pieces Opened Ahead: [1-9]',
+               'EXPLAIN ANALYZE: ' || name || ' cut into device partitions in the service, the next piece opened ahead')
+    FROM queries WHERE name = 'hash, inner';
+SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.name),
+          name || ', device partitions opened ahead in the service: the rows of the native plan')
+    FROM queries WHERE name IN ('hash, inner', 'sortmerge band, left', 'hash and a theta qual, full', 'anti')
+    ORDER BY name;
+SET LOCAL gpujoin.debug_fault = ahead_open_fails;
+SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.name),
+          name || ', every piece opened ahead failing in the service: the rows of the native plan')
+    FROM queries WHERE name IN ('hash, inner', 'sortmerge band, left') ORDER BY name;
+SELECT ok(pg_temp.explain_analyze(q) ~ 'Device Partitions: [1-9]' AND pg_temp.explain_analyze(q) !~ 'Opened Ahead',
+          'EXPLAIN ANALYZE: ' || name || ', every piece opened ahead failing: each opened in its turn')
+    FROM queries WHERE name = 'hash, inner';
+RESET gpujoin.debug_fault;
+SET LOCAL gpujoin.partitions_open_ahead = off;
+SELECT ok(pg_temp.explain_analyze(q) ~ 'Device Partitions: [1-9]' AND pg_temp.explain_analyze(q) !~ 'Opened Ahead',
+          'EXPLAIN ANALYZE: ' || name || ' with gpujoin.partitions_open_ahead = off: no piece opened ahead')
+    FROM queries WHERE name = 'hash, inner';
+RESET gpujoin.partitions_open_ahead;
 SET LOCAL gpujoin.device_memory = '1MB';
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',
-               'after the aggregates the service holds no staging memory and no join');
+               'after the aggregates and the pieces opened ahead the service holds no staging memory and no join');
 
 -- a statement_timeout in the middle of a join in the service
 -- (on cuda ten times the rows: 9e8 pairs may finish within the timeout)
@@ -228,7 +252,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service', 77);
+SELECT skip('the cluster runs no GPU service', 86);
 \endif
 
 SELECT * FROM finish();
