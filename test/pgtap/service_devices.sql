@@ -16,7 +16,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(38);
+SELECT plan(40);
 
 CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
@@ -140,6 +140,17 @@ SELECT set_config('gpujoin.algorithm', algorithm, true) IS NOT NULL AS set_ok,
     INTO TEMP onedevice FROM onequeries;
 SELECT ok(bool_and(one_device), 'EXPLAIN ANALYZE: the band and the equi-join ran on one device each') FROM onedevice;
 SELECT ok(bool_and(same_rows), 'the band and the equi-join in the service: the rows of the native plan') FROM onedevice;
+-- the same cut into device partitions: the service opens each next piece
+-- ahead on a device the open one leaves free, so that the pieces' steps
+-- run on several devices (gpujoin.partitions_open_ahead)
+SET LOCAL gpujoin.device_memory = '64kB';
+SELECT set_config('gpujoin.algorithm', algorithm, true) IS NOT NULL AS set_ok,
+       pg_temp.explain_analyze(q) ~ 'Partition Pieces Opened Ahead: [1-9](.*\n)*   *Devices: [23] \(steps' AS spread,
+       pg_temp.rows_of(q) = (SELECT rows FROM onenative n WHERE n.name = onequeries.name) AS same_rows
+    INTO TEMP partdevices FROM onequeries;
+SELECT ok(bool_and(spread), 'EXPLAIN ANALYZE: the band and the equi-join cut into device partitions, pieces opened ahead, ran on several devices') FROM partdevices;
+SELECT ok(bool_and(same_rows), 'the band and the equi-join cut into device partitions over the devices: the rows of the native plan') FROM partdevices;
+RESET gpujoin.device_memory;
 SELECT set_config('gpujoin.algorithm', 'nestloop', true) IS NOT NULL AS reset \gset
 
 SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE backend = 'service device'
@@ -171,7 +182,7 @@ SELECT is(pg_temp.rows_of(q), (SELECT rows FROM native n WHERE n.name = queries.
           'the next join spread over the devices works')
     FROM queries WHERE name = 'semi';
 \else
-SELECT skip('the cluster runs no GPU service with 3 simulated devices (test/load/service_devices.sh starts one)', 37);
+SELECT skip('the cluster runs no GPU service with 3 simulated devices (test/load/service_devices.sh starts one)', 39);
 \endif
 
 SELECT * FROM finish();
