@@ -23,7 +23,7 @@
 # opens while the current one runs; off, in turn).  SKIP_NATIVE=1 leaves
 # native's time out (its rows are still compared, unless SKIP_NATIVE=2,
 # where the partitioned rows are compared with the default budget's only).
-# The throwaway cluster (test/lib/cluster.sh) takes the installed
+# JOINS picks the rows (default "hash band").  The throwaway cluster (test/lib/cluster.sh) takes the installed
 # library; with RUNNING_CLUSTER=1 the server of PGHOST/PGPORT is used
 # instead (a database bench_partitions is made there and dropped).
 #
@@ -93,7 +93,7 @@ plan_of() {
 echo
 echo "| join | rows out | partitioned (ms) | ahead off (ms) | default budget (ms) | partitions off (ms) | native (ms) | native plan | partitioned / default | partitioned run |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
-for join in hash band; do
+for join in ${JOINS:-hash band}; do
 	case $join in
 		hash) cond='r.k = s.k' ;;
 		band) cond='s.t BETWEEN r.t - 1 AND r.t + 1' ;;
