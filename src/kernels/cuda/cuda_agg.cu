@@ -50,10 +50,10 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 	cudaError_t rc;
 
 	if (state->h_run_first == NULL)
-		CUDA_TRY(cudaMallocHost((void **) &state->h_run_first, sizeof(uint32_t) * state->step_cap),
+		CUDA_TRY(gj_pinned_alloc((void **) &state->h_run_first, sizeof(uint32_t) * state->step_cap),
 				 "could not allocate pinned host memory");
 	if (state->h_run_width == NULL)
-		CUDA_TRY(cudaMallocHost((void **) &state->h_run_width, sizeof(uint64_t) * state->step_cap),
+		CUDA_TRY(gj_pinned_alloc((void **) &state->h_run_width, sizeof(uint64_t) * state->step_cap),
 				 "could not allocate pinned host memory");
 	if (state->h_outer_perm == NULL)
 		state->h_outer_perm = (uint32_t *) malloc(sizeof(uint32_t) * gj_max64(no, 1));
@@ -572,7 +572,7 @@ cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 			 "could not allocate device memory for aggregates");
 	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_host_pairs, sizeof(unsigned long long)),
 			 "could not allocate device memory for aggregates");
-	CUDA_TRY(cudaMallocHost((void **) &state->h_host_pairs, sizeof(unsigned long long)),
+	CUDA_TRY(gj_pinned_alloc((void **) &state->h_host_pairs, sizeof(unsigned long long)),
 			 "could not allocate pinned host memory");
 	CUDA_TRY(cudaMemset(state->d_group_pairs, 0, sizeof(unsigned long long) * ngroups),
 			 "could not clear device memory");
@@ -632,10 +632,10 @@ cuda_agg_host_counts(CudaJoinState *state, int64_t rows, GjError *err)
 {
 	if (rows <= state->h_row_counts_cap)
 		return true;
-	cudaFreeHost(state->h_row_counts);
+	gj_pinned_free(state->h_row_counts);
 	state->h_row_counts = NULL;
 	state->h_row_counts_cap = 0;
-	CUDA_TRY(cudaMallocHost((void **) &state->h_row_counts, sizeof(uint64_t) * rows),
+	CUDA_TRY(gj_pinned_alloc((void **) &state->h_row_counts, sizeof(uint64_t) * rows),
 			 "could not allocate pinned host memory for match counts");
 	state->h_row_counts_cap = rows;
 	return true;
@@ -919,7 +919,7 @@ gj_cuda_agg_free(CudaJoinState *state)
 	gj_device_free(state, state->d_group_pairs);
 	gj_device_free(state, state->d_group_accs);
 	gj_device_free(state, state->d_host_pairs);
-	cudaFreeHost(state->h_host_pairs);
-	cudaFreeHost(state->h_row_counts);
+	gj_pinned_free(state->h_host_pairs);
+	gj_pinned_free(state->h_row_counts);
 	gj_dominance_free(state->dominance);
 }

@@ -52,11 +52,11 @@ cuda_end_join(void *arg)
 	gj_device_free(state, state->d_scratch);
 	gj_device_free(state, state->d_cub_temp);
 	gj_device_free(state, state->d_prefix);
-	cudaFreeHost(state->h_prefix);
-	cudaFreeHost(state->h_out_outer);
-	cudaFreeHost(state->h_out_inner);
-	cudaFreeHost(state->h_spare_outer);
-	cudaFreeHost(state->h_spare_inner);
+	gj_pinned_free(state->h_prefix);
+	gj_pinned_free(state->h_out_outer);
+	gj_pinned_free(state->h_out_inner);
+	gj_pinned_free(state->h_spare_outer);
+	gj_pinned_free(state->h_spare_inner);
 	gj_device_free(state, state->d_inner_keys);
 	gj_device_free(state, state->d_inner_perm);
 	gj_device_free(state, state->d_outer_perm);
@@ -67,13 +67,13 @@ cuda_end_join(void *arg)
 	gj_device_free(state, state->d_cand);
 	gj_device_free(state, state->d_count);
 	gj_device_free(state, state->d_cut);
-	cudaFreeHost(state->h_cut);
+	gj_pinned_free(state->h_cut);
 	gj_device_free(state, state->d_pair_args);
 	gj_agg_runs_free(state->agg_runs);
 	gj_cuda_agg_free(state);
 	free(state->h_outer_perm);
-	cudaFreeHost(state->h_run_first);
-	cudaFreeHost(state->h_run_width);
+	gj_pinned_free(state->h_run_first);
+	gj_pinned_free(state->h_run_width);
 	free(state->h_inner_keys);
 	free(state->h_outer_lo);
 	free(state->h_outer_hi);
@@ -98,7 +98,7 @@ begin_join_allocate(CudaJoinState *state, GjError *err)
 				 "could not create a CUDA event");
 	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_prefix, 3 * sizeof(int64_t)),
 			 "could not allocate device memory");
-	CUDA_TRY(cudaMallocHost((void **) &state->h_prefix, 3 * sizeof(int64_t)),
+	CUDA_TRY(gj_pinned_alloc((void **) &state->h_prefix, 3 * sizeof(int64_t)),
 			 "could not allocate pinned host memory");
 	return gj_cuda_ensure_host_matches(state, gj_min64(state->capacity, HOST_MATCH_MIN_PAIRS), err);
 }

@@ -16,7 +16,105 @@
 #define CCCL_DISABLE_NVTX
 #include <cub/cub.cuh>
 
+#include <pthread.h>
+
 #include "cuda_internal.cuh"
+
+/*
+ * Pinned host memory, kept for the next join.  cudaMallocHost pins pages
+ * (milliseconds for a match buffer) and cudaFreeHost synchronizes the whole
+ * device: a join that ended freed its pinned buffers while another join's
+ * kernels ran on the device, and waited for them.  In the GPU service, where
+ * one process runs every join, and device partitions open a join per piece,
+ * that serialized the joins.  Freed blocks now go to a small cache (at most
+ * PINNED_CACHE_BLOCKS of them, PINNED_CACHE_BYTES in all, per process),
+ * by power-of-two size, and a later allocation of the same size class takes
+ * one; only what does not fit the cache is given back.  The blocks are
+ * portable (every device of the process may copy from them).  A header in
+ * front of each block holds its size.  The cache lives until the process
+ * exits, when the driver frees it with the context.  Only the GPU service
+ * caches (gj_cuda_pool_retain turns it on, as it keeps device memory): a
+ * backend that runs cuda itself keeps no pinned memory between its joins,
+ * since memory it pins no other process can have.
+ */
+#define PINNED_CACHE_BLOCKS		32
+#define PINNED_CACHE_BYTES		((size_t) 256 << 20)
+#define PINNED_HEADER			((size_t) 64)	/* keeps the block 64-byte aligned */
+#define PINNED_MIN_BYTES		((size_t) 4096)
+
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *pinned_cache[PINNED_CACHE_BLOCKS];
+static int	pinned_cached = 0;
+static size_t pinned_cached_bytes = 0;
+static bool pinned_cache_on = false;
+
+void
+gj_pinned_cache_enable(void)
+{
+	pinned_cache_on = true;
+}
+
+static inline size_t
+pinned_block_size(void *base)
+{
+	return *(size_t *) base;
+}
+
+cudaError_t
+gj_pinned_alloc(void **ptr, size_t bytes)
+{
+	size_t		size = PINNED_MIN_BYTES;
+	void	   *base = NULL;
+	cudaError_t rc;
+
+	*ptr = NULL;
+	while (size < bytes + PINNED_HEADER)
+		size *= 2;
+	pthread_mutex_lock(&pinned_lock);
+	for (int i = 0; i < pinned_cached; i++)
+	{
+		if (pinned_block_size(pinned_cache[i]) == size)
+		{
+			base = pinned_cache[i];
+			pinned_cache[i] = pinned_cache[--pinned_cached];
+			pinned_cached_bytes -= size;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pinned_lock);
+	if (base == NULL)
+	{
+		if ((rc = cudaHostAlloc(&base, size, cudaHostAllocPortable)) != cudaSuccess)
+			return rc;
+		*(size_t *) base = size;
+	}
+	*ptr = (char *) base + PINNED_HEADER;
+	return cudaSuccess;
+}
+
+void
+gj_pinned_free(void *ptr)
+{
+	void	   *base;
+	size_t		size;
+	bool		kept = false;
+
+	if (ptr == NULL)
+		return;
+	base = (char *) ptr - PINNED_HEADER;
+	size = pinned_block_size(base);
+	pthread_mutex_lock(&pinned_lock);
+	if (pinned_cache_on && pinned_cached < PINNED_CACHE_BLOCKS &&
+		pinned_cached_bytes + size <= PINNED_CACHE_BYTES)
+	{
+		pinned_cache[pinned_cached++] = base;
+		pinned_cached_bytes += size;
+		kept = true;
+	}
+	pthread_mutex_unlock(&pinned_lock);
+	if (!kept)
+		cudaFreeHost(base);
+}
 
 
 void
@@ -54,13 +152,13 @@ gj_cuda_ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err)
 	if (npairs <= state->h_capacity)
 		return true;
 	size = gj_min64(gj_max64(npairs, 2 * state->h_capacity), state->capacity);
-	cudaFreeHost(state->h_out_outer);
-	cudaFreeHost(state->h_out_inner);
+	gj_pinned_free(state->h_out_outer);
+	gj_pinned_free(state->h_out_inner);
 	state->h_out_outer = state->h_out_inner = NULL;
 	state->h_capacity = 0;
-	CUDA_TRY(cudaMallocHost((void **) &state->h_out_outer, sizeof(uint32_t) * size),
+	CUDA_TRY(gj_pinned_alloc((void **) &state->h_out_outer, sizeof(uint32_t) * size),
 			 "could not allocate pinned host memory for matches");
-	CUDA_TRY(cudaMallocHost((void **) &state->h_out_inner, sizeof(uint32_t) * size),
+	CUDA_TRY(gj_pinned_alloc((void **) &state->h_out_inner, sizeof(uint32_t) * size),
 			 "could not allocate pinned host memory for matches");
 	state->h_capacity = size;
 	return true;

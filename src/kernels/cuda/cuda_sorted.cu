@@ -722,7 +722,7 @@ sort_outer_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 			 "could not allocate device scratch memory");
 	CUDA_TRY(gj_device_alloc(state, (void **) &state->d_cut, sizeof(uint64_t) * CUT_ENTRIES),
 			 "could not allocate device memory");
-	CUDA_TRY(cudaMallocHost((void **) &state->h_cut, sizeof(uint64_t) * CUT_ENTRIES),
+	CUDA_TRY(gj_pinned_alloc((void **) &state->h_cut, sizeof(uint64_t) * CUT_ENTRIES),
 			 "could not allocate pinned host memory");
 	return true;
 }
