@@ -37,7 +37,7 @@ int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 bool		gpujoin_enable_spill = true;
 bool		gpujoin_spill_resplit = true;
 bool		gpujoin_device_partitions = true;
-bool		gpujoin_partitions_open_ahead = true;
+bool		gpujoin_partitions_open_ahead = false;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
@@ -184,9 +184,10 @@ define_gucs(void)
 	DefineCustomBoolVariable("gpujoin.partitions_open_ahead",
 							 "In the GPU service, opens a device partition's next piece while the current one runs.",
 							 "The service copies the next piece's keys to a device with room (another GPU where "
-							 "there is one) and sorts or hashes them there, in the background; off, each piece "
-							 "opens after the previous one has ended.",
-							 &gpujoin_partitions_open_ahead, true,
+							 "there is one) and sorts or hashes them there, in the background; off (the default: "
+							 "measured slower on one H100 and no faster on two), each piece opens after the "
+							 "previous one has ended.",
+							 &gpujoin_partitions_open_ahead, false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpujoin.algorithm",
 							 "Join algorithm GpuJoin uses: auto, nestloop, sortmerge or hash.",

@@ -176,9 +176,10 @@ SELECT is(pg_temp.rows_with(q, 'hash'), (SELECT rows FROM aggnative n WHERE n.na
     FROM aggqueries WHERE name = 'GROUP BY both sides';
 SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
 -- joins cut into device partitions: the service opens each next piece while
--- the current one runs (gpujoin.partitions_open_ahead); one that fails
+-- the current one runs (gpujoin.partitions_open_ahead = on); one that fails
 -- there after the service answered (the fault ahead_open_fails) opens again
--- in its turn; off, the pieces open one after the other
+-- in its turn; off (the default), the pieces open one after the other
+SET LOCAL gpujoin.partitions_open_ahead = on;
 SELECT matches(pg_temp.explain_analyze(q), 'Device Partitions: [1-9].*Partition Pieces Opened Ahead: [1-9]',
                'EXPLAIN ANALYZE: ' || name || ' cut into device partitions in the service, the next piece opened ahead')
     FROM queries WHERE name = 'hash, inner';
@@ -194,11 +195,10 @@ SELECT ok(pg_temp.explain_analyze(q) ~ 'Device Partitions: [1-9]' AND pg_temp.ex
           'EXPLAIN ANALYZE: ' || name || ', every piece opened ahead failing: each opened in its turn')
     FROM queries WHERE name = 'hash, inner';
 RESET gpujoin.debug_fault;
-SET LOCAL gpujoin.partitions_open_ahead = off;
+RESET gpujoin.partitions_open_ahead;
 SELECT ok(pg_temp.explain_analyze(q) ~ 'Device Partitions: [1-9]' AND pg_temp.explain_analyze(q) !~ 'Opened Ahead',
           'EXPLAIN ANALYZE: ' || name || ' with gpujoin.partitions_open_ahead = off: no piece opened ahead')
     FROM queries WHERE name = 'hash, inner';
-RESET gpujoin.partitions_open_ahead;
 SET LOCAL gpujoin.device_memory = '1MB';
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                ', 0 bytes in use, 0 joins running, 0 queued, [1-9][0-9]* served; device memory: 0 bytes reserved \([^)]*\), 0 joins waiting$',

@@ -144,6 +144,7 @@ SELECT ok(bool_and(same_rows), 'the band and the equi-join in the service: the r
 -- ahead on a device the open one leaves free, so that the pieces' steps
 -- run on several devices (gpujoin.partitions_open_ahead)
 SET LOCAL gpujoin.device_memory = '64kB';
+SET LOCAL gpujoin.partitions_open_ahead = on;
 SELECT set_config('gpujoin.algorithm', algorithm, true) IS NOT NULL AS set_ok,
        pg_temp.explain_analyze(q) ~ 'Partition Pieces Opened Ahead: [1-9](.*\n)*   *Devices: [23] \(steps' AS spread,
        pg_temp.rows_of(q) = (SELECT rows FROM onenative n WHERE n.name = onequeries.name) AS same_rows
@@ -151,6 +152,7 @@ SELECT set_config('gpujoin.algorithm', algorithm, true) IS NOT NULL AS set_ok,
 SELECT ok(bool_and(spread), 'EXPLAIN ANALYZE: the band and the equi-join cut into device partitions, pieces opened ahead, ran on several devices') FROM partdevices;
 SELECT ok(bool_and(same_rows), 'the band and the equi-join cut into device partitions over the devices: the rows of the native plan') FROM partdevices;
 RESET gpujoin.device_memory;
+RESET gpujoin.partitions_open_ahead;
 SELECT set_config('gpujoin.algorithm', 'nestloop', true) IS NOT NULL AS reset \gset
 
 SELECT is((SELECT count(*)::int FROM gpujoin_devices() WHERE backend = 'service device'
