@@ -346,6 +346,13 @@ gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
 				 errmsg("GpuJoin ran out of memory on the %s backend", gjs->backend->name),
 				 errdetail("%s", err->message),
 				 errhint("Lower gpujoin.device_memory, or set gpujoin.enabled to off for this query.")));
+	/* the hint names what is left to try: the cpu backend, or PostgreSQL's plan */
+	if (gjs->backend == &gj_cpu_backend || gjs->backend == &gj_service_cpu_backend)
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("GpuJoin failed on the %s backend", gjs->backend->name),
+				 errdetail("%s", err->message),
+				 errhint("Set gpujoin.enabled to off for this query to run PostgreSQL's own plan.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
 			 errmsg("GpuJoin failed on the %s backend", gjs->backend->name),
