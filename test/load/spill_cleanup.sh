@@ -186,6 +186,15 @@ wait_spilled() {
 }
 # start NAME ARGS: psql (PSQL_E) with application_name NAME and ARGS in the
 # background; its output in $OUT/NAME.out, its pid in $bg
+# next_join_native DEV OUTPUT: the session's spilled join after the one
+# that ended (OUTPUT's last line) gives the native plan's rows
+next_join_native() {
+	local last
+	last=$(echo "$2" | tail -1)
+	check "$1: and the session's next spilled join gives the native plan's rows" \
+		$([ "$last" = "$native_hash" ] && echo 0 || echo 1) "native $native_hash, got $last"
+}
+
 start() {
 	local name=$1
 	shift
@@ -280,9 +289,7 @@ for dev in cpu service; do
 			"$OUT/gj_spill_timeout_$dev.out" && echo 0 || echo 1) \
 		"spilled: ${got:-never}; $(head -2 "$OUT/gj_spill_timeout_$dev.out" | tr '\n' ' ')"
 	no_temp_files "$dev: statement_timeout"
-	check "$dev: and the session's next spilled join gives the native plan's rows" \
-		$([ "$(tail -1 "$OUT/gj_spill_timeout_$dev.out")" = "$native_hash" ] && echo 0 || echo 1) \
-		"native $native_hash, got $(tail -1 "$OUT/gj_spill_timeout_$dev.out")"
+	next_join_native "$dev" "$(cat "$OUT/gj_spill_timeout_$dev.out")"
 
 	# 3. pg_cancel_backend mid-join
 	start "gj_spill_cancel_$dev" -c "$F $LONG" -c "$LONGQ" -c "RESET gpujoin.algorithm;" -c "$HASHQ"
@@ -293,9 +300,7 @@ for dev in cpu service; do
 			"$OUT/gj_spill_cancel_$dev.out" && echo 0 || echo 1) \
 		"spilled: ${got:-never}; $(head -2 "$OUT/gj_spill_cancel_$dev.out" | tr '\n' ' ')"
 	no_temp_files "$dev: pg_cancel_backend"
-	check "$dev: and the session's next spilled join gives the native plan's rows" \
-		$([ "$(tail -1 "$OUT/gj_spill_cancel_$dev.out")" = "$native_hash" ] && echo 0 || echo 1) \
-		"native $native_hash, got $(tail -1 "$OUT/gj_spill_cancel_$dev.out")"
+	next_join_native "$dev" "$(cat "$OUT/gj_spill_cancel_$dev.out")"
 
 	# 4. an ERROR mid-join: in an expression on the join's rows, and from
 	# the backend (injected on the second step of a chunk pair: 2kB tiles
@@ -304,23 +309,20 @@ for dev in cpu service; do
 	check "$dev: a division by zero on a spilled join's rows ends it with 22012" \
 		$(echo "$out" | grep -q 'ERROR:  22012: division by zero' && echo 0 || echo 1) "$(echo "$out" | head -2 | tr '\n' ' ')"
 	no_temp_files "$dev: division by zero"
-	check "$dev: and the session's next spilled join gives the native plan's rows" \
-		$([ "$(echo "$out" | tail -1)" = "$native_hash" ] && echo 0 || echo 1) "native $native_hash, got $(echo "$out" | tail -1)"
+	next_join_native "$dev" "$out"
 	out=$($PSQL_E -c "$F" -c "SELECT count(*) FROM r JOIN s ON r.k = s.k WHERE 1 / (s.id - 150000) > -10" \
 		-c "$HASHQ" 2>&1)
 	check "$dev: a division by zero in a side's scan, while the join drains it, ends the join with 22012" \
 		$(echo "$out" | grep -q 'ERROR:  22012: division by zero' && echo 0 || echo 1) "$(echo "$out" | head -2 | tr '\n' ' ')"
 	no_temp_files "$dev: division by zero in the drain"
-	check "$dev: and the session's next spilled join gives the native plan's rows" \
-		$([ "$(echo "$out" | tail -1)" = "$native_hash" ] && echo 0 || echo 1) "native $native_hash, got $(echo "$out" | tail -1)"
+	next_join_native "$dev" "$out"
 	out=$($PSQL_E -c "$F SET gpujoin.debug_fault = step_error; SET gpujoin.device_memory = '2kB';" -c "$HASHQ" \
 		-c "RESET gpujoin.debug_fault; RESET gpujoin.device_memory;" -c "$HASHQ" 2>&1)
 	check "$dev: a failed step (gpujoin.debug_fault = step_error) ends a spilled join with 38000" \
 		$(echo "$out" | grep -q 'ERROR:  38000: GpuJoin failed' && echo "$out" | grep -q 'injected by gpujoin.debug_fault' &&
 			echo 0 || echo 1) "$(echo "$out" | head -2 | tr '\n' ' ')"
 	no_temp_files "$dev: a failed step"
-	check "$dev: and the session's next spilled join gives the native plan's rows" \
-		$([ "$(echo "$out" | tail -1)" = "$native_hash" ] && echo 0 || echo 1) "native $native_hash, got $(echo "$out" | tail -1)"
+	next_join_native "$dev" "$out"
 
 	# an ERROR caught in PL/pgSQL: the block's subtransaction, which opened
 	# a cursor over a spilled join, rolls back while the transaction goes on
