@@ -28,8 +28,16 @@
 # server settings, e.g. GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda" to run
 # the same suite on the cuda backend; SKIP_BUILD=1 to test what is installed;
 # SKIP_DEPS=1 not to look for missing Debian packages; SKIP_RELIABILITY=1 to
-# leave out the fuzz, load and SQLsmith tests (kernel_test still runs).
+# leave out the fuzz, load and SQLsmith tests (kernel_test still runs);
+# SUITES="load spill_cleanup ..." to run only the parts named (pg_regress,
+# isolation_native, pg_prove, symbols, kernel_test, fuzz, fuzz_spill, load,
+# sqlsmith, service_crash, service_budget, spill_cleanup, service_devices,
+# service_parallel_kill): a GPU call that ran out of time goes on there.
 set -u
+# wanted NAME: whether SUITES is empty or names NAME
+wanted() {
+	[ -z "${SUITES:-}" ] || [[ " $SUITES " == *" $1 "* ]]
+}
 cd "$(dirname "$0")/.."
 [ -n "${SKIP_DEPS:-}" ] || scripts/install_deps.sh || {
 	echo "could not install the dependencies"
@@ -76,6 +84,8 @@ passed=0
 failed=0
 
 # pg_regress: one test per file in sql/ named in the Makefile's REGRESS
+n_ok=0 n_bad=0 t_ok=0 t_bad=0
+if wanted pg_regress; then
 echo "== pg_regress =="
 make -s PG_CONFIG="$PG_CONFIG" installcheck >regress.log 2>&1
 regress_status=$?
@@ -89,9 +99,11 @@ fi
 [ -f output_iso/regression.diffs ] && [ "$n_bad" != 0 ] && head -200 output_iso/regression.diffs
 passed=$((passed + n_ok))
 failed=$((failed + n_bad))
+fi
 
 # the isolation specs (ISOLATION, after REGRESS above) once more with
 # PostgreSQL's own plans: the same expected output, so both plans agree
+if wanted isolation_native; then
 echo "== isolation, native plans =="
 PGOPTIONS="-c gpujoin.enabled=off" make -s PG_CONFIG="$PG_CONFIG" installcheck REGRESS= >isolation_native.log 2>&1
 iso_status=$?
@@ -106,8 +118,11 @@ n_ok=$((n_ok + i_ok))
 n_bad=$((n_bad + i_bad))
 passed=$((passed + i_ok))
 failed=$((failed + i_bad))
+fi
 
 # pgTAP: each file in test/pgtap is a transaction that rolls back
+t_skip=0
+if wanted pg_prove; then
 echo "== pg_prove =="
 "$PG_BINDIR/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS gpujoin_tap" -c "CREATE DATABASE gpujoin_tap" &&
 	"$PG_BINDIR/psql" -X -q -d gpujoin_tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION gpujoin" || {
@@ -128,6 +143,7 @@ failed=$((failed + t_bad))
 # skipped tests count as passed: say how many, so that a run where a file
 # skipped its tests (no GPU service ready, say) is not read as a full one
 t_skip=$(grep -cE '^ok [0-9]+ # SKIP' prove.log)
+fi
 summary="pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed ($t_skip of them skipped), $t_bad failed"
 
 # A suite of its own: runs "$@" with output to NAME.log, which ends with
@@ -136,6 +152,7 @@ summary="pg_regress: $n_ok passed, $n_bad failed; pgTAP: $t_ok passed ($t_skip o
 run_suite() {
 	local name=$1 status counts s_ok s_bad
 	shift
+	wanted "$name" || return 0
 	echo "== $name =="
 	"$@" >"$name.log" 2>&1
 	status=$?
