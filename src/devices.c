@@ -23,6 +23,19 @@ extern PGDLLEXPORT Datum gpujoin_devices(PG_FUNCTION_ARGS);
 PG_FUNCTION_INFO_V1(gpujoin_devices);
 
 /*
+ * Would gpujoin.device send this session's joins to the GPU service once
+ * it is ready (gpujoin.device = service, or auto and cuda with the service
+ * on cuda)?  Then wait a few seconds for one still starting.
+ */
+void
+gpujoin_service_await_if_chosen(void)
+{
+	if (gpujoin_device == GPUJOIN_DEVICE_SERVICE ||
+		(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_backend == GJ_SERVICE_BACKEND_CUDA))
+		(void) gpujoin_service_await_start();
+}
+
+/*
  * Resolve gpujoin.device for one execution.  "cuda" without a usable device
  * is an ERROR here, at execution, never when the library loads.
  */
@@ -37,7 +50,7 @@ gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
 		return &gj_cpu_backend;
 	if (gpujoin_device == GPUJOIN_DEVICE_SERVICE)
 	{
-		if (!gpujoin_service_ready())
+		if (!gpujoin_service_await_start())
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gpujoin.device is \"service\" but the GPU service is not running"),
@@ -50,8 +63,10 @@ gpujoin_choose_backend(GjDeviceInfo *cuda_info, bool *cuda_first_use)
 	/*
 	 * The GPU service owns the GPU: while it runs on cuda, this process
 	 * never opens CUDA (no context of its own, no initialisation per
-	 * connection) and its joins run there.
+	 * connection) and its joins run there; one still starting (with the
+	 * server, or again after it exited) is waited for a few seconds.
 	 */
+	gpujoin_service_await_if_chosen();
 	if (gpujoin_service_runs_cuda())
 		return &gj_service_cuda_backend;
 

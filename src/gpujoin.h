@@ -276,6 +276,7 @@ extern void gpujoin_explain(CustomScanState *node, List *ancestors,
 							struct ExplainState *es);
 
 /* devices.c */
+extern void gpujoin_service_await_if_chosen(void);
 extern const GjBackend *gpujoin_choose_backend(GjDeviceInfo *cuda_info,
 											   bool *cuda_first_use);
 

@@ -404,6 +404,8 @@ static const GjInstr host_decides_program[] = {
 static void
 gpujoin_pick_backend(GpuJoinState *gjs)
 {
+	if (gjs->backend == NULL)
+		gpujoin_service_await_if_chosen();
 	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe &&
 		!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
 		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))

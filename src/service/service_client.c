@@ -124,6 +124,52 @@ gpujoin_service_ready(void)
 }
 
 /*
+ * The longest a query waits for a GPU service that is still starting: the
+ * postmaster starts it with the server (and again one second after it
+ * exits), and opening CUDA takes it a fraction of a second to a few
+ * seconds; a query sent in that window would otherwise fail
+ * (gpujoin.device = service) or open CUDA in its own process.
+ */
+#define SERVICE_START_WAIT_MS	10000
+
+/*
+ * Wait, at most SERVICE_START_WAIT_MS and interruptibly, while the service
+ * is registered but not yet ready (not started, starting, or restarting
+ * after an exit).  Returns whether it is ready.  A service that found no
+ * device is not waited for: it does not come back.
+ */
+bool
+gpujoin_service_await_start(void)
+{
+	instr_time	start,
+				now;
+
+	if (gj_service == NULL || gj_service->staging_granules == 0)
+		return false;
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		GjServiceState state;
+
+		if (gpujoin_service_ready())
+			return true;
+		SpinLockAcquire(&gj_service->mutex);
+		state = gj_service->status.state;
+		SpinLockRelease(&gj_service->mutex);
+		if (state == GJ_SERVICE_NO_DEVICE)
+			return false;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MILLISEC(now) >= SERVICE_START_WAIT_MS)
+			return false;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
  * Does the service run the cuda backend, ready for requests?  Then this
  * process never opens CUDA itself: gpujoin.device = auto and cuda send
  * their joins to the service.

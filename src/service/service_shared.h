@@ -169,6 +169,7 @@ extern void gj_staging_free_owned(void *chunk, int owner_pid);
 extern const GjBackend gj_service_cpu_backend;
 extern const GjBackend gj_service_cuda_backend;
 extern bool gpujoin_service_ready(void);
+extern bool gpujoin_service_await_start(void);
 
 /* Does this backend run the join in the GPU service? */
 static inline bool

@@ -11,7 +11,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(87);
+SELECT plan(89);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -245,6 +245,22 @@ SELECT cmp_ok(pg_temp.budget_kb('SELECT sr.id, ss.id FROM sr JOIN ss ON sr.a = s
 SET LOCAL gpujoin.device_memory = '1MB';
 
 SELECT ok(pg_terminate_backend(:first_pid), 'the service can be terminated');
+-- a join sent while the service is gone and not yet started again (the
+-- postmaster waits a second) waits for the new one, rather than failing
+CREATE FUNCTION pg_temp.service_gone() RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..100 LOOP
+        IF (SELECT status FROM gpujoin_devices() WHERE backend = 'service') NOT LIKE 'ready%' THEN
+            RETURN true;
+        END IF;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    RETURN false;
+END $$;
+SELECT ok(pg_temp.service_gone(), 'the terminated service is no longer ready');
+SET LOCAL gpujoin.device = service;
+SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
+          'a join sent while the service restarts waits for it, with gpujoin.device = service');
 SELECT coalesce(pg_temp.service_pid(:first_pid), 0) AS second_pid \gset
 SELECT ok(:second_pid <> 0, 'the postmaster starts it again, with a new pid, ready');
 SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
@@ -252,7 +268,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service', 86);
+SELECT skip('the cluster runs no GPU service', 88);
 \endif
 
 SELECT * FROM finish();
