@@ -36,6 +36,7 @@ OBJS = \
 	src/custom_scan/gpujoin_shared_inner.o \
 	src/custom_scan/gpujoin_overlap.o \
 	src/custom_scan/gpujoin_spill.o \
+	src/custom_scan/gpujoin_spill_range.o \
 	src/custom_scan/gpujoin_partitions.o \
 	src/custom_scan/gpujoin_agg_path.o \
 	src/custom_scan/gpujoin_agg_exec.o \

@@ -262,8 +262,73 @@ SET gpujoin.spill_resplit = off;
 SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_hr r FULL JOIN sp_hs s ON r.k = s.k');
 RESET gpujoin.spill_resplit;
 SELECT gj_temp_files() AS temp_files_after_hash;
-DROP TABLE sp_hr, sp_hs;
+
+-- sort-merge joins spill by key range (gpujoin.spill_by_range): the inner
+-- side is cut at quantiles of a sample of its keys once drained, an outer
+-- row goes to every range its bounds touch, and range i of the outer side
+-- meets range i of the inner side only.  Inner and right joins and
+-- aggregates; NULL keys, duplicates, a hot key (7), floats with -0.0 and
+-- NaN, dates, timestamps.  LEFT, SEMI and ANTI joins (an outer row's
+-- flag would be split over its copies), numeric keys, one-sided bounds and
+-- a band so wide that outer rows would be copied into most ranges keep the
+-- block nested loop, with the same answer.  Rescans: the outer side drained
+-- again into the kept inner side's ranges; the inner side drained again
+-- (spilled, or in memory) drains the outer side again too, since its rows
+-- were copied into the old ranges.
+CREATE FUNCTION gj_range_spill_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    by_range boolean := false;
+BEGIN
+    PERFORM gj_force(true);
+    PERFORM set_config('gpujoin.algorithm', 'sortmerge', true);
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        IF line ~ 'Spill Partitioned By: key range' THEN
+            by_range := true;
+        END IF;
+    END LOOP;
+    PERFORM gj_force(false);
+    RETURN gj_spill_compare('sortmerge', query) ||
+        CASE WHEN by_range THEN ', by key range' ELSE '' END;
+END $$;
+-- an inner side of some 20 ranges, for a band narrow and wide
+CREATE TABLE sp_wide AS SELECT g FROM generate_series(1, 20000) g;
+ANALYZE sp_wide;
+SELECT q, gj_range_spill_compare(q) AS result
+FROM unnest(ARRAY[
+  'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1',
+  'SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1',
+  'SELECT count(*), sum(r.id - s.id), min(s.k), max(r.k) FROM sp_hr r JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1',
+  'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.k > r.k - 3 AND s.k < r.k + 3 AND r.id % 3 <> s.id % 4',
+  'SELECT r.id, s.id, r.f, s.f FROM sp_hr r JOIN sp_hs s ON s.f BETWEEN r.f - 0.25 AND r.f + 0.25',
+  'SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON s.f BETWEEN r.f - 0.25 AND r.f',
+  'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.f4 BETWEEN r.f4 - 0.5 AND r.f4 + 0.5',
+  'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.d BETWEEN r.d - 1 AND r.d + 1',
+  'SELECT r.id, s.id FROM sp_hr r LEFT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1',
+  'SELECT r.id FROM sp_hr r WHERE EXISTS (SELECT 1 FROM sp_hs s WHERE s.k BETWEEN r.k - 2 AND r.k + 1)',
+  'SELECT r.id FROM sp_hr r WHERE NOT EXISTS (SELECT 1 FROM sp_hs s WHERE s.k BETWEEN r.k - 2 AND r.k + 1)',
+  'SELECT count(*) FROM sp_hr r JOIN sp_hs s ON s.k < r.k',
+  'SELECT count(*), sum(s.id) FROM sp_hr r JOIN sp_hs s ON s.k BETWEEN r.k - 600 AND r.k + 600',
+  'SELECT count(*), sum(w.g) FROM sp_hr r JOIN sp_wide w ON w.g BETWEEN r.k * 20 - 3 AND r.k * 20 + 3',
+  'SELECT count(*), sum(w.g) FROM sp_hr r JOIN sp_wide w ON w.g BETWEEN r.k * 20 - 6000 AND r.k * 20 + 6000',
+  'SELECT o.id, (SELECT count(*) FROM (SELECT * FROM sp_hr WHERE id > o.id * 300) r
+                 JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 4',
+  'SELECT o.id, (SELECT count(*) FROM sp_hr r RIGHT JOIN (SELECT * FROM sp_hs WHERE id > o.id * 300) s
+                 ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 4',
+  'SELECT o.id, (SELECT count(*) FROM sp_hr r JOIN (SELECT * FROM sp_hs WHERE id > o.id * 1400) s
+                 ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 3']) AS q;
+-- EXPLAIN ANALYZE: the ranges, and the chunk pairs (one per range where it
+-- fits; the hot key's range is read chunk by chunk)
+SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1');
+SELECT gj_spill_explain('SELECT count(*) FROM sp_hr r JOIN sp_wide w ON w.g BETWEEN r.k * 20 - 3 AND r.k * 20 + 3');
+-- off: the block nested loop over the chunks, the same rows
+SET gpujoin.spill_by_range = off;
+SELECT gj_range_spill_compare('SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1') AS result;
+RESET gpujoin.spill_by_range;
+SELECT gj_temp_files() AS temp_files_after_range;
+DROP TABLE sp_hr, sp_hs, sp_wide;
 DROP FUNCTION gj_hash_spill_compare(text);
+DROP FUNCTION gj_range_spill_compare(text);
 
 -- statement_timeout cancels a spilled join: no temporary file is left
 CREATE TABLE sp_big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 30000) g;

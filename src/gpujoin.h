@@ -36,6 +36,7 @@ extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
 extern bool gpujoin_enable_spill;
 extern bool gpujoin_spill_resplit;
+extern bool gpujoin_spill_by_range;
 extern bool gpujoin_device_partitions;
 extern bool gpujoin_partitions_open_ahead;
 extern int	gpujoin_algorithm;

@@ -36,6 +36,7 @@ int			gpujoin_device_memory_kb = 0;
 int			gpujoin_max_host_memory_kb = 4 * 1024 * 1024;
 bool		gpujoin_enable_spill = true;
 bool		gpujoin_spill_resplit = true;
+bool		gpujoin_spill_by_range = true;
 bool		gpujoin_device_partitions = true;
 bool		gpujoin_partitions_open_ahead = false;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
@@ -174,6 +175,12 @@ define_gucs(void)
 							 "The number of partitions is counted from the planner's estimate of the inner side; "
 							 "off, a partition larger than the share is joined chunk by chunk instead.",
 							 &gpujoin_spill_resplit, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.spill_by_range",
+							 "Cuts a spilled sort-merge join's inputs into key ranges, so that each side is read once.",
+							 "Inner and right joins and aggregates over them, bounded on both sides; "
+							 "off, or for other joins, the spilled chunks are joined as a block nested loop.",
+							 &gpujoin_spill_by_range, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpujoin.device_partitions",
 							 "Cuts a sort-merge or hash join whose sides exceed three quarters of the device memory budget into partition pairs that fit.",

@@ -753,25 +753,25 @@ gpujoin_end(CustomScanState *node)
 
 /*
  * A side whose parameters did not change keeps its drained rows (or its
- * spilled chunks): only the tile schedule starts over.  A side whose
- * parameters changed is drained again (its child rescans itself on the
- * next ExecProcNode).
+ * spilled chunks): only the tile schedule starts over, unless `force`.  A
+ * side whose parameters changed is drained again (its child rescans itself
+ * on the next ExecProcNode).  Returns whether the side is drained again.
  */
-static void
-gpujoin_reset_side(GpuJoinState *gjs, int side)
+static bool
+gpujoin_reset_side(GpuJoinState *gjs, int side, bool force)
 {
 	bool		outer = side == GJ_SIDE_OUTER;
 	PlanState  *child = outer ? gjs->outer_ps : gjs->inner_ps;
 	GjHeapReader *reader = outer ? gjs->outer_reader : gjs->inner_reader;
 	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
-	bool		redrain = !(child->chgParam == NULL && buf->complete);
+	bool		redrain = force || !(child->chgParam == NULL && buf->complete);
 
 	if (!outer && gjs->inner_whole_ps != NULL && gjs->inner_whole_ps->chgParam != NULL)
 		redrain = true;
 
 	gpujoin_spill_rescan_side(gjs, side, redrain);
 	if (!redrain)
-		return;
+		return false;
 	if (child->chgParam == NULL)
 		ExecReScan(child);
 	if (reader != NULL)
@@ -785,12 +785,15 @@ gpujoin_reset_side(GpuJoinState *gjs, int side)
 			gj_heap_reader_rescan(gjs->inner_whole_reader);
 	}
 	gj_host_buffer_reset(buf);
+	return true;
 }
 
 void
 gpujoin_rescan(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
+	bool		tied;
+	bool		inner_redrained;
 
 	if (node->ss.ps.chgParam != NULL)
 	{
@@ -804,8 +807,10 @@ gpujoin_rescan(CustomScanState *node)
 	if (gjs->inner_attached != 0)
 		gpujoin_shared_inner_detach(gjs);
 	gpujoin_partitions_reset(gjs);
-	gpujoin_reset_side(gjs, GJ_SIDE_INNER);
-	gpujoin_reset_side(gjs, GJ_SIDE_OUTER);
+	/* the outer side's spill cut by the inner side's key ranges goes with them */
+	tied = gpujoin_spill_outer_tied_to_inner(gjs);
+	inner_redrained = gpujoin_reset_side(gjs, GJ_SIDE_INNER, false);
+	(void) gpujoin_reset_side(gjs, GJ_SIDE_OUTER, inner_redrained && tied);
 	gjs->spilled = false;
 	gjs->tile_open = false;
 	gjs->matches.count = 0;

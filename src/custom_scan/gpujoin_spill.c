@@ -104,9 +104,9 @@ side_buffer(GpuJoinState *gjs, int side)
 	return side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
 }
 
-/* A key type whose device value is one per PostgreSQL value. */
-static bool
-key_type_partitionable(const HostKeyColumn *key)
+/* A key type whose device value is one per PostgreSQL value, at drain time. */
+bool
+gpujoin_spill_key_partitionable(const HostKeyColumn *key)
 {
 	if (key->hashed)
 		return false;
@@ -151,7 +151,7 @@ spill_hash_partitions(GpuJoinState *gjs)
 		const HostKeyColumn *o = &gjs->outer_buf.keys[equi->outer_cols[k]];
 		const HostKeyColumn *i = &gjs->inner_buf.keys[equi->inner_cols[k]];
 
-		if (!key_type_partitionable(o) || !key_type_partitionable(i) ||
+		if (!gpujoin_spill_key_partitionable(o) || !gpujoin_spill_key_partitionable(i) ||
 			gj_type_class(o->type) != equi->cls[k] || gj_type_class(i->type) != equi->cls[k])
 			return 0;
 	}
@@ -163,8 +163,9 @@ spill_hash_partitions(GpuJoinState *gjs)
 
 /*
  * HostSideBuffer.spill of a side spilled by partition: each row's
- * partition, from the hash of its equality keys, the last one for a NULL
- * key; then a chunk per partition.
+ * partition, from the hash of its equality keys (the last one for a NULL
+ * key), or the key ranges of the inner side's cuts its key or bounds fall
+ * in (gpujoin_spill_range.c); then a chunk per partition.
  */
 static void
 spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bool outer)
@@ -175,6 +176,16 @@ spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bo
 	GjKeyColumns cols;
 	int64		row;
 
+	if (gjs->spill_range)
+	{
+		uint16	   *last = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
+
+		(void) gpujoin_spill_range_rows(gjs, buf, outer, &gjs->inner_spill, part, last);
+		gj_spill_file_write_partition_spans(spill, buf, part, last);
+		pfree(last);
+		pfree(part);
+		return;
+	}
 	gj_host_buffer_key_columns(buf, &cols);
 	for (row = 0; row < buf->nrows; row++)
 	{
@@ -190,6 +201,29 @@ spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bo
 }
 
 /*
+ * The outer side's first chunk of a range-partitioned spill: are its rows'
+ * bounds narrow enough to be copied into the ranges they touch?  If not
+ * (a wide band), the outer side is written unpartitioned, and the join is
+ * the block nested loop over the chunks.
+ */
+static void
+range_outer_check(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill)
+{
+	uint16	   *first = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
+	uint16	   *last = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
+	int64		copies = gpujoin_spill_range_rows(gjs, buf, true, &gjs->inner_spill, first, last);
+
+	if (!gpujoin_spill_range_span_ok(copies, buf->nrows))
+	{
+		elog(DEBUG1, "GpuJoin: the outer rows' bounds span %.1f spill ranges each; the outer side is spilled unpartitioned",
+			 (double) copies / Max(buf->nrows, 1));
+		spill->npartitions = 0;
+	}
+	pfree(first);
+	pfree(last);
+}
+
+/*
  * HostSideBuffer.spill of a side being drained: its rows so far become a
  * chunk of its file (a chunk per partition when partitioned).
  */
@@ -202,6 +236,11 @@ gpujoin_spill_chunk(HostSideBuffer *buf, void *arg)
 	int64		written = spill->bytes_written;
 
 	CHECK_FOR_INTERRUPTS();
+	if (gjs->spill_range && side == GJ_SIDE_INNER)
+		gpujoin_spill_range_sample(gjs, buf);	/* cut once it is drained */
+	if (gjs->spill_range && side == GJ_SIDE_OUTER && spill->nchunks == 0 &&
+		spill->npartitions > 0)
+		range_outer_check(gjs, buf, spill);
 	if (spill->npartitions > 0)
 		spill_partitioned(gjs, buf, spill, side == GJ_SIDE_OUTER);
 	else
@@ -224,6 +263,8 @@ gpujoin_spill_before_drain(GpuJoinState *gjs, int side)
 	if (!gjs->spill_allowed || !gpujoin_enable_spill)
 	{
 		buf->spill = NULL;
+		if (side == GJ_SIDE_INNER)
+			gjs->spill_range = false;
 		return;
 	}
 	Assert(side_spill(gjs, side)->nchunks == 0);
@@ -233,6 +274,9 @@ gpujoin_spill_before_drain(GpuJoinState *gjs, int side)
 		int			nhash = spill_hash_partitions(gjs);
 
 		gjs->inner_spill.npartitions = nhash > 0 ? nhash + 1 : 0;
+		/* key ranges: cut after the drain, from a sample of its keys */
+		gpujoin_spill_range_reset(gjs);
+		gjs->spill_range = nhash == 0 && gpujoin_spill_range_eligible(gjs);
 	}
 	else
 		gjs->outer_spill.npartitions = gjs->inner_spill.nchunks > 0 ?
@@ -298,25 +342,19 @@ resplit_factor(GpuJoinState *gjs)
 }
 
 /*
- * The inner side, drained and spilled by hash partition, has a partition
- * larger than its share: the planner's estimate of its size, from which
- * the partitions were counted (spill_hash_partitions), was too low.  Before
- * the outer side is drained, cut it again into factor times as many
- * partitions, as Hash Join raises its number of batches: every chunk is
- * read back, a share at a time, and written to a new file by the same
- * hash with more of its bits.  A row of old partition p goes to one of
- * p, p + nhash, p + 2 nhash, ... (nhash and the factor are powers of two),
- * and the outer side is then drained into as many partitions.  Costs one
- * more pass over the inner side; a hot key's rows stay in one partition
- * however it is cut, and are read chunk by chunk as before.
+ * Write the drained inner side again, cut into npartitions partitions
+ * (spill_partitioned: by hash, or by the key ranges of its cuts): every
+ * chunk is read back, a share at a time so that the new chunks are large,
+ * and written to a new file.  Costs one more pass over the inner side,
+ * before the outer side is drained into as many partitions.  Returns the
+ * bytes written.
  */
-static void
-resplit_inner(GpuJoinState *gjs, int factor)
+static int64
+rewrite_inner(GpuJoinState *gjs, int npartitions)
 {
 	GjSpillFile *old = &gjs->inner_spill;
 	GjSpillFile fresh;
 	int64		share = load_share(gjs, GJ_SIDE_INNER);
-	int64		written;
 	int		   *batch = palloc(sizeof(int) * Max(old->nchunks, 1));
 	int			nbatch = 0;
 	int64		batch_bytes = 0;
@@ -324,10 +362,9 @@ resplit_inner(GpuJoinState *gjs, int factor)
 	int			c;
 
 	gj_spill_file_init(&fresh, old->cxt);
-	fresh.npartitions = (old->npartitions - 1) * factor + 1;
+	fresh.npartitions = npartitions;
 	for (c = 0; c <= old->nchunks; c++)
 	{
-		/* read chunks a share at a time, so that the new chunks are large */
 		if (c == old->nchunks ||
 			(nbatch > 0 && batch_bytes + old->chunks[c].bytes > share))
 		{
@@ -344,12 +381,62 @@ resplit_inner(GpuJoinState *gjs, int factor)
 		}
 	}
 	pfree(batch);
-	written = fresh.bytes_written;
+	/* the key ranges, if cut so, are the new file's */
+	fresh.cuts = old->cuts;
+	fresh.ncuts = old->ncuts;
+	old->cuts = NULL;
 	gj_spill_file_close(old);
 	*old = fresh;
-	gjs->counters.spill_partitions_planned = (int64) (fresh.npartitions - 1) / factor;
 	gjs->counters.spill_chunks[1] += fresh.nchunks;
-	gjs->counters.spill_bytes[1] += written;
+	gjs->counters.spill_bytes[1] += fresh.bytes_written;
+	return fresh.bytes_written;
+}
+
+/*
+ * The inner side, drained and spilled by hash partition, has a partition
+ * larger than its share: the planner's estimate of its size, from which
+ * the partitions were counted (spill_hash_partitions), was too low.  Before
+ * the outer side is drained, cut it again into factor times as many
+ * partitions, as Hash Join raises its number of batches, by the same hash
+ * with more of its bits.  A row of old partition p goes to one of
+ * p, p + nhash, p + 2 nhash, ... (nhash and the factor are powers of two).
+ * A hot key's rows stay in one partition however it is cut, and are read
+ * chunk by chunk as before.
+ */
+static void
+resplit_inner(GpuJoinState *gjs, int factor)
+{
+	int			nhash = gjs->inner_spill.npartitions - 1;
+
+	(void) rewrite_inner(gjs, nhash * factor + 1);
+	gjs->counters.spill_partitions_planned = nhash;
+}
+
+/*
+ * The inner side of a sort-merge join spilled whole, with a sample of its
+ * keys: cut it into key ranges of about half its share each
+ * (gpujoin_spill_range.c), at most MAX_SPILL_PARTITIONS, and write it
+ * again by range.  With a single range (one key, or a tiny side) the spill
+ * stays the block nested loop's.
+ */
+static void
+range_split_inner(GpuJoinState *gjs)
+{
+	GjSpillFile *spill = &gjs->inner_spill;
+	int64		target = Max(load_share(gjs, GJ_SIDE_INNER) / 2, 1);
+	int64		bytes = 0;
+	int64		nparts;
+	int			c;
+
+	for (c = 0; c < spill->nchunks; c++)
+		bytes += spill->chunks[c].bytes;
+	nparts = Min((bytes + target - 1) / target, MAX_SPILL_PARTITIONS);
+	if (gpujoin_spill_range_cuts(gjs, spill, (int) nparts) == 0)
+	{
+		gjs->spill_range = false;
+		return;
+	}
+	(void) rewrite_inner(gjs, spill->ncuts + 2);
 }
 
 /*
@@ -370,7 +457,16 @@ gpujoin_spill_after_drain(GpuJoinState *gjs, int side)
 	if (side != GJ_SIDE_INNER)
 		return;
 	gjs->counters.spill_partitions_planned = 0;
-	if (spill->nchunks > 0 && spill->npartitions > 1 && gpujoin_spill_resplit)
+	if (gjs->spill_range)
+	{
+		if (spill->nchunks > 0)
+			range_split_inner(gjs);
+		else
+			gjs->spill_range = false;	/* in memory: nothing to cut */
+		gpujoin_spill_range_reset(gjs);
+	}
+	if (spill->nchunks > 0 && spill->npartitions > 1 && !gjs->spill_range &&
+		gpujoin_spill_resplit)
 	{
 		int			factor = resplit_factor(gjs);
 
@@ -671,6 +767,20 @@ gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain)
 		gj_spill_file_close(side_spill(gjs, side));
 }
 
+/*
+ * Is the outer side's file cut by the inner side's key ranges, its rows
+ * copied into each range they touch?  Then it is joined by those ranges
+ * only, and a rescan that drains the inner side again drains it again too
+ * (joined with other ranges, or with an inner side in memory, the copies
+ * would match twice).
+ */
+bool
+gpujoin_spill_outer_tied_to_inner(GpuJoinState *gjs)
+{
+	return gjs->spill_range && gjs->outer_spill.nchunks > 0 &&
+		gjs->outer_spill.npartitions > 0;
+}
+
 /* EndCustomScan: close and remove the files. */
 void
 gpujoin_spill_end(GpuJoinState *gjs)
@@ -688,7 +798,10 @@ gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c, ExplainState 
 	ExplainPropertyInteger("Outer Chunks Spilled", NULL, c->spill_chunks[0], es);
 	ExplainPropertyInteger("Inner Chunks Spilled", NULL, c->spill_chunks[1], es);
 	if (c->spill_partitions > 0)
+	{
 		ExplainPropertyInteger("Spill Partitions", NULL, c->spill_partitions, es);
+		ExplainPropertyText("Spill Partitioned By", gjs->spill_range ? "key range" : "hash", es);
+	}
 	if (c->spill_partitions_planned > 0)
 		ExplainPropertyInteger("Spill Partitions Planned", NULL, c->spill_partitions_planned, es);
 	ExplainPropertyInteger("Chunk Pairs", NULL, c->chunk_pairs, es);

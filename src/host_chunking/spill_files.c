@@ -266,36 +266,47 @@ gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf)
 }
 
 /*
- * Write the buffer's rows as one chunk per partition (row_partition[row]
- * below spill->npartitions), and empty the buffer.  A chunk's bytes are
- * the buffer's, shared out by rows.
+ * Write the buffer's rows as one chunk per partition, each row to the
+ * partitions first[row] .. last[row] (below spill->npartitions; none when
+ * first[row] > last[row]), and empty the buffer.  A row in several
+ * partitions is written to each: an outer row of a range-partitioned spill
+ * whose bounds touch several key ranges.  A chunk's bytes are the
+ * buffer's, shared out by rows.
  */
 void
-gj_spill_file_write_partitions(GjSpillFile *spill, HostSideBuffer *buf,
-							   const uint16 *row_partition)
+gj_spill_file_write_partition_spans(GjSpillFile *spill, HostSideBuffer *buf,
+									const uint16 *first, const uint16 *last)
 {
 	int64		nrows = buf->nrows;
 	int64	   *counts = palloc0(sizeof(int64) * (spill->npartitions + 1));
-	int64	   *rows = palloc_extended(sizeof(int64) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	int64	   *rows;
+	int64		copies = 0;
 	int64		row;
 	int			p;
 
 	Assert(spill->npartitions > 0);
 	/* the rows grouped by partition, in order within each (a counting sort) */
 	for (row = 0; row < nrows; row++)
-		counts[row_partition[row] + 1]++;
+	{
+		for (p = first[row]; p <= last[row]; p++)
+			counts[p + 1]++;
+		if (first[row] <= last[row])
+			copies += last[row] - first[row] + 1;
+	}
+	rows = palloc_extended(sizeof(int64) * Max(copies, 1), MCXT_ALLOC_HUGE);
 	for (p = 0; p < spill->npartitions; p++)
 		counts[p + 1] += counts[p];
 	for (row = 0; row < nrows; row++)
-		rows[counts[row_partition[row]]++] = row;
+		for (p = first[row]; p <= last[row]; p++)
+			rows[counts[p]++] = row;
 	/* counts[p] is now where partition p + 1 starts */
 	for (p = 0; p < spill->npartitions; p++)
 	{
-		int64		first = p == 0 ? 0 : counts[p - 1];
-		int64		n = counts[p] - first;
+		int64		start = p == 0 ? 0 : counts[p - 1];
+		int64		n = counts[p] - start;
 
 		CHECK_FOR_INTERRUPTS();
-		write_rows(spill, buf, rows + first, n, p,
+		write_rows(spill, buf, rows + start, n, p,
 				   (int64) ((double) buf->bytes_stored * n / Max(nrows, 1)) + 1);
 	}
 	/* the drain's chunk: what the buffer took meanwhile (the outer share) */
@@ -303,6 +314,17 @@ gj_spill_file_write_partitions(GjSpillFile *spill, HostSideBuffer *buf,
 	pfree(rows);
 	pfree(counts);
 	gj_host_buffer_reset(buf);
+}
+
+/*
+ * Write the buffer's rows as one chunk per partition (row_partition[row]
+ * below spill->npartitions), and empty the buffer.
+ */
+void
+gj_spill_file_write_partitions(GjSpillFile *spill, HostSideBuffer *buf,
+							   const uint16 *row_partition)
+{
+	gj_spill_file_write_partition_spans(spill, buf, row_partition, row_partition);
 }
 
 /*
@@ -416,6 +438,10 @@ gj_spill_file_close(GjSpillFile *spill)
 		BufFileClose(spill->file);
 	if (spill->chunks != NULL)
 		pfree(spill->chunks);
+	if (spill->cuts != NULL)
+		pfree(spill->cuts);
+	spill->cuts = NULL;
+	spill->ncuts = 0;
 	spill->file = NULL;
 	spill->chunks = NULL;
 	spill->nchunks = 0;

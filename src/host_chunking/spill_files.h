@@ -45,10 +45,21 @@ typedef struct GjSpillFile
 	 * rows with a NULL key).
 	 */
 	int			npartitions;
+
+	/*
+	 * Range-partitioned spill (a sort-merge join's inner side): partition
+	 * p < ncuts + 1 holds the keys in [cuts[p - 1], cuts[p]) as order keys,
+	 * and npartitions is ncuts + 2 (the NULL partition last).  NULL for a
+	 * hash-partitioned or unpartitioned file.
+	 */
+	int64	   *cuts;
+	int			ncuts;
 } GjSpillFile;
 
 extern void gj_spill_file_init(GjSpillFile *spill, MemoryContext cxt);
 extern void gj_spill_file_write_chunk(GjSpillFile *spill, HostSideBuffer *buf);
+extern void gj_spill_file_write_partition_spans(GjSpillFile *spill, HostSideBuffer *buf,
+												const uint16 *first, const uint16 *last);
 extern void gj_spill_file_write_partitions(GjSpillFile *spill, HostSideBuffer *buf,
 										   const uint16 *row_partition);
 extern void gj_spill_file_read_chunks(GjSpillFile *spill, const int *chunks, int nchunks,
