@@ -46,7 +46,10 @@
  * fits its share is read as one load; one that does not is read chunk by
  * chunk, a block nested loop within the partition.  The NULL partition
  * opens no pair: its rows only come out unmatched (LEFT, RIGHT, FULL,
- * ANTI).  Every other case keeps the block nested loop over the chunks:
+ * ANTI).  Sort-merge joins spill by key range the same way
+ * (gpujoin_spill_range.c: the inner side cut after its drain, from a
+ * sample of its keys, and written again by range).  Every other case keeps
+ * the block nested loop over the chunks:
  * other algorithms, numeric keys (their fixed point is chosen per chunk
  * pair, so equal values need not have equal device values at drain time),
  * hashed keys (text, uuid, ...), intervals, time with time zone, and a
@@ -800,7 +803,9 @@ gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c, ExplainState 
 	if (c->spill_partitions > 0)
 	{
 		ExplainPropertyInteger("Spill Partitions", NULL, c->spill_partitions, es);
-		ExplainPropertyText("Spill Partitioned By", gjs->spill_range ? "key range" : "hash", es);
+		/* a hash join's spill is cut by hash, a sort-merge join's by key range */
+		ExplainPropertyText("Spill Partitioned By",
+							gjs->info.algorithm == GJ_ALGO_SORTMERGE ? "key range" : "hash", es);
 	}
 	if (c->spill_partitions_planned > 0)
 		ExplainPropertyInteger("Spill Partitions Planned", NULL, c->spill_partitions_planned, es);

@@ -8,7 +8,8 @@
 #          OFFSET 0) q; PostgreSQL's hash join, batched at work_mem
 #   band   SELECT count(*) FROM (SELECT r.id, s.id FROM r JOIN s ON s.t BETWEEN
 #          r.t - 1 AND r.t + 1 OFFSET 0) q; PostgreSQL's index nested loop
-#          over an index on s.t
+#          over an index on s.t; GpuJoin's spill by key range, and without
+#          (gpujoin.spill_by_range = off: the block nested loop)
 #
 # r and s have N rows each (default 2000000: about 8 x 8MB of host buffers,
 # 17 bytes a row on each side)
@@ -74,8 +75,9 @@ SQL
 # spill_summary SETTINGS QUERY: GpuJoin's chunks and bytes spilled
 spill_summary() {
 	psql -c "$1" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $2" |
-		sed -n 's/^ *\(Outer Chunks Spilled\|Inner Chunks Spilled\|Chunk Pairs\|Bytes Spilled\): \(.*\)$/\2/p' |
-		paste -sd' ' | awk '{printf "%s x %s chunks, %s pairs, %s %s", $1, $2, $3, $4, $5}'
+		sed -n 's/^ *\(Outer Chunks Spilled\|Inner Chunks Spilled\|Spill Partitions\|Spill Partitioned By\|Chunk Pairs\|Bytes Spilled\): \(.*\)$/\1 \2/p' |
+		sed 's/Outer Chunks Spilled/outer chunks/; s/Inner Chunks Spilled/inner chunks/; s/Spill Partitions/partitions/;
+			s/Spill Partitioned By/by/; s/Chunk Pairs/chunk pairs/; s/Bytes Spilled/spilled/' | paste -sd',' | sed 's/,/, /g'
 }
 # plan_of SETTINGS QUERY: the join node of the plan
 plan_of() {
@@ -84,8 +86,8 @@ plan_of() {
 }
 
 echo
-echo "| join | rows out | GpuJoin spilled (ms) | GpuJoin in memory (ms) | native (ms) | native plan | spilled / native | spill |"
-echo "| --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"
+echo "| join | rows out | GpuJoin spilled (ms) | spilled, block nested loop (ms) | GpuJoin in memory (ms) | native (ms) | native plan | spilled / native | spill |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
 for join in hash band; do
 	case $join in
 		hash) cond='r.k = s.k' ;;
@@ -98,11 +100,18 @@ for join in hash band; do
 	[ "$rows_gpu" = "$rows_native" ] || { echo "$join: $rows_gpu rows from GpuJoin, $rows_native native" >&2; exit 1; }
 	time_query "$GPU" "$query" >/dev/null
 	gpu_ms=$(time_query "$GPU" "$query")
+	# the band join's spill without its key ranges: the block nested loop
+	# over the chunks (the hash join's partitions have no such switch)
+	bnl_ms=-
+	if [ $join = band ]; then
+		time_query "$GPU; SET gpujoin.spill_by_range = off" "$query" >/dev/null
+		bnl_ms=$(printf '%.0f' "$(time_query "$GPU; SET gpujoin.spill_by_range = off" "$query")")
+	fi
 	time_query "$INMEM" "$query" >/dev/null
 	inmem_ms=$(time_query "$INMEM" "$query")
 	time_query "$NATIVE" "$query" >/dev/null
 	native_ms=$(time_query "$NATIVE" "$query")
-	printf '| %s | %s | %.0f | %.0f | %.0f | %s | %.2f | %s |\n' "$join" "$rows_gpu" "$gpu_ms" "$inmem_ms" "$native_ms" \
+	printf '| %s | %s | %.0f | %s | %.0f | %.0f | %s | %.2f | %s |\n' "$join" "$rows_gpu" "$gpu_ms" "$bnl_ms" "$inmem_ms" "$native_ms" \
 		"$(plan_of "$NATIVE" "$query")" "$(awk -v a="$gpu_ms" -v b="$native_ms" 'BEGIN {print a / b}')" \
 		"$(spill_summary "$GPU" "$query")"
 done
