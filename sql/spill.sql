@@ -268,13 +268,15 @@ SELECT gj_temp_files() AS temp_files_after_hash;
 -- row goes to every range its bounds touch, and range i of the outer side
 -- meets range i of the inner side only.  Inner and right joins and
 -- aggregates; NULL keys, duplicates, a hot key (7), floats with -0.0 and
--- NaN, dates, timestamps.  LEFT, SEMI and ANTI joins (an outer row's
--- flag would be split over its copies), numeric keys, one-sided bounds and
--- a band so wide that outer rows would be copied into most ranges keep the
--- block nested loop, with the same answer.  Rescans: the outer side drained
--- again into the kept inner side's ranges; the inner side drained again
--- (spilled, or in memory) drains the outer side again too, since its rows
--- were copied into the old ranges.
+-- NaN, dates.  LEFT, SEMI and ANTI joins cut the outer side instead (each
+-- outer row in the range of its lower bound, so that its match flag is its
+-- own) and copy each inner row into the ranges whose outer rows reach it.
+-- Numeric keys, one-sided bounds and a band so wide that rows would be
+-- copied into most ranges keep the block nested loop, with the same answer.
+-- Rescans: the outer side drained again into the kept inner side's ranges;
+-- the inner side drained again (spilled, or in memory) drains the outer side
+-- again too, since its rows were cut by the old ranges, and for LEFT, SEMI
+-- and ANTI the other way round.
 CREATE FUNCTION gj_range_spill_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     line text;
@@ -316,7 +318,15 @@ FROM unnest(ARRAY[
   'SELECT o.id, (SELECT count(*) FROM sp_hr r RIGHT JOIN (SELECT * FROM sp_hs WHERE id > o.id * 300) s
                  ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 4',
   'SELECT o.id, (SELECT count(*) FROM sp_hr r JOIN (SELECT * FROM sp_hs WHERE id > o.id * 1400) s
-                 ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 3']) AS q;
+                 ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 3',
+  'SELECT r.id, s.id, r.f FROM sp_hr r LEFT JOIN sp_hs s ON s.f BETWEEN r.f - 0.25 AND r.f + 0.25',
+  'SELECT r.id FROM sp_hr r WHERE NOT EXISTS (SELECT 1 FROM sp_hs s WHERE s.d BETWEEN r.d + 395 AND r.d + 396)',
+  'SELECT count(*), count(w.g), sum(w.g) FROM sp_hr r LEFT JOIN sp_wide w ON w.g BETWEEN r.k * 20 - 3 AND r.k * 20 + 3',
+  'SELECT count(*), count(w.g) FROM sp_hr r LEFT JOIN sp_wide w ON w.g BETWEEN r.k * 20 - 6000 AND r.k * 20 + 6000',
+  'SELECT o.id, (SELECT count(*) FROM (SELECT * FROM sp_hr WHERE id > o.id * 300) r
+                 LEFT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1) AS n FROM sp_hr o WHERE o.id <= 4',
+  'SELECT o.id, (SELECT count(*) FROM sp_hr r WHERE NOT EXISTS (SELECT 1 FROM sp_hs s
+                 WHERE s.id > o.id * 300 AND s.k BETWEEN r.k - 2 AND r.k + 1)) AS n FROM sp_hr o WHERE o.id <= 4']) AS q;
 -- EXPLAIN ANALYZE: the ranges, and the chunk pairs (one per range where it
 -- fits; the hot key's range is read chunk by chunk)
 SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1');

@@ -308,6 +308,8 @@ typedef struct GpuJoinState
 	GjSpillLoads *spill_loads[2];	/* outer, inner: the loads and groups */
 	int			spill_group;	/* the partition being joined (0: BNL) */
 	bool		spill_range;	/* the spill is cut by key range */
+	bool		spill_range_by_outer;	/* ... each outer row in one range */
+	int64	   *range_max_hi;	/* by outer: each range's largest upper bound */
 	int64	   *range_sample;	/* inner keys sampled as the inner side spilled */
 	int64		range_nsample;
 	int			outer_chunk;	/* the pair of loads being joined */
@@ -379,15 +381,22 @@ extern void gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain)
 extern void gpujoin_spill_end(GpuJoinState *gjs);
 extern bool gpujoin_spill_key_partitionable(const HostKeyColumn *key);
 extern bool gpujoin_spill_outer_tied_to_inner(GpuJoinState *gjs);
+extern bool gpujoin_spill_inner_tied_to_outer(GpuJoinState *gjs);
 
 /* gpujoin_spill_range.c: a sort-merge join's spill cut by key range */
-extern bool gpujoin_spill_range_eligible(GpuJoinState *gjs);
+extern bool gpujoin_spill_range_eligible(GpuJoinState *gjs, bool *by_outer);
 extern void gpujoin_spill_range_reset(GpuJoinState *gjs);
 extern void gpujoin_spill_range_sample(GpuJoinState *gjs, HostSideBuffer *buf);
 extern int	gpujoin_spill_range_cuts(GpuJoinState *gjs, GjSpillFile *spill, int nparts);
 extern int64 gpujoin_spill_range_rows(GpuJoinState *gjs, HostSideBuffer *buf, bool outer,
 									  const GjSpillFile *cuts, uint16 *first, uint16 *last);
 extern bool gpujoin_spill_range_span_ok(int64 copies, int64 nrows);
+extern void gpujoin_spill_range_outer_rows(GpuJoinState *gjs, HostSideBuffer *buf,
+										   const GjSpillFile *cuts, int64 *max_hi, uint16 *part);
+extern bool gpujoin_spill_range_inner_span_ok(const GjSpillFile *cuts, const int64 *max_hi);
+extern void gpujoin_spill_range_inner_spans(GpuJoinState *gjs, HostSideBuffer *buf,
+											const GjSpillFile *cuts, const int64 *max_hi,
+											uint16 *first, uint16 *last);
 extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
 								  struct ExplainState *es);
 

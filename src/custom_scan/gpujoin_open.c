@@ -751,6 +751,19 @@ gpujoin_end(CustomScanState *node)
 		ExecEndNode(gjs->inner_whole_ps);
 }
 
+/* Must the side be drained again at this rescan: did its parameters change? */
+static bool
+gpujoin_side_changed(GpuJoinState *gjs, int side)
+{
+	bool		outer = side == GJ_SIDE_OUTER;
+	PlanState  *child = outer ? gjs->outer_ps : gjs->inner_ps;
+	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
+
+	if (!outer && gjs->inner_whole_ps != NULL && gjs->inner_whole_ps->chgParam != NULL)
+		return true;
+	return !(child->chgParam == NULL && buf->complete);
+}
+
 /*
  * A side whose parameters did not change keeps its drained rows (or its
  * spilled chunks): only the tile schedule starts over, unless `force`.  A
@@ -764,10 +777,7 @@ gpujoin_reset_side(GpuJoinState *gjs, int side, bool force)
 	PlanState  *child = outer ? gjs->outer_ps : gjs->inner_ps;
 	GjHeapReader *reader = outer ? gjs->outer_reader : gjs->inner_reader;
 	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
-	bool		redrain = force || !(child->chgParam == NULL && buf->complete);
-
-	if (!outer && gjs->inner_whole_ps != NULL && gjs->inner_whole_ps->chgParam != NULL)
-		redrain = true;
+	bool		redrain = force || gpujoin_side_changed(gjs, side);
 
 	gpujoin_spill_rescan_side(gjs, side, redrain);
 	if (!redrain)
@@ -792,7 +802,8 @@ void
 gpujoin_rescan(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
-	bool		tied;
+	bool		outer_tied;
+	bool		inner_tied;
 	bool		inner_redrained;
 
 	if (node->ss.ps.chgParam != NULL)
@@ -807,10 +818,17 @@ gpujoin_rescan(CustomScanState *node)
 	if (gjs->inner_attached != 0)
 		gpujoin_shared_inner_detach(gjs);
 	gpujoin_partitions_reset(gjs);
-	/* the outer side's spill cut by the inner side's key ranges goes with them */
-	tied = gpujoin_spill_outer_tied_to_inner(gjs);
-	inner_redrained = gpujoin_reset_side(gjs, GJ_SIDE_INNER, false);
-	(void) gpujoin_reset_side(gjs, GJ_SIDE_OUTER, inner_redrained && tied);
+	/*
+	 * A spill cut by key range ties the sides' files: the outer side's is
+	 * cut by the inner side's ranges, and, for LEFT, SEMI and ANTI joins, the
+	 * inner side's copies by the outer side's rows; one drained again drains
+	 * the other again.
+	 */
+	outer_tied = gpujoin_spill_outer_tied_to_inner(gjs);
+	inner_tied = gpujoin_spill_inner_tied_to_outer(gjs) &&
+		gpujoin_side_changed(gjs, GJ_SIDE_OUTER);
+	inner_redrained = gpujoin_reset_side(gjs, GJ_SIDE_INNER, inner_tied);
+	(void) gpujoin_reset_side(gjs, GJ_SIDE_OUTER, inner_redrained && outer_tied);
 	gjs->spilled = false;
 	gjs->tile_open = false;
 	gjs->matches.count = 0;

@@ -179,11 +179,23 @@ spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bo
 	GjKeyColumns cols;
 	int64		row;
 
+	if (gjs->spill_range && gjs->spill_range_by_outer && outer)
+	{
+		/* each outer row in one range; the inner rows are copied later */
+		gpujoin_spill_range_outer_rows(gjs, buf, &gjs->inner_spill, gjs->range_max_hi, part);
+		gj_spill_file_write_partitions(spill, buf, part);
+		pfree(part);
+		return;
+	}
 	if (gjs->spill_range)
 	{
 		uint16	   *last = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
 
-		(void) gpujoin_spill_range_rows(gjs, buf, outer, &gjs->inner_spill, part, last);
+		if (gjs->spill_range_by_outer)
+			gpujoin_spill_range_inner_spans(gjs, buf, &gjs->inner_spill, gjs->range_max_hi,
+											part, last);
+		else
+			(void) gpujoin_spill_range_rows(gjs, buf, outer, &gjs->inner_spill, part, last);
 		gj_spill_file_write_partition_spans(spill, buf, part, last);
 		pfree(last);
 		pfree(part);
@@ -241,8 +253,8 @@ gpujoin_spill_chunk(HostSideBuffer *buf, void *arg)
 	CHECK_FOR_INTERRUPTS();
 	if (gjs->spill_range && side == GJ_SIDE_INNER)
 		gpujoin_spill_range_sample(gjs, buf);	/* cut once it is drained */
-	if (gjs->spill_range && side == GJ_SIDE_OUTER && spill->nchunks == 0 &&
-		spill->npartitions > 0)
+	if (gjs->spill_range && !gjs->spill_range_by_outer && side == GJ_SIDE_OUTER &&
+		spill->nchunks == 0 && spill->npartitions > 0)
 		range_outer_check(gjs, buf, spill);
 	if (spill->npartitions > 0)
 		spill_partitioned(gjs, buf, spill, side == GJ_SIDE_OUTER);
@@ -279,7 +291,20 @@ gpujoin_spill_before_drain(GpuJoinState *gjs, int side)
 		gjs->inner_spill.npartitions = nhash > 0 ? nhash + 1 : 0;
 		/* key ranges: cut after the drain, from a sample of its keys */
 		gpujoin_spill_range_reset(gjs);
-		gjs->spill_range = nhash == 0 && gpujoin_spill_range_eligible(gjs);
+		gjs->spill_range = nhash == 0 &&
+			gpujoin_spill_range_eligible(gjs, &gjs->spill_range_by_outer);
+	}
+	else if (gjs->spill_range && gjs->spill_range_by_outer && gjs->inner_spill.nchunks > 0)
+	{
+		/* cut by the inner side's ranges, plus the NULL partition */
+		int			nranges = gjs->inner_spill.ncuts + 1;
+
+		gjs->outer_spill.npartitions = nranges + 1;
+		if (gjs->range_max_hi != NULL)
+			pfree(gjs->range_max_hi);
+		gjs->range_max_hi = MemoryContextAlloc(gjs->join_cxt, sizeof(int64) * nranges);
+		for (int p = 0; p < nranges; p++)
+			gjs->range_max_hi[p] = PG_INT64_MIN;
 	}
 	else
 		gjs->outer_spill.npartitions = gjs->inner_spill.nchunks > 0 ?
@@ -439,7 +464,30 @@ range_split_inner(GpuJoinState *gjs)
 		gjs->spill_range = false;
 		return;
 	}
-	(void) rewrite_inner(gjs, spill->ncuts + 2);
+	/* cut by the outer side: the inner rows are copied once it is drained */
+	if (!gjs->spill_range_by_outer)
+		(void) rewrite_inner(gjs, spill->ncuts + 2);
+}
+
+/*
+ * After the outer side's drain, cut by the inner side's ranges (LEFT, SEMI,
+ * ANTI): write the inner side again, each row into the ranges whose outer
+ * rows reach its key.  Where that would copy the inner rows into too many
+ * ranges (a wide band), the inner side stays in its chunks, and the join is
+ * the block nested loop over the chunks: the outer rows are in one range
+ * each, so that is still every pair once.
+ */
+static void
+range_copy_inner(GpuJoinState *gjs)
+{
+	if (gjs->inner_spill.npartitions != 0)
+		return;					/* already cut: kept from an earlier execution */
+	if (!gpujoin_spill_range_inner_span_ok(&gjs->inner_spill, gjs->range_max_hi))
+	{
+		elog(DEBUG1, "GpuJoin: the outer rows' bounds reach too many spill ranges; the inner side stays unpartitioned");
+		return;
+	}
+	(void) rewrite_inner(gjs, gjs->outer_spill.npartitions);
 }
 
 /*
@@ -458,7 +506,12 @@ gpujoin_spill_after_drain(GpuJoinState *gjs, int side)
 		gpujoin_spill_chunk(buf, gjs);
 	buf->spill = NULL;
 	if (side != GJ_SIDE_INNER)
+	{
+		if (gjs->spill_range && gjs->spill_range_by_outer && spill->nchunks > 0 &&
+			spill->npartitions > 0)
+			range_copy_inner(gjs);
 		return;
+	}
 	gjs->counters.spill_partitions_planned = 0;
 	if (gjs->spill_range)
 	{
@@ -782,6 +835,19 @@ gpujoin_spill_outer_tied_to_inner(GpuJoinState *gjs)
 {
 	return gjs->spill_range && gjs->outer_spill.nchunks > 0 &&
 		gjs->outer_spill.npartitions > 0;
+}
+
+/*
+ * Is the inner side's file cut by the outer side's rows (LEFT, SEMI, ANTI
+ * by key range: each inner row copied into the ranges whose outer rows
+ * reach it)?  Then a rescan that drains the outer side again drains the
+ * inner side again too.
+ */
+bool
+gpujoin_spill_inner_tied_to_outer(GpuJoinState *gjs)
+{
+	return gjs->spill_range && gjs->spill_range_by_outer &&
+		gjs->inner_spill.nchunks > 0 && gjs->inner_spill.npartitions > 0;
 }
 
 /* EndCustomScan: close and remove the files. */

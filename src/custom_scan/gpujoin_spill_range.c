@@ -20,17 +20,25 @@
  * once; the inner ranges are disjoint, so every matching pair is found in
  * exactly one partition.
  *
- * An outer row in several partitions has a match flag in each, so the join
- * types whose outer rows' flags decide what comes out (LEFT, FULL, SEMI,
- * ANTI) keep the block nested loop; INNER and RIGHT (the inner rows are in
- * one partition each) and the aggregates over them are cut by range.  So
- * are only keys and bounds whose device values are those of the drain
+ * An outer row in several partitions has a match flag in each, so that is
+ * for INNER and RIGHT joins (the inner rows, whose flags RIGHT keeps, are in
+ * one partition each) and the aggregates over them.  LEFT, SEMI and ANTI
+ * joins are cut the other way round: once the inner side is drained only
+ * its cut points are taken; each outer row goes to the one range of its
+ * lower bound (the NULL partition when its bounds are empty: it only comes
+ * out unmatched), each range keeping the largest upper bound of its rows;
+ * after the outer drain the inner side is written again, each row into the
+ * ranges whose outer rows reach its key (from its own range down to the
+ * first whose rows' upper bounds, or an earlier range's, reach it).  The
+ * outer rows' flags are then their own.  FULL joins keep the block nested
+ * loop.  Only keys and bounds whose device values are those of the drain
  * (integers, dates, timestamps, floats; not numeric, whose fixed point is
  * chosen per chunk pair), and bands bounded on both sides (a one-sided
- * bound would copy each outer row into half the partitions).  An outer side
- * whose first chunk's rows touch more than MAX_OUTER_SPAN ranges each on
- * average (a wide band) is written unpartitioned, and the join goes back to
- * the block nested loop over the chunks.
+ * bound would copy each row into half the partitions).  Where the copies
+ * would put a row into more than MAX_OUTER_SPAN ranges on average (a wide
+ * band: the outer side's first chunk tells, or the outer ranges' upper
+ * bounds), the copied side is written unpartitioned, and the join goes back
+ * to the block nested loop over the chunks, each pair still found once.
  *
  *-------------------------------------------------------------------------
  */
@@ -91,18 +99,22 @@ exact_bound(GpuJoinState *gjs, const GjInstr *instrs, int ninstrs)
 
 /*
  * Can this join's spill be cut by key range?  A sort-merge join bounded on
- * both sides, over keys exact at drain time, whose outer rows' flags do not
- * decide what comes out (see the file's header).
+ * both sides, over keys exact at drain time, and not a FULL join.  *by_outer
+ * says which side's rows stay whole: the inner side's (INNER, RIGHT: the
+ * outer rows are copied), or the outer side's (LEFT, SEMI, ANTI: the inner
+ * rows are copied), so that the flags of the join type's preserved side are
+ * each row's own.
  */
 bool
-gpujoin_spill_range_eligible(GpuJoinState *gjs)
+gpujoin_spill_range_eligible(GpuJoinState *gjs, bool *by_outer)
 {
 	const GjRangeSpec *range = &gjs->info.range;
 
 	if (!gpujoin_spill_by_range || gjs->info.algorithm != GJ_ALGO_SORTMERGE)
 		return false;
-	if (gjs->fill_outer || gjs->once_per_outer)
+	if (gjs->fill_inner && (gjs->fill_outer || gjs->once_per_outer))
 		return false;
+	*by_outer = gjs->fill_outer || gjs->once_per_outer;
 	if (range->lo_ninstrs == 0 || range->hi_ninstrs == 0)
 		return false;
 	if (range->inner_col < 0 || range->inner_col >= gjs->inner_buf.nkeys ||
@@ -243,4 +255,151 @@ bool
 gpujoin_spill_range_span_ok(int64 copies, int64 nrows)
 {
 	return copies <= MAX_OUTER_SPAN * Max(nrows, 1);
+}
+
+/*
+ * Cut by the outer side (LEFT, SEMI, ANTI): each outer row's one range, that
+ * of its lower bound, and the largest upper bound of each range's rows kept
+ * in max_hi (ncuts + 1 of them), from which the inner rows are copied later
+ * (gpujoin_spill_range_inner_spans).  A row whose bounds are empty matches
+ * nothing: the NULL partition, where it only comes out unmatched.  A row
+ * whose bounds need the host goes to range 0, which then takes every inner
+ * row.
+ */
+void
+gpujoin_spill_range_outer_rows(GpuJoinState *gjs, HostSideBuffer *buf,
+							   const GjSpillFile *cuts, int64 *max_hi, uint16 *part)
+{
+	const GjRangeSpec *range = &gjs->info.range;
+	GjKeyColumns cols;
+
+	gj_host_buffer_key_columns(buf, &cols);
+	for (int64 row = 0; row < buf->nrows; row++)
+	{
+		int64		lo = 0,
+					hi = 0;
+		int			s_lo,
+					s_hi;
+		int			p;
+
+		if ((row & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		s_lo = gj_range_bound(range, &cols, row, false, &lo);
+		s_hi = gj_range_bound(range, &cols, row, true, &hi);
+		switch (gj_range_status(s_lo, s_hi, lo, hi))
+		{
+			case GJ_OUTER_EMPTY:
+				part[row] = cuts->ncuts + 1;
+				break;
+			case GJ_OUTER_ALL:
+				part[row] = 0;
+				max_hi[0] = PG_INT64_MAX;
+				break;
+			default:
+				p = key_range(cuts, lo);
+				part[row] = p;
+				max_hi[p] = Max(max_hi[p], hi);
+				break;
+		}
+	}
+}
+
+/*
+ * The ranges [first, last] an inner key is copied into when the outer side
+ * was cut (LEFT, SEMI, ANTI): every range up to its own whose outer rows
+ * reach it, from reach[p] = the largest max_hi of ranges 0..p (rising, so a
+ * binary search finds the first).  False when no outer row reaches it.
+ */
+static bool
+inner_span(const GjSpillFile *cuts, const int64 *reach, int64 key, int *first, int *last)
+{
+	int			own = key_range(cuts, key);
+	int			lo = 0,
+				hi = own + 1;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (reach[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	*last = own;
+	return lo <= own;
+}
+
+/* reach[p]: the largest upper bound of the outer rows of ranges 0..p. */
+static int64 *
+range_reach(const GjSpillFile *cuts, const int64 *max_hi)
+{
+	int64	   *reach = palloc(sizeof(int64) * (cuts->ncuts + 1));
+
+	for (int p = 0; p <= cuts->ncuts; p++)
+		reach[p] = p == 0 ? max_hi[0] : Max(reach[p - 1], max_hi[p]);
+	return reach;
+}
+
+/*
+ * Would copying the inner rows into the ranges their outer rows reach copy
+ * each into at most MAX_OUTER_SPAN ranges on average?  The ranges hold
+ * about as many inner rows each (they are quantiles), so the average over
+ * the ranges' lower ends is the estimate.
+ */
+bool
+gpujoin_spill_range_inner_span_ok(const GjSpillFile *cuts, const int64 *max_hi)
+{
+	int64	   *reach = range_reach(cuts, max_hi);
+	int64		copies = 0;
+
+	for (int p = 0; p <= cuts->ncuts; p++)
+	{
+		int			first,
+					last;
+		int64		key = p == 0 ? cuts->cuts[0] - 1 : cuts->cuts[p - 1];
+
+		if (inner_span(cuts, reach, key, &first, &last))
+			copies += last - first + 1;
+	}
+	pfree(reach);
+	return copies <= (int64) MAX_OUTER_SPAN * (cuts->ncuts + 1);
+}
+
+/*
+ * Each inner row's ranges when the outer side was cut: first[row] ..
+ * last[row] (none when first > last: no outer row can match it, and a LEFT,
+ * SEMI or ANTI join never emits an unmatched inner row); a NULL key goes to
+ * the NULL partition, which joins nothing.
+ */
+void
+gpujoin_spill_range_inner_spans(GpuJoinState *gjs, HostSideBuffer *buf,
+								const GjSpillFile *cuts, const int64 *max_hi,
+								uint16 *first, uint16 *last)
+{
+	const GjRangeSpec *range = &gjs->info.range;
+	int64	   *reach = range_reach(cuts, max_hi);
+	GjKeyColumns cols;
+
+	gj_host_buffer_key_columns(buf, &cols);
+	for (int64 row = 0; row < buf->nrows; row++)
+	{
+		int64		key;
+		int			f,
+					l;
+
+		if ((row & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!gj_column_key(&cols, range->inner_col, range->cls, row, &key))
+			f = l = cuts->ncuts + 1;
+		else if (!inner_span(cuts, reach, key, &f, &l))
+		{
+			f = PG_UINT16_MAX;
+			l = 0;
+		}
+		first[row] = (uint16) f;
+		last[row] = (uint16) l;
+	}
+	pfree(reach);
 }
