@@ -32,7 +32,8 @@
 # SUITES="load spill_cleanup ..." to run only the parts named (pg_regress,
 # isolation_native, pg_prove, symbols, kernel_test, fuzz, fuzz_spill, load,
 # sqlsmith, service_crash, service_budget, spill_cleanup, service_devices,
-# service_parallel_kill): a GPU call that ran out of time goes on there.
+# service_parallel_kill): a GPU call that ran out of time goes on there;
+# REGRESS_TESTS="setup spill" runs only those pg_regress tests.
 set -u
 # wanted NAME: whether SUITES is empty or names NAME
 wanted() {
@@ -87,7 +88,7 @@ failed=0
 n_ok=0 n_bad=0 t_ok=0 t_bad=0
 if wanted pg_regress; then
 echo "== pg_regress =="
-make -s PG_CONFIG="$PG_CONFIG" installcheck >regress.log 2>&1
+make -s PG_CONFIG="$PG_CONFIG" installcheck ${REGRESS_TESTS:+REGRESS="$REGRESS_TESTS"} >regress.log 2>&1
 regress_status=$?
 cat regress.log
 n_ok=$(grep -cE '^(ok|test) .* \.\.\. ok|^ok [0-9]+ ' regress.log)
