@@ -32,13 +32,14 @@
  * first whose rows' upper bounds, or an earlier range's, reach it).  The
  * outer rows' flags are then their own.  FULL joins keep the block nested
  * loop.  Only keys and bounds whose device values are those of the drain
- * (integers, dates, timestamps, floats; not numeric, whose fixed point is
- * chosen per chunk pair), and bands bounded on both sides (a one-sided
- * bound would copy each row into half the partitions).  Where the copies
- * would put a row into more than MAX_OUTER_SPAN ranges on average (a wide
- * band: the outer side's first chunk tells, or the outer ranges' upper
- * bounds), the copied side is written unpartitioned, and the join goes back
- * to the block nested loop over the chunks, each pair still found once.
+ * qualify (integers, dates, timestamps, floats; not numeric, whose fixed
+ * point is chosen per chunk pair), and only bands bounded on both sides (a
+ * one-sided bound would copy each row into half the partitions).  Where
+ * the copies would put a row into more than MAX_OUTER_SPAN ranges on
+ * average (a wide band: the outer side's first chunk tells, or the outer
+ * ranges' upper bounds), the copied side is written unpartitioned, and the
+ * join goes back to the block nested loop over the chunks, each pair still
+ * found once.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,8 +57,9 @@
 #define MAX_SAMPLE			(1024 * 1024)
 
 /*
- * The most ranges an outer row is written to on average before the outer
- * side is left unpartitioned: each copy is written and read once more.
+ * The most ranges a copied row (an outer one, or for LEFT, SEMI and ANTI an
+ * inner one) is written to on average before its side is left
+ * unpartitioned: each copy is written and read once more.
  */
 #define MAX_OUTER_SPAN		4
 
