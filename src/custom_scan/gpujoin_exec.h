@@ -312,6 +312,7 @@ typedef struct GpuJoinState
 	int64	   *range_max_hi;	/* by outer: each range's largest upper bound */
 	int64	   *range_sample;	/* inner keys sampled as the inner side spilled */
 	int64		range_nsample;
+	int64		range_maxsample;	/* room in range_sample */
 	int			outer_chunk;	/* the pair of loads being joined */
 	int			inner_chunk;
 	uint8	  **inner_chunk_matched;	/* RIGHT, FULL: per inner load */

@@ -134,6 +134,7 @@ gpujoin_spill_range_reset(GpuJoinState *gjs)
 		pfree(gjs->range_sample);
 	gjs->range_sample = NULL;
 	gjs->range_nsample = 0;
+	gjs->range_maxsample = 0;
 }
 
 /*
@@ -147,10 +148,19 @@ gpujoin_spill_range_sample(GpuJoinState *gjs, HostSideBuffer *buf)
 	GjKeyColumns cols;
 	int64		stride = Max(buf->nrows / SAMPLE_PER_CHUNK, 1);
 
-	if (gjs->range_sample == NULL)
-		gjs->range_sample = MemoryContextAllocHuge(gjs->join_cxt, sizeof(int64) * MAX_SAMPLE);
+	/* room for this chunk's keys: the array grows with the chunks spilled */
+	if (gjs->range_nsample + SAMPLE_PER_CHUNK > gjs->range_maxsample &&
+		gjs->range_maxsample < MAX_SAMPLE)
+	{
+		int64		want = Min(Max(gjs->range_maxsample * 2, SAMPLE_PER_CHUNK), MAX_SAMPLE);
+
+		gjs->range_sample = gjs->range_sample == NULL ?
+			MemoryContextAllocHuge(gjs->join_cxt, sizeof(int64) * want) :
+			repalloc_huge(gjs->range_sample, sizeof(int64) * want);
+		gjs->range_maxsample = want;
+	}
 	gj_host_buffer_key_columns(buf, &cols);
-	for (int64 row = 0; row < buf->nrows && gjs->range_nsample < MAX_SAMPLE; row += stride)
+	for (int64 row = 0; row < buf->nrows && gjs->range_nsample < gjs->range_maxsample; row += stride)
 	{
 		int64		key;
 
