@@ -215,26 +215,26 @@ UPDATE sp_hs SET f4 = f;
 ANALYZE sp_hr;
 ANALYZE sp_hs;
 
--- gj_spill_compare under the hash algorithm, and whether it partitioned
-CREATE FUNCTION gj_hash_spill_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
+-- gj_spill_compare under an algorithm, and how its spill was partitioned
+CREATE FUNCTION gj_partition_spill_compare(alg text, query text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     line text;
-    partitioned boolean := false;
+    cut_by text := NULL;
 BEGIN
     PERFORM gj_force(true);
-    PERFORM set_config('gpujoin.algorithm', 'hash', true);
+    PERFORM set_config('gpujoin.algorithm', alg, true);
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        IF line ~ 'Spill Partitions: [1-9]' THEN
-            partitioned := true;
+        IF line ~ 'Spill Partitioned By: ' THEN
+            cut_by := substring(line FROM 'Spill Partitioned By: (.*)$');
         END IF;
     END LOOP;
     PERFORM gj_force(false);
-    RETURN gj_spill_compare('hash', query) ||
-        CASE WHEN partitioned THEN ', partitioned' ELSE '' END;
+    RETURN gj_spill_compare(alg, query) ||
+        CASE WHEN cut_by IS NOT NULL THEN ', partitioned by ' || cut_by ELSE '' END;
 END $$;
 
 SELECT gj_temp_files() AS temp_files_before_hash;
-SELECT q, gj_hash_spill_compare(q) AS result
+SELECT q, gj_partition_spill_compare('hash', q) AS result
 FROM unnest(ARRAY[
   'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON r.k = s.k',
   'SELECT r.id, s.id FROM sp_hr r LEFT JOIN sp_hs s ON r.k = s.k',
@@ -277,26 +277,10 @@ SELECT gj_temp_files() AS temp_files_after_hash;
 -- the inner side drained again (spilled, or in memory) drains the outer side
 -- again too, since its rows were cut by the old ranges, and for LEFT, SEMI
 -- and ANTI the other way round.
-CREATE FUNCTION gj_range_spill_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    by_range boolean := false;
-BEGIN
-    PERFORM gj_force(true);
-    PERFORM set_config('gpujoin.algorithm', 'sortmerge', true);
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
-        IF line ~ 'Spill Partitioned By: key range' THEN
-            by_range := true;
-        END IF;
-    END LOOP;
-    PERFORM gj_force(false);
-    RETURN gj_spill_compare('sortmerge', query) ||
-        CASE WHEN by_range THEN ', by key range' ELSE '' END;
-END $$;
 -- an inner side of some 20 ranges, for a band narrow and wide
 CREATE TABLE sp_wide AS SELECT g FROM generate_series(1, 20000) g;
 ANALYZE sp_wide;
-SELECT q, gj_range_spill_compare(q) AS result
+SELECT q, gj_partition_spill_compare('sortmerge', q) AS result
 FROM unnest(ARRAY[
   'SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1',
   'SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1',
@@ -333,12 +317,11 @@ SELECT gj_spill_explain('SELECT r.id, s.id FROM sp_hr r JOIN sp_hs s ON s.k BETW
 SELECT gj_spill_explain('SELECT count(*) FROM sp_hr r JOIN sp_wide w ON w.g BETWEEN r.k * 20 - 3 AND r.k * 20 + 3');
 -- off: the block nested loop over the chunks, the same rows
 SET gpujoin.spill_by_range = off;
-SELECT gj_range_spill_compare('SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1') AS result;
+SELECT gj_partition_spill_compare('sortmerge', 'SELECT r.id, s.id FROM sp_hr r RIGHT JOIN sp_hs s ON s.k BETWEEN r.k - 2 AND r.k + 1') AS result;
 RESET gpujoin.spill_by_range;
 SELECT gj_temp_files() AS temp_files_after_range;
 DROP TABLE sp_hr, sp_hs, sp_wide;
-DROP FUNCTION gj_hash_spill_compare(text);
-DROP FUNCTION gj_range_spill_compare(text);
+DROP FUNCTION gj_partition_spill_compare(text, text);
 
 -- statement_timeout cancels a spilled join: no temporary file is left
 CREATE TABLE sp_big AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, 30000) g;

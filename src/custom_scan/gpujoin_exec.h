@@ -385,6 +385,7 @@ extern bool gpujoin_spill_outer_tied_to_inner(GpuJoinState *gjs);
 extern bool gpujoin_spill_inner_tied_to_outer(GpuJoinState *gjs);
 
 /* gpujoin_spill_range.c: a sort-merge join's spill cut by key range */
+extern int	gpujoin_quantile_cuts(int64 *sample, int64 n, int nparts, int64 *cuts);
 extern bool gpujoin_spill_range_eligible(GpuJoinState *gjs, bool *by_outer);
 extern void gpujoin_spill_range_reset(GpuJoinState *gjs);
 extern void gpujoin_spill_range_sample(GpuJoinState *gjs, HostSideBuffer *buf);

@@ -224,6 +224,29 @@ row_partitions(GpuJoinState *gjs, const GjJoinInput *input, bool outer, int64 ro
 }
 
 /*
+ * Cut points at quantiles of a sample of keys (sorted here, in place) for
+ * about nparts ranges, each cut distinct and above the smallest key, so
+ * that a hot key stays in one range: at most nparts - 1 of them in cuts.
+ * Returns their number.  Also the host spill's key ranges
+ * (gpujoin_spill_range.c).
+ */
+int
+gpujoin_quantile_cuts(int64 *sample, int64 n, int nparts, int64 *cuts)
+{
+	int			ncuts = 0;
+
+	qsort(sample, n, sizeof(int64), cmp_int64);
+	for (int p = 1; p < nparts && n > 0; p++)
+	{
+		int64		cut = sample[(int64) p * n / nparts];
+
+		if (ncuts == 0 ? cut > sample[0] : cut > cuts[ncuts - 1])
+			cuts[ncuts++] = cut;
+	}
+	return ncuts;
+}
+
+/*
  * Range partitions: cut points at quantiles of a sample of the inner keys,
  * each distinct (a hot key stays in one partition).  Returns the number of
  * cuts; partition p holds the keys in [cuts[p - 1], cuts[p]).
@@ -236,7 +259,7 @@ range_cuts(const GjJoinInput *input, int nparts, int64 **cuts_out)
 	int64	   *sample = palloc(sizeof(int64) * Min(ni, RANGE_SAMPLE_ROWS + 1));
 	int64	   *cuts = palloc(sizeof(int64) * nparts);
 	int64		n = 0;
-	int			ncuts = 0;
+	int			ncuts;
 
 	for (int64 row = 0; row < ni && n <= RANGE_SAMPLE_ROWS; row += stride)
 	{
@@ -245,14 +268,7 @@ range_cuts(const GjJoinInput *input, int nparts, int64 **cuts_out)
 		if (gj_column_key(&input->inner, input->range.inner_col, input->range.cls, row, &key))
 			sample[n++] = key;
 	}
-	qsort(sample, n, sizeof(int64), cmp_int64);
-	for (int p = 1; p < nparts && n > 0; p++)
-	{
-		int64		cut = sample[(int64) p * n / nparts];
-
-		if (ncuts == 0 ? cut > sample[0] : cut > cuts[ncuts - 1])
-			cuts[ncuts++] = cut;
-	}
+	ncuts = gpujoin_quantile_cuts(sample, n, nparts, cuts);
 	pfree(sample);
 	*cuts_out = cuts;
 	return ncuts;

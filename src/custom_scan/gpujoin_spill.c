@@ -191,12 +191,29 @@ spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bo
 	{
 		uint16	   *last = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
 
+		int64		copies = 0;
+
 		if (gjs->spill_range_by_outer)
 			gpujoin_spill_range_inner_spans(gjs, buf, &gjs->inner_spill, gjs->range_max_hi,
 											part, last);
 		else
-			(void) gpujoin_spill_range_rows(gjs, buf, outer, &gjs->inner_spill, part, last);
-		gj_spill_file_write_partition_spans(spill, buf, part, last);
+			copies = gpujoin_spill_range_rows(gjs, buf, outer, &gjs->inner_spill, part, last);
+
+		/*
+		 * The outer side's first chunk: are its rows' bounds narrow enough
+		 * to be copied into the ranges they touch?  If not (a wide band), the
+		 * outer side is written unpartitioned, and the join is the block
+		 * nested loop over the chunks.
+		 */
+		if (outer && spill->nchunks == 0 && !gpujoin_spill_range_span_ok(copies, buf->nrows))
+		{
+			elog(DEBUG1, "GpuJoin: the outer rows' bounds span %.1f spill ranges each; the outer side is spilled unpartitioned",
+				 (double) copies / Max(buf->nrows, 1));
+			spill->npartitions = 0;
+			gj_spill_file_write_chunk(spill, buf);
+		}
+		else
+			gj_spill_file_write_partition_spans(spill, buf, part, last);
 		pfree(last);
 		pfree(part);
 		return;
@@ -216,29 +233,6 @@ spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bo
 }
 
 /*
- * The outer side's first chunk of a range-partitioned spill: are its rows'
- * bounds narrow enough to be copied into the ranges they touch?  If not
- * (a wide band), the outer side is written unpartitioned, and the join is
- * the block nested loop over the chunks.
- */
-static void
-range_outer_check(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill)
-{
-	uint16	   *first = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
-	uint16	   *last = palloc_extended(sizeof(uint16) * Max(buf->nrows, 1), MCXT_ALLOC_HUGE);
-	int64		copies = gpujoin_spill_range_rows(gjs, buf, true, &gjs->inner_spill, first, last);
-
-	if (!gpujoin_spill_range_span_ok(copies, buf->nrows))
-	{
-		elog(DEBUG1, "GpuJoin: the outer rows' bounds span %.1f spill ranges each; the outer side is spilled unpartitioned",
-			 (double) copies / Max(buf->nrows, 1));
-		spill->npartitions = 0;
-	}
-	pfree(first);
-	pfree(last);
-}
-
-/*
  * HostSideBuffer.spill of a side being drained: its rows so far become a
  * chunk of its file (a chunk per partition when partitioned).
  */
@@ -253,9 +247,6 @@ gpujoin_spill_chunk(HostSideBuffer *buf, void *arg)
 	CHECK_FOR_INTERRUPTS();
 	if (gjs->spill_range && side == GJ_SIDE_INNER)
 		gpujoin_spill_range_sample(gjs, buf);	/* cut once it is drained */
-	if (gjs->spill_range && !gjs->spill_range_by_outer && side == GJ_SIDE_OUTER &&
-		spill->nchunks == 0 && spill->npartitions > 0)
-		range_outer_check(gjs, buf, spill);
 	if (spill->npartitions > 0)
 		spill_partitioned(gjs, buf, spill, side == GJ_SIDE_OUTER);
 	else

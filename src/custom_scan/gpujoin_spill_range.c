@@ -63,15 +63,6 @@
  */
 #define MAX_OUTER_SPAN		4
 
-static int
-cmp_int64(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
 /* Does the device value of this column equal, as order key, its drained value? */
 static bool
 exact_column(const HostKeyColumn *key, int cls)
@@ -177,24 +168,13 @@ gpujoin_spill_range_sample(GpuJoinState *gjs, HostSideBuffer *buf)
 int
 gpujoin_spill_range_cuts(GpuJoinState *gjs, GjSpillFile *spill, int nparts)
 {
-	int64		n = gjs->range_nsample;
-	int64	   *sample = gjs->range_sample;
-	int			ncuts = 0;
-
-	if (n == 0 || nparts < 2)
+	if (gjs->range_nsample == 0 || nparts < 2)
 		return 0;
-	qsort(sample, n, sizeof(int64), cmp_int64);
 	spill->cuts = MemoryContextAlloc(spill->cxt, sizeof(int64) * nparts);
-	for (int p = 1; p < nparts; p++)
-	{
-		int64		cut = sample[(int64) p * n / nparts];
-
-		if (ncuts == 0 ? cut > sample[0] : cut > spill->cuts[ncuts - 1])
-			spill->cuts[ncuts++] = cut;
-	}
-	spill->ncuts = ncuts;
+	spill->ncuts = gpujoin_quantile_cuts(gjs->range_sample, gjs->range_nsample, nparts,
+										 spill->cuts);
 	gpujoin_spill_range_reset(gjs);
-	return ncuts;
+	return spill->ncuts;
 }
 
 /* Number of cuts <= key: the range of a key. */
@@ -326,21 +306,10 @@ static bool
 inner_span(const GjSpillFile *cuts, const int64 *reach, int64 key, int *first, int *last)
 {
 	int			own = key_range(cuts, key);
-	int			lo = 0,
-				hi = own + 1;
 
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (reach[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*first = lo;
+	*first = (int) gj_lower_bound(reach, 0, own + 1, key);
 	*last = own;
-	return lo <= own;
+	return *first <= own;
 }
 
 /* reach[p]: the largest upper bound of the outer rows of ranges 0..p. */
