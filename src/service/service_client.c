@@ -136,11 +136,14 @@ gpujoin_service_ready(void)
  * Wait, at most SERVICE_START_WAIT_MS and interruptibly, while the service
  * is registered but not yet ready (not started, starting, or restarting
  * after an exit).  Returns whether it is ready.  A service that found no
- * device is not waited for: it does not come back.
+ * device is not waited for: it does not come back.  Nor is one this
+ * process already waited for in vain (one failing at each start), until it
+ * is seen ready again: a session pays the wait once, not every query.
  */
 bool
 gpujoin_service_await_start(void)
 {
+	static bool gave_up = false;
 	instr_time	start,
 				now;
 
@@ -152,7 +155,12 @@ gpujoin_service_await_start(void)
 		GjServiceState state;
 
 		if (gpujoin_service_ready())
+		{
+			gave_up = false;
 			return true;
+		}
+		if (gave_up)
+			return false;
 		SpinLockAcquire(&gj_service->mutex);
 		state = gj_service->status.state;
 		SpinLockRelease(&gj_service->mutex);
@@ -161,7 +169,10 @@ gpujoin_service_await_start(void)
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, start);
 		if (INSTR_TIME_GET_MILLISEC(now) >= SERVICE_START_WAIT_MS)
+		{
+			gave_up = true;
 			return false;
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 10, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
