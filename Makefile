@@ -54,6 +54,7 @@ OBJS = \
 	src/kernels/cpu/cpu_sorted.o \
 	src/kernels/cpu/cpu_agg.o \
 	src/kernels/cpu/cpu_rowcount.o \
+	src/kernels/cpu/cpu_program_count.o \
 	src/kernels/cpu/cpu_dominance.o \
 	src/kernels/shared/agg_runs.o \
 	src/kernels/shared/agg_fold.o
@@ -66,7 +67,8 @@ CUDA_OBJS = \
 	src/kernels/cuda/cuda_nestloop.o \
 	src/kernels/cuda/cuda_sorted.o \
 	src/kernels/cuda/cuda_agg.o \
-	src/kernels/cuda/cuda_rowcount.o
+	src/kernels/cuda/cuda_rowcount.o \
+	src/kernels/cuda/cuda_program_count.o
 # whichever of the two a build used, clean removes both
 EXTRA_CLEAN = $(CUDA_OBJS) src/kernels/cuda/cuda_stub.o
 

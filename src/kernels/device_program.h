@@ -420,19 +420,28 @@ gj_float_arith(int op, int type, double a, double b, double *result)
  * else GJ_RESULT_TRUE.  Programs that read only the outer side (the bounds
  * of a range join) may be run with inner == NULL.  Column numbers and the
  * stack depth were checked by the compiler, so the interpreter trusts them.
+ *
+ * gj_program_run_from starts at instruction pc0 with depth0 slots of TRUE
+ * on the stack: the rest of a program whose leading compares a pair is
+ * known to pass (gj_program_leading_compares).
  */
 GJ_HD int
-gj_program_run(const GjInstr *instrs, int ninstrs,
-			   const GjKeyColumns *outer, int64_t outer_row,
-			   const GjKeyColumns *inner, int64_t inner_row,
-			   GjSlot *value, bool *value_isnull)
+gj_program_run_from(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
+					const GjKeyColumns *outer, int64_t outer_row,
+					const GjKeyColumns *inner, int64_t inner_row,
+					GjSlot *value, bool *value_isnull)
 {
 	GjSlot		stack[GJ_MAX_STACK];
 	bool		isnull[GJ_MAX_STACK];
-	int			sp = 0;
+	int			sp;
 	int			pc;
 
-	for (pc = 0; pc < ninstrs; pc++)
+	for (sp = 0; sp < depth0; sp++)
+	{
+		stack[sp].i = 1;
+		isnull[sp] = false;
+	}
+	for (pc = pc0; pc < ninstrs; pc++)
 	{
 		const GjInstr *in = &instrs[pc];
 
@@ -607,6 +616,16 @@ gj_program_run(const GjInstr *instrs, int ninstrs,
 	return GJ_RESULT_TRUE;
 }
 
+GJ_HD int
+gj_program_run(const GjInstr *instrs, int ninstrs,
+			   const GjKeyColumns *outer, int64_t outer_row,
+			   const GjKeyColumns *inner, int64_t inner_row,
+			   GjSlot *value, bool *value_isnull)
+{
+	return gj_program_run_from(instrs, ninstrs, 0, 0, outer, outer_row, inner, inner_row,
+							   value, value_isnull);
+}
+
 /* Evaluate a boolean program (the AND of the device quals) for one pair. */
 GJ_HD int
 gj_program_eval(const GjInstr *instrs, int ninstrs,
@@ -740,6 +759,146 @@ gj_conjunction_is_dominance(const GjCompareConjunction *conj)
 	return conj->n == 2 &&
 		conj->cmp[0].op >= GJOP_LT && conj->cmp[0].op <= GJOP_GE &&
 		conj->cmp[1].op >= GJOP_LT && conj->cmp[1].op <= GJOP_GE;
+}
+
+/*
+ * The leading simple compares of a program that is more than a compare
+ * conjunction ("r.a < s.a AND r.b > s.b AND r.a + s.b > 0"): the compares
+ * the program starts with, read as gj_program_compare_conjunction reads
+ * them, such that the rest of the program only ANDs more onto them.  A
+ * pair the program finds TRUE then meets every one of them, so a counter
+ * may test them first, with integer compares of order keys, and run only
+ * the rest of the program (gj_program_eval_from at pc, with depth TRUE
+ * slots) for the pairs that pass: a prefilter.
+ *
+ * A pair that fails a leading compare is dropped without the rest of the
+ * program, even where the rest would have asked the host to recheck it (an
+ * overflow): the host evaluates the quals in the program's order and stops
+ * at the first that is not true, as PostgreSQL's ExecQual does, so it would
+ * have dropped that pair too.  That is why only the compares the program
+ * starts with count, never one after another qual.
+ */
+typedef struct GjLeadingCompares
+{
+	GjCompareConjunction conj;	/* n = 0: none, run the whole program */
+	int32_t		pc;				/* the first instruction after them */
+	int32_t		depth;			/* the stack slots they leave */
+} GjLeadingCompares;
+
+/*
+ * How many stack slots an instruction pops (it always pushes one).
+ */
+GJ_HD int
+gj_instr_pops(int op)
+{
+	switch (op)
+	{
+		case GJOP_LOAD_OUTER:
+		case GJOP_LOAD_INNER:
+		case GJOP_CONST:
+		case GJOP_CONST_NULL:
+			return 0;
+		case GJOP_NEG:
+		case GJOP_ABS:
+		case GJOP_INT_TO_FLOAT:
+		case GJOP_FLOAT_TO_FLOAT4:
+		case GJOP_INT_NARROW:
+		case GJOP_NOT:
+		case GJOP_IS_NULL:
+		case GJOP_IS_NOT_NULL:
+			return 1;
+		default:
+			return 2;
+	}
+}
+
+/*
+ * Can the program's first `limit` simple compares (fewer where another
+ * instruction comes first) prefilter it?  The check simulates the stack:
+ * the slots the leading compares leave are protected, and an instruction
+ * that pops a protected slot must be an AND (whose result is then
+ * protected: it is TRUE only if the protected operand is); one protected
+ * slot must be all that is left.  Anything else (an OR, a NOT over them)
+ * fails.
+ */
+GJ_HD bool
+gj_program_try_leading(const GjInstr *instrs, int ninstrs, int limit, GjLeadingCompares *lead)
+{
+	GjCompareConjunction *conj = &lead->conj;
+	int			depth = 0;
+	int			protect;
+	int			pc = 0;
+
+	conj->n = 0;
+	while (pc < ninstrs)
+	{
+		if (instrs[pc].op == GJOP_AND && depth >= 2)
+		{
+			depth--;
+			pc++;
+			continue;
+		}
+		if (conj->n == limit || ninstrs - pc < 3 ||
+			!gj_program_simple_compare(&instrs[pc], 3, &conj->cmp[conj->n]) ||
+			(conj->cmp[conj->n].cls != GJ_CLASS_INT &&
+			 conj->cmp[conj->n].cls != GJ_CLASS_FLOAT))
+			break;
+		conj->n++;
+		depth++;
+		pc += 3;
+	}
+	lead->pc = pc;
+	lead->depth = depth;
+	for (protect = depth; pc < ninstrs; pc++)
+	{
+		int			pops = gj_instr_pops(instrs[pc].op);
+
+		if (depth - pops < protect)
+		{
+			if (instrs[pc].op != GJOP_AND)
+				return false;
+			protect = depth - 1;
+		}
+		depth = depth - pops + 1;
+	}
+	return conj->n > 0 && depth == 1 && protect == 1;
+}
+
+/*
+ * Find a program's leading compares; returns their number.  A compare that
+ * begins a larger qual ("o.a = i.a OR i.b IS NULL") looks like a leading
+ * one until the OR: so the longest prefix that passes the check wins.
+ */
+GJ_HD int
+gj_program_leading_compares(const GjInstr *instrs, int ninstrs, GjLeadingCompares *lead)
+{
+	for (int limit = GJ_MAX_CONJUNCTS; limit > 0; limit--)
+	{
+		if (gj_program_try_leading(instrs, ninstrs, limit, lead))
+			return lead->conj.n;
+	}
+	lead->conj.n = 0;
+	lead->pc = 0;
+	lead->depth = 0;
+	return 0;
+}
+
+/*
+ * Evaluate the rest of a boolean program for a pair that passed its
+ * leading compares (lead->conj.n may be 0: then the whole program).
+ */
+GJ_HD int
+gj_program_eval_from(const GjInstr *instrs, int ninstrs, const GjLeadingCompares *lead,
+					 const GjKeyColumns *outer, int64_t outer_row,
+					 const GjKeyColumns *inner, int64_t inner_row)
+{
+	GjSlot		value;
+	bool		isnull;
+
+	if (gj_program_run_from(instrs, ninstrs, lead->pc, lead->depth, outer, outer_row,
+							inner, inner_row, &value, &isnull) == GJ_RESULT_RECHECK)
+		return GJ_RESULT_RECHECK;
+	return (!isnull && value.i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
 }
 
 #endif							/* GPUJOIN_DEVICE_PROGRAM_H */

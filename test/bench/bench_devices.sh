@@ -7,8 +7,11 @@
 #                    b.y: count(*), the aggregate node on a nested loop
 #                    (dominance counting where the backend can)
 #   nestloop pairs   the same with a third qual, a.x + b.y > 0, which no
-#                    dominance count covers: every pair evaluated (skip
+#                    dominance count covers: the two compares tested first,
+#                    the third evaluated for the pairs they pass (skip
 #                    with NL_PAIRS=0)
+#   ..., N workers   the nested loops again as a parallel GpuJoin of
+#                    WORKERS workers (default 0: none)
 #   hash count       h1 x h2 (HASH_N x HASH_N, default 20M), h1.k = h2.k:
 #                    count(*); a hash join runs on one device, so this row
 #                    shows what a second device costs it (nothing, ideally)
@@ -23,6 +26,7 @@
 # is timed with psql's \timing, median of RUNS (default 3) warm runs
 # (QUERY_TIMEOUT, a statement_timeout, bounds each; default none); the
 # answers on one device and on all must be equal, else the row says so.
+# EXPLAIN_DIR, where set, receives each query's EXPLAIN ANALYZE.
 #
 #   test/bench/bench_devices.sh                       # the two-GPU machine
 #   SERVICE_BACKEND=cpu NL_N=3000 HASH_N=20000 test/bench/bench_devices.sh
@@ -37,6 +41,8 @@ ALL=${ALL:-}
 SERVICE_BACKEND=${SERVICE_BACKEND:-cuda}
 SIMULATED=${SIMULATED:-2}
 QUERY_TIMEOUT=${QUERY_TIMEOUT:-0}
+EXPLAIN_DIR=${EXPLAIN_DIR:-}
+WORKERS=${WORKERS:-0}
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 trap cluster_stop EXIT
@@ -94,11 +100,19 @@ FORCE_HASH="$FORCE; SET gpujoin.algorithm = hash"
 # name|settings|query of each row
 QUERIES=("nestloop count|$FORCE_NL|$NL")
 [ "$NL_PAIRS" = 0 ] || QUERIES+=("nestloop pairs|$FORCE_NL|$NL_P")
+# a parallel GpuJoin: the workers drain the outer side, the service spreads their steps
+PAR="SET max_parallel_workers_per_gather = $WORKERS; SET parallel_setup_cost = 0; SET min_parallel_table_scan_size = 0"
+[ "$WORKERS" = 0 ] || QUERIES+=("nestloop count, $WORKERS workers|$FORCE_NL; $PAR|$NL")
+[ "$WORKERS" = 0 ] || [ "$NL_PAIRS" = 0 ] || QUERIES+=("nestloop pairs, $WORKERS workers|$FORCE_NL; $PAR|$NL_P")
 QUERIES+=("hash count|$FORCE_HASH|$HASH")
 
-# what EXPLAIN ANALYZE says of the join: backend, algorithm, devices
+# what EXPLAIN ANALYZE says of the join: backend, algorithm, devices (the
+# whole plan into $EXPLAIN_DIR/<name>, devices '<setting>'.txt where set)
 plan_of() {
-	psql -At -c "$1" -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $2" |
+	local plan
+	plan=$(psql -At -c "$1" -c "EXPLAIN (ANALYZE, COSTS OFF) $2")
+	[ -z "$EXPLAIN_DIR" ] || printf '%s\n' "$plan" >"$EXPLAIN_DIR/$3, devices '$4'.txt"
+	printf '%s\n' "$plan" |
 		grep -oE 'Backend: [a-z ()]+|Algorithm: [a-z ()]+|Devices: [0-9]+ \(steps [0-9, ]+\)' |
 		sed 's/^[A-Za-z]*: //' | paste -sd';' - | sed 's/;/; /g'
 }
@@ -110,7 +124,7 @@ for devices in "$ONE" "$ALL"; do
 	for q in "${QUERIES[@]}"; do
 		IFS='|' read -r name settings query <<<"$q"
 		answer[$name,$devices]=$(psql -At -c "$settings" -c "$query" 2>&1 | tail -1 || true)
-		plan[$name,$devices]=$(plan_of "$settings" "$query" || true)
+		plan[$name,$devices]=$(plan_of "$settings" "$query" "$name" "$devices" || true)
 		ms[$name,$devices]=$(time_query "$settings" "$query" || true)
 		# progress, so that a run cut off by a time limit still says what it measured
 		echo "  $name, gpujoin.devices = '$devices': ${ms[$name,$devices]} ms, ${plan[$name,$devices]}, answer ${answer[$name,$devices]}"

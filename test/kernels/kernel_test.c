@@ -47,6 +47,13 @@
  *							conjunction loop (int4 and int8 keys, one core),
  *							the dominance counter, and gj_cuda_rowcount
  *							(total only, and per-row counts) on a GPU
+ *	  kernel_test program-count
+ *							the program count tests alone (below), with
+ *							cuda where there is a GPU
+ *	  kernel_test bench-program-count [N]
+ *							the row counts of "o.x < i.x AND o.y > i.y AND
+ *							o.x + i.y > 0" (leading compares, then the
+ *							interpreter), cpu (one core) and cuda
  *
  *	  This file is main and the mode dispatch.  The rest:
  *	  kt_common.h/.c	types, inputs, the schedule runner, reporting
@@ -56,6 +63,9 @@
  *	  kt_bench.c		timings (bench, startup)
  *	  kt_rowcount.c		row counts of compare conjunctions: tests (cpu, and
  *						cuda in the default mode) and bench-rowcount
+ *	  kt_program_count.c	row counts of any nested-loop program (the
+ *						prefilter of leading compares): tests and
+ *						bench-program-count
  *
  *-------------------------------------------------------------------------
  */
@@ -75,10 +85,15 @@ main(int argc, char **argv)
 		rc |= bench_sorted(n);
 		rc |= bench_sorted(4 * n);
 		rc |= bench_rowcount(n);
+		rc |= bench_program_count(n);
 		return rc;
 	}
 	if (argc >= 2 && strcmp(argv[1], "bench-rowcount") == 0)
 		return bench_rowcount(argc >= 3 ? atoll(argv[2]) : 1000000);
+	if (argc >= 2 && strcmp(argv[1], "program-count") == 0)
+		return run_program_count_only();
+	if (argc >= 2 && strcmp(argv[1], "bench-program-count") == 0)
+		return bench_program_count(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)

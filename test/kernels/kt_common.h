@@ -146,5 +146,14 @@ extern void run_rowcount_tests(bool cuda);
 extern int	runs_test_count(void);
 extern void run_runs_tests(void);
 extern int	bench_rowcount(int64_t n);
+extern void rowcount_make_side(Side *side, int64_t nrows);
+extern void rowcount_free_side(Side *side);
+extern void rowcount_random_conjunction(int n, GjCompareConjunction *conj, Program *prog);
+
+/* kt_program_count.c: per-row counts of any nested-loop program */
+extern int	program_count_test_count(bool cuda);
+extern void run_program_count_tests(bool cuda);
+extern int	run_program_count_only(void);
+extern int	bench_program_count(int64_t n);
 
 #endif							/* KT_COMMON_H */

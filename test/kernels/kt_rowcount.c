@@ -122,8 +122,8 @@ rc_float_value(int col)
 }
 
 /* A side of RC_COLS columns; the even ones get about 5% NULLs. */
-static void
-rc_make_side(Side *side, int64_t nrows)
+void
+rowcount_make_side(Side *side, int64_t nrows)
 {
 	int			c;
 	int64_t		i;
@@ -152,8 +152,8 @@ rc_make_side(Side *side, int64_t nrows)
 	}
 }
 
-static void
-rc_free_side(Side *side)
+void
+rowcount_free_side(Side *side)
 {
 	int			c;
 
@@ -227,6 +227,13 @@ rc_random_conjunction(const RcFlavour *f, int n, bool ordered, GjCompareConjunct
 	}
 	*prog = items[0];
 	prog->name = "conjunction";
+}
+
+/* A random conjunction of n compares over a random flavour's columns. */
+void
+rowcount_random_conjunction(int n, GjCompareConjunction *conj, Program *prog)
+{
+	rc_random_conjunction(&rc_flavours[rng() % RC_NFLAVOURS], n, false, conj, prog);
 }
 
 /* "o.c0 < i.c4 AND ..." */
@@ -712,8 +719,8 @@ rc_test_big_cuda(void)
 	bool		ok = true;
 	int			t;
 
-	rc_make_side(&outer, 100003);
-	rc_make_side(&inner, 250007);
+	rowcount_make_side(&outer, 100003);
+	rowcount_make_side(&inner, 250007);
 	for (t = 0; t < 8 && ok; t++)
 	{
 		bool		dominance = t < 6;
@@ -742,8 +749,8 @@ rc_test_big_cuda(void)
 		free(want);
 		free(got);
 	}
-	rc_free_side(&outer);
-	rc_free_side(&inner);
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
 	report(ok, "%s%s", "cuda rowcount: 100k x 250k rows, against the dominance counter ",
 		   "and the cpu loop");
 }
@@ -754,7 +761,8 @@ rowcount_test_count(bool cuda)
 {
 	int			cpu = 2 + RC_NFLAVOURS * GJ_MAX_CONJUNCTS + 2 + RC_NFLAVOURS + 1;
 
-	return cpu + (cuda ? RC_NFLAVOURS * GJ_MAX_CONJUNCTS + RC_NFLAVOURS + 2 + 1 : 0);
+	return cpu + (cuda ? RC_NFLAVOURS * GJ_MAX_CONJUNCTS + RC_NFLAVOURS + 2 + 1 : 0) +
+		program_count_test_count(cuda);
 }
 
 /*
@@ -771,8 +779,8 @@ run_rowcount_tests(bool cuda)
 				n;
 
 	printf("# per-row match counts of compare conjunctions, %d x %d rows\n", RC_OUTER, RC_INNER);
-	rc_make_side(&outer, RC_OUTER);
-	rc_make_side(&inner, RC_INNER);
+	rowcount_make_side(&outer, RC_OUTER);
+	rowcount_make_side(&inner, RC_INNER);
 	rc_test_parse();
 	for (f = 0; f < RC_NFLAVOURS; f++)
 		for (n = 1; n <= GJ_MAX_CONJUNCTS; n++)
@@ -793,8 +801,9 @@ run_rowcount_tests(bool cuda)
 		rc_test_edges(RC_CUDA, &outer, &inner);
 		rc_test_big_cuda();
 	}
-	rc_free_side(&outer);
-	rc_free_side(&inner);
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+	run_program_count_tests(cuda);
 }
 
 /* ---------------------------------------------------------------------

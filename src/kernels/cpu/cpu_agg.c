@@ -9,11 +9,12 @@
  *	- range runs: a sort-merge join whose bounds are its whole condition
  *	  matches each outer row with one run of inner positions, which the
  *	  prefix arrays of ../shared/agg_runs.h reduce without forming a pair;
- *	- row counts: a nested loop whose program is a conjunction of simple
- *	  compares, with every argument on the outer side, needs only each outer
- *	  row's number of matches (cpu_rowcount.c, or the dominance counter of
- *	  cpu_dominance.c where the planner chose it), folded with the row's
- *	  values as weights;
+ *	- row counts: a nested loop with every argument on the outer side needs
+ *	  only each outer row's number of matches, folded with the row's values
+ *	  as weights: counted by cpu_rowcount.c (or the dominance counter of
+ *	  cpu_dominance.c where the planner chose it) when the program is a
+ *	  conjunction of simple compares, by cpu_program_count.c for any other
+ *	  program, unless a pair of the step needs the host;
  *	- pairs: any other step runs as run_step does, into the match buffer,
  *	  and its pairs are folded there (../shared/agg_fold.c), the buffer then
  *	  holding only those the host must see.  Grouping by keys of the inner
@@ -177,6 +178,47 @@ cpu_agg_count_step(CpuJoinState *state, const GjCompareConjunction *conj, const 
 	return true;
 }
 
+/*
+ * The row-count path of any other program: each outer row's pairs that the
+ * program finds TRUE, CPU_PAIRS_PER_STEP pairs a step (they run through the
+ * interpreter, as run_step's would).  A step with a pair the host must
+ * recheck runs again as run_step, its pairs folded on the host.
+ */
+static bool
+cpu_agg_program_count_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next,
+						   const GjAggSpec *spec, GjAggPartial *partial,
+						   GjMatches *matches, GjStats *stats, GjError *err)
+{
+	int64_t		ninner = tile->inner_end - tile->inner_begin;
+	int64_t		o_begin = *outer_next;
+	int64_t		rows = CPU_PAIRS_PER_STEP / (ninner > 0 ? ninner : 1);
+	uint64_t	host_pairs = 0;
+	int64_t		j;
+
+	rows = rows < 1 ? 1 : rows;
+	rows = rows > tile->outer_end - o_begin ? tile->outer_end - o_begin : rows;
+	if (rows > state->row_counts_cap)
+	{
+		free(state->row_counts);
+		state->row_counts = malloc(sizeof(uint64_t) * rows);
+		state->row_counts_cap = state->row_counts != NULL ? rows : 0;
+		if (state->row_counts == NULL)
+			return cpu_agg_oom(err, "the match counts", rows);
+	}
+	if (!gj_cpu_program_count(&state->input, tile, o_begin, o_begin + rows, state->row_counts,
+							  &host_pairs))
+		return cpu_agg_oom(err, "the program counts", rows);
+	if (host_pairs > 0)
+		return cpu_agg_pairs_step(state, tile, outer_next, spec, partial, matches, stats, err);
+	stats->pairs_evaluated += rows * ninner;
+	for (j = 0; j < rows; j++)
+		stats->device_matches += (int64_t) state->row_counts[j];
+	gj_agg_fold_row_counts(spec, partial, NULL, o_begin, state->row_counts, rows);
+	matches->count = 0;
+	*outer_next = o_begin + rows;
+	return true;
+}
+
 bool
 gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 				const GjAggSpec *spec, GjAggPartial *partial,
@@ -192,5 +234,9 @@ gj_cpu_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 		gj_program_compare_conjunction(state->input.instrs, state->input.ninstrs, &conj))
 		return cpu_agg_count_step(state, &conj, tile, outer_next, spec, partial, matches,
 								  stats, err);
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec) &&
+		tile->inner_end > tile->inner_begin)
+		return cpu_agg_program_count_step(state, tile, outer_next, spec, partial, matches,
+										  stats, err);
 	return cpu_agg_pairs_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }

@@ -200,5 +200,13 @@ extern void gj_cpu_rowcount_conjunction(const GjJoinInput *input,
 										const GjTile *tile, int64_t o_begin, int64_t o_end,
 										uint64_t *counts);
 
+/*
+ * cpu_program_count.c: counts[o - o_begin] = inner rows of the tile for
+ * which the device program is TRUE, for any program; the pairs it cannot
+ * decide are added to *host_pairs.  False when out of host memory.
+ */
+extern bool gj_cpu_program_count(const GjJoinInput *input, const GjTile *tile,
+								 int64_t o_begin, int64_t o_end, uint64_t *counts,
+								 uint64_t *host_pairs);
 
 #endif							/* GPUJOIN_CPU_INTERNAL_H */

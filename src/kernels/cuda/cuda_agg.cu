@@ -11,10 +11,11 @@
  *	  finds the runs with the sorted step's bounds kernel (cuda_sorted.cu)
  *	  and only the runs come back, 12 bytes an outer row, reduced on the
  *	  host with the prefix arrays of ../shared/agg_runs.h;
- *	- row counts: a nested loop whose program is a conjunction of simple
- *	  compares, every argument on the outer side: the count kernel of
- *	  cuda_rowcount.cu gives each outer row's matches, folded on the host
- *	  with the row's values as weights;
+ *	- row counts: a nested loop with every argument on the outer side: the
+ *	  count kernel of cuda_rowcount.cu (a conjunction of simple compares)
+ *	  or of cuda_program_count.cu (any other program, unless a pair of the
+ *	  step needs the host) gives each outer row's matches, folded on the
+ *	  host with the row's values as weights;
  *	- folding: any other step (a nested loop, a sort-merge or hash join with
  *	  further quals, arguments over both sides) runs fold_kernel, a warp per
  *	  outer row whose lanes evaluate the row's candidates with the device
@@ -760,6 +761,27 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 }
 
 /*
+ * Fold the match counts of rows outer rows from o_begin (total, or each
+ * row's in h_row_counts) into the partial.
+ */
+static void
+cuda_agg_fold_counts(CudaJoinState *state, const GjAggSpec *spec, GjAggPartial *partial,
+					 GjStats *stats, int64_t o_begin, int64_t rows, bool totals_only,
+					 uint64_t total)
+{
+	if (totals_only)
+	{
+		/* no argument, no group: the total is count(*)'s */
+		gj_agg_fold_row_counts(spec, partial, NULL, o_begin, &total, 1);
+		stats->device_matches += (int64_t) total;
+		return;
+	}
+	for (int64_t j = 0; j < rows; j++)
+		stats->device_matches += (int64_t) state->h_row_counts[j];
+	gj_agg_fold_row_counts(spec, partial, NULL, o_begin, state->h_row_counts, rows);
+}
+
+/*
  * The row-count path: each outer row's matches against the inner tile from
  * the count kernel (cuda_rowcount.cu), folded with the rows' values as
  * weights; without arguments or groups only the total comes back.  Where
@@ -822,18 +844,39 @@ cuda_agg_count_step(CudaJoinState *state, const GjCompareConjunction *conj, cons
 							  totals_only ? NULL : state->h_row_counts, &total, stats, err))
 			return false;
 	}
-	if (totals_only)
-	{
-		/* no argument, no group: the total is count(*)'s */
-		gj_agg_fold_row_counts(spec, partial, NULL, o_begin, &total, 1);
-		stats->device_matches += (int64_t) total;
-	}
-	else
-	{
-		for (int64_t j = 0; j < rows; j++)
-			stats->device_matches += (int64_t) state->h_row_counts[j];
-		gj_agg_fold_row_counts(spec, partial, NULL, o_begin, state->h_row_counts, rows);
-	}
+	cuda_agg_fold_counts(state, spec, partial, stats, o_begin, rows, totals_only, total);
+	*outer_next = o_begin + rows;
+	return true;
+}
+
+/*
+ * The row-count path of any other program (cuda_program_count.cu): the
+ * same folding of each outer row's matches.  A step with a pair the host
+ * must recheck runs again as run_step, its pairs folded on the host.
+ */
+static bool
+cuda_agg_program_count_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+							const GjAggSpec *spec, GjAggPartial *partial,
+							GjMatches *matches, GjStats *stats, GjError *err)
+{
+	int64_t		ninner = tile->inner_end - tile->inner_begin;
+	int64_t		o_begin = *outer_next;
+	bool		totals_only = spec->nargs == 0 && spec->outer_group == NULL;
+	int64_t		rows = gj_min64(gj_max64(PROGRAM_COUNT_PAIRS_PER_STEP / gj_max64(ninner, 1), 1),
+								gj_min64(tile->outer_end - o_begin, MAX_STEP_ROWS));
+	uint64_t	total = 0,
+				host_pairs = 0;
+
+	matches->count = 0;
+	if (!totals_only && !cuda_agg_host_counts(state, rows, err))
+		return false;
+	if (!gj_cuda_program_count(state, tile, o_begin, rows,
+							   totals_only ? NULL : state->h_row_counts, &total, &host_pairs,
+							   stats, err))
+		return false;
+	if (host_pairs > 0)
+		return cuda_agg_pairs_step(state, tile, outer_next, spec, partial, matches, stats, err);
+	cuda_agg_fold_counts(state, spec, partial, stats, o_begin, rows, totals_only, total);
 	*outer_next = o_begin + rows;
 	return true;
 }
@@ -860,6 +903,9 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 		gj_program_compare_conjunction(state->program.instrs, state->program.ninstrs, &conj))
 		return cuda_agg_count_step(state, &conj, tile, outer_next, spec, partial, matches,
 								   stats, err);
+	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec))
+		return cuda_agg_program_count_step(state, tile, outer_next, spec, partial, matches,
+										   stats, err);
 	return cuda_agg_fold_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }
 

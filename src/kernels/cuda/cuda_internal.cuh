@@ -68,6 +68,13 @@
  */
 #define CMP_PAIRS_PER_STEP	((int64_t) 1 << 34)
 #define GEN_PAIRS_PER_STEP	((int64_t) 1 << 30)
+
+/*
+ * The program count kernel (cuda_program_count.cu) runs the interpreter
+ * only for the pairs that pass a program's leading compares, and writes
+ * no pair: its steps are four times the interpreter's.
+ */
+#define PROGRAM_COUNT_PAIRS_PER_STEP	((int64_t) 1 << 32)
 #define MAX_STEP_ROWS		((int64_t) 1 << 24)
 
 /* Blocks per SM a step aims for before it splits the inner tile. */
@@ -438,5 +445,10 @@ extern bool gj_cuda_rowcount(CudaJoinState *state, const GjCompareConjunction *c
 							 const GjTile *tile, int64_t o_begin, int64_t rows,
 							 uint64_t *h_counts, uint64_t *total, GjStats *stats,
 							 GjError *err);
+
+/* cuda_program_count.cu */
+extern bool gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
+								  int64_t rows, uint64_t *h_counts, uint64_t *total,
+								  uint64_t *host_pairs, GjStats *stats, GjError *err);
 
 #endif							/* GPUJOIN_CUDA_INTERNAL_CUH */

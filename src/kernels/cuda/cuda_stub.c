@@ -119,3 +119,16 @@ void
 gj_cuda_pool_retain(int device, int64_t bytes)
 {
 }
+
+/* The test hook of cuda_program_count.cu, likewise. */
+extern bool gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin,
+									   int64_t rows, uint64_t *h_counts, uint64_t *total,
+									   uint64_t *host_pairs, GjStats *stats, GjError *err);
+
+bool
+gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin, int64_t rows,
+						   uint64_t *h_counts, uint64_t *total, uint64_t *host_pairs,
+						   GjStats *stats, GjError *err)
+{
+	return gj_cuda_probe(NULL, err);
+}

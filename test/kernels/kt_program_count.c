@@ -1,0 +1,762 @@
+/*-------------------------------------------------------------------------
+ *
+ * kt_program_count.c
+ *	  Per-outer-row counts of any nested-loop program, the row-count path
+ *	  of the aggregate step for programs that are not compare conjunctions:
+ *	  gj_program_leading_compares (which compares may prefilter), the cpu
+ *	  backend's gj_cpu_program_count against a brute-force reference (every
+ *	  pair through the whole program), and on a GPU gj_cuda_program_count
+ *	  against the cpu (run_program_count_tests); agg_step over such a
+ *	  program on both backends; and their speed (bench_program_count).
+ *
+ *	  The programs put random compare conjunctions in front of quals that
+ *	  the prefilter cannot read: int4 and int8 sums that overflow (pairs
+ *	  for the host), float products that overflow or underflow, an OR with
+ *	  IS NULL, a NOT; and the shapes where nothing may prefilter (another
+ *	  qual first, an OR over the compares).  The sides are kt_rowcount.c's:
+ *	  NULLs, int4 and int8 extremes, NaN, -0.0, infinities.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kt_common.h"
+#include "kernels/cpu/cpu_internal.h"
+
+/* The test hook of cuda/cuda_program_count.cu (cuda_stub.c without nvcc). */
+extern bool gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin,
+									   int64_t rows, uint64_t *h_counts, uint64_t *total,
+									   uint64_t *host_pairs, GjStats *stats, GjError *err);
+
+#define PC_OUTER	400
+#define PC_INNER	3000
+#define PC_PER_TEST 10			/* random programs per test */
+
+/* How the leading compares and the other quals are put together. */
+typedef enum PcShape
+{
+	PC_LEAD_FIRST,				/* compares, then quals ANDed on: left-deep */
+	PC_LEAD_NESTED,				/* compares AND (qual AND qual): right-nested */
+	PC_QUAL_FIRST,				/* a qual, then the compares: no prefilter */
+	PC_LEAD_OR,					/* the compares ORed with a qual: no prefilter */
+	PC_NSHAPES
+} PcShape;
+
+static const char *const pc_shape_names[] = {
+	"compares first, quals ANDed after", "compares AND (qual AND qual)",
+	"a qual before the compares (no prefilter)", "compares OR a qual (no prefilter)"
+};
+
+/* Append program b to a. */
+static void
+pc_append(Program *a, const Program *b)
+{
+	memcpy(&a->instrs[a->ninstrs], b->instrs, sizeof(GjInstr) * b->ninstrs);
+	a->ninstrs += b->ninstrs;
+}
+
+/*
+ * A random qual the prefilter cannot read (rowcount_col_class: columns 2
+ * and 3 are floats, the others integers; 4 and 6 hold int4 extremes, 0
+ * int8 ones).
+ */
+static void
+pc_random_qual(Program *q)
+{
+	memset(q, 0, sizeof(Program));
+	switch (rng() % 6)
+	{
+		case 0:					/* o.c4 + i.c6 > 3, int4: overflows */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT4, 4, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT4, 6, 0);
+			emit(q, GJOP_ADD, GJT_INT4, 0, 0);
+			emit(q, GJOP_CONST, GJT_INT4, 0, 3);
+			emit(q, GJOP_GT, GJ_CLASS_INT, 0, 0);
+			break;
+		case 1:					/* i.c2 * o.c3 < 1.5: overflow, underflow */
+			emit(q, GJOP_LOAD_INNER, GJT_FLOAT8, 2, 0);
+			emit(q, GJOP_LOAD_OUTER, GJT_FLOAT8, 3, 0);
+			emit(q, GJOP_MUL, GJT_FLOAT8, 0, 0);
+			emit(q, GJOP_CONST, GJT_FLOAT8, 0, dbits(1.5));
+			emit(q, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+			break;
+		case 2:					/* o.c1 = i.c5 OR i.c0 IS NULL */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT8, 5, 0);
+			emit(q, GJOP_EQ, GJ_CLASS_INT, 0, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT8, 0, 0);
+			emit(q, GJOP_IS_NULL, GJT_BOOL, 0, 0);
+			emit(q, GJOP_OR, GJT_BOOL, 0, 0);
+			break;
+		case 3:					/* NOT (o.c0 <> i.c4): NULL stays NULL */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT8, 0, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT8, 4, 0);
+			emit(q, GJOP_NE, GJ_CLASS_INT, 0, 0);
+			emit(q, GJOP_NOT, GJT_BOOL, 0, 0);
+			break;
+		case 4:					/* o.c5 - i.c1 >= 0 */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT8, 5, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+			emit(q, GJOP_SUB, GJT_INT8, 0, 0);
+			emit(q, GJOP_CONST, GJT_INT8, 0, 0);
+			emit(q, GJOP_GE, GJ_CLASS_INT, 0, 0);
+			break;
+		default:				/* o.c0 + i.c0 > 0, int8: overflows */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT8, 0, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT8, 0, 0);
+			emit(q, GJOP_ADD, GJT_INT8, 0, 0);
+			emit(q, GJOP_CONST, GJT_INT8, 0, 0);
+			emit(q, GJOP_GT, GJ_CLASS_INT, 0, 0);
+			break;
+	}
+}
+
+/*
+ * A random program of a shape: 1 to 3 random compares (ANDed in a random
+ * tree, rowcount_random_conjunction) and one or two random quals.  *lead
+ * receives the compares the shape lets prefilter (none for the last two).
+ */
+static void
+pc_random_program(PcShape shape, Program *prog, GjCompareConjunction *lead)
+{
+	Program		compares,
+				q1,
+				q2;
+
+	rowcount_random_conjunction(1 + (int) (rng() % 3), lead, &compares);
+	pc_random_qual(&q1);
+	pc_random_qual(&q2);
+	memset(prog, 0, sizeof(Program));
+	prog->name = pc_shape_names[shape];
+	switch (shape)
+	{
+		case PC_LEAD_FIRST:
+			pc_append(prog, &compares);
+			pc_append(prog, &q1);
+			emit(prog, GJOP_AND, GJT_BOOL, 0, 0);
+			if (rng() % 2)
+			{
+				pc_append(prog, &q2);
+				emit(prog, GJOP_AND, GJT_BOOL, 0, 0);
+			}
+			break;
+		case PC_LEAD_NESTED:
+			pc_append(prog, &compares);
+			pc_append(prog, &q1);
+			pc_append(prog, &q2);
+			emit(prog, GJOP_AND, GJT_BOOL, 0, 0);
+			emit(prog, GJOP_AND, GJT_BOOL, 0, 0);
+			break;
+		case PC_QUAL_FIRST:
+			pc_append(prog, &q1);
+			pc_append(prog, &compares);
+			emit(prog, GJOP_AND, GJT_BOOL, 0, 0);
+			lead->n = 0;
+			break;
+		default:
+			pc_append(prog, &compares);
+			pc_append(prog, &q1);
+			emit(prog, GJOP_OR, GJT_BOOL, 0, 0);
+			lead->n = 0;
+			break;
+	}
+}
+
+/* Does compare k of conj hold for the pair (the interpreter decides)? */
+static bool
+pc_compare_holds(const GjSimpleCompare *sc, const Side *outer, int64_t o, const Side *inner,
+				 int64_t i)
+{
+	GjInstr		one[3];
+
+	memset(one, 0, sizeof(one));
+	one[0].op = GJOP_LOAD_OUTER;
+	one[0].arg = sc->outer_col;
+	one[1].op = GJOP_LOAD_INNER;
+	one[1].arg = sc->inner_col;
+	one[2].op = sc->op;
+	one[2].type = sc->cls;
+	return gj_program_eval(one, 3, &outer->cols, o, &inner->cols, i) == GJ_RESULT_TRUE;
+}
+
+/*
+ * The reference: every pair through the whole program.  counts[] gets each
+ * row's TRUE pairs; *host the RECHECK pairs that pass the leading compares
+ * (those the prefilter drops the host would drop too).
+ */
+static void
+pc_reference(const Side *outer, const Side *inner, const Program *prog,
+			 const GjCompareConjunction *lead, const GjTile *tile, int64_t o_begin,
+			 int64_t o_end, uint64_t *counts, uint64_t *host)
+{
+	*host = 0;
+	for (int64_t o = o_begin; o < o_end; o++)
+	{
+		uint64_t	c = 0;
+
+		for (int64_t i = tile->inner_begin; i < tile->inner_end; i++)
+		{
+			int			r = gj_program_eval(prog->instrs, prog->ninstrs, &outer->cols, o,
+											&inner->cols, i);
+			bool		passes = true;
+
+			for (int k = 0; k < lead->n && passes; k++)
+				passes = pc_compare_holds(&lead->cmp[k], outer, o, inner, i);
+			c += r == GJ_RESULT_TRUE;
+			*host += r == GJ_RESULT_RECHECK && passes;
+		}
+		counts[o - o_begin] = c;
+	}
+}
+
+/* The input of a program over two sides. */
+static void
+pc_input(GjJoinInput *input, const Side *outer, const Side *inner, const Program *prog)
+{
+	memset(input, 0, sizeof(GjJoinInput));
+	input->outer = outer->cols;
+	input->outer_nrows = outer->nrows;
+	input->inner = inner->cols;
+	input->inner_nrows = inner->nrows;
+	input->instrs = prog->instrs;
+	input->ninstrs = prog->ninstrs;
+	input->algorithm = GJ_ALGO_NESTLOOP;
+	input->match_capacity = inner->nrows;
+	input->budget_bytes = (int64_t) 1 << 30;
+}
+
+/*
+ * Count outer rows [o_begin, o_end) of a tile on cuda: per row (counts) or
+ * the total only (counts NULL); false with a message when it failed.
+ */
+static bool
+pc_cuda_count(const GjJoinInput *input, const GjTile *tile, int64_t o_begin, int64_t o_end,
+			  uint64_t *counts, uint64_t *total, uint64_t *host)
+{
+	GjError		err;
+	GjStats		stats;
+	void	   *state;
+	bool		ok;
+
+	memset(&err, 0, sizeof(err));
+	memset(&stats, 0, sizeof(stats));
+	state = gj_cuda_backend.begin_join(input, &err);
+	ok = state != NULL &&
+		gj_cuda_test_program_count(state, tile, o_begin, o_end - o_begin, counts, total, host,
+								   &stats, &err);
+	if (!ok)
+		printf("# cuda program count failed: %s\n", err.message);
+	if (state != NULL)
+		gj_cuda_backend.end_join(state);
+	return ok;
+}
+
+/*
+ * One program over one tile: the cpu against the reference, and with cuda
+ * cuda (per row, and the total only) against the cpu.  false with a message
+ * where they differ.
+ */
+static bool
+pc_check(const Side *outer, const Side *inner, const Program *prog,
+		 const GjCompareConjunction *lead, const GjTile *tile, bool cuda)
+{
+	int64_t		o_begin = tile->outer_begin;
+	int64_t		rows = tile->outer_end - o_begin;
+	uint64_t   *want = xmalloc(sizeof(uint64_t) * (rows + 1));
+	uint64_t   *got = xmalloc(sizeof(uint64_t) * (rows + 1));
+	uint64_t	want_host,
+				host = 0,
+				total = 0,
+				sum = 0;
+	GjLeadingCompares parsed;
+	GjJoinInput input;
+	bool		ok = true;
+	const char *who = "cpu";
+
+	pc_input(&input, outer, inner, prog);
+	gj_program_leading_compares(prog->instrs, prog->ninstrs, &parsed);
+	if (parsed.conj.n != lead->n)
+	{
+		printf("# %s: %d leading compares found, %d expected\n", prog->name, parsed.conj.n,
+			   lead->n);
+		ok = false;
+	}
+	pc_reference(outer, inner, prog, lead, tile, o_begin, tile->outer_end, want, &want_host);
+	got[rows] = UINT64_C(0xeeeeeeeeeeeeeeee);
+	if (ok && !gj_cpu_program_count(&input, tile, o_begin, tile->outer_end, got, &host))
+	{
+		printf("# gj_cpu_program_count ran out of memory\n");
+		ok = false;
+	}
+	/* with cuda, once the cpu matches the reference, cuda against both */
+	if (ok && cuda && memcmp(want, got, sizeof(uint64_t) * rows) == 0 && host == want_host)
+	{
+		uint64_t	cpu_host = host;
+
+		who = "cuda";
+		memset(got, 0xee, sizeof(uint64_t) * (rows + 1));
+		ok = pc_cuda_count(&input, tile, o_begin, tile->outer_end, got, &total, &host);
+		for (int64_t k = 0; ok && k < rows; k++)
+			sum += got[k];
+		if (ok && (sum != total || host != cpu_host))
+		{
+			printf("# cuda: total %llu, the counts sum to %llu; host pairs %llu, "
+				   "the cpu's %llu\n", (unsigned long long) total,
+				   (unsigned long long) sum, (unsigned long long) host,
+				   (unsigned long long) cpu_host);
+			ok = false;
+		}
+		if (ok && (!pc_cuda_count(&input, tile, o_begin, tile->outer_end, NULL, &total,
+								  &host) || total != sum || host != cpu_host))
+		{
+			printf("# cuda, total only: %llu, host pairs %llu\n",
+				   (unsigned long long) total, (unsigned long long) host);
+			ok = false;
+		}
+	}
+	if (ok && got[rows] != UINT64_C(0xeeeeeeeeeeeeeeee))
+	{
+		printf("# %s wrote past the last row's count\n", who);
+		ok = false;
+	}
+	for (int64_t k = 0; ok && k < rows; k++)
+	{
+		if (want[k] != got[k])
+		{
+			printf("# %s, %s (%d instructions), inner [%lld, %lld): outer row %lld counts "
+				   "%llu, the reference %llu\n", who, prog->name, prog->ninstrs,
+				   (long long) tile->inner_begin, (long long) tile->inner_end,
+				   (long long) (o_begin + k), (unsigned long long) got[k],
+				   (unsigned long long) want[k]);
+			ok = false;
+		}
+	}
+	if (ok && host != want_host)
+	{
+		printf("# %s, %s: %llu host pairs, the reference %llu\n", who, prog->name,
+			   (unsigned long long) host, (unsigned long long) want_host);
+		ok = false;
+	}
+	free(want);
+	free(got);
+	return ok;
+}
+
+/* A random sub-tile: inner ranges starting anywhere, sometimes at 0. */
+static void
+pc_random_tile(int64_t outer_rows, int64_t inner_rows, GjTile *tile)
+{
+	int64_t		a = rng() % 3 == 0 ? 0 : (int64_t) (rng() % (inner_rows / 2));
+
+	tile->inner_begin = a;
+	tile->inner_end = rng() % 3 == 0 ? inner_rows : a + (int64_t) (rng() % (inner_rows - a + 1));
+	tile->outer_begin = (int64_t) (rng() % (outer_rows / 4));
+	tile->outer_end = outer_rows - (int64_t) (rng() % 7);
+}
+
+/* The leading compares of hand-written programs. */
+static void
+pc_test_parse(void)
+{
+	static const struct
+	{
+		const char *shape;		/* c: a compare; q: a qual; a: AND; o: OR; n: NOT */
+		int			lead;
+	}			cases[] = {
+		{"ccaqa", 2}, {"cqa", 1}, {"ccqaa", 2}, {"cqqaa", 1}, {"qca", 0}, {"cqo", 0},
+		{"ccao", 0}, {"cn", 0}, {"cnqa", 0}, {"cca", 2}, {"ccacqa", 0}, {"cccqaaa", 3},
+		{"ccaccaaqa", 4}, {"cccccaaaaqa", 4}, {"ccqo", 0}, {"ccacna", 2}, {"qcaca", 0}, {"cqaca", 1}, {"q", 0}
+	};
+	bool		ok = true;
+
+	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
+	{
+		Program		p;
+		GjLeadingCompares lead;
+
+		memset(&p, 0, sizeof(p));
+		for (const char *s = cases[t].shape; *s; s++)
+		{
+			if (*s == 'c')
+			{
+				emit(&p, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+				emit(&p, GJOP_LOAD_INNER, GJT_INT8, 5, 0);
+				emit(&p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+			}
+			else if (*s == 'q')
+			{
+				emit(&p, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+				emit(&p, GJOP_CONST, GJT_INT8, 0, 1);
+				emit(&p, GJOP_ADD, GJT_INT8, 0, 0);
+				emit(&p, GJOP_LOAD_INNER, GJT_INT8, 5, 0);
+				emit(&p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+			}
+			else
+				emit(&p, *s == 'a' ? GJOP_AND : *s == 'o' ? GJOP_OR : GJOP_NOT, GJT_BOOL, 0, 0);
+		}
+		gj_program_leading_compares(p.instrs, p.ninstrs, &lead);
+		/* a pure conjunction counts too: the caller takes cpu_rowcount first */
+		if (lead.conj.n != cases[t].lead ||
+			(lead.conj.n == 0 && (lead.pc != 0 || lead.depth != 0)))
+		{
+			printf("# %s: %d leading compares (pc %d, depth %d), %d expected\n",
+				   cases[t].shape, lead.conj.n, lead.pc, lead.depth, cases[t].lead);
+			ok = false;
+		}
+	}
+	report(ok, "%s%s", "program count: the leading compares of hand-written programs",
+		   " (ANDs left-deep and nested, ORs, NOTs, quals first, more than four)");
+}
+
+/* PC_PER_TEST random programs of a shape over random sub-tiles. */
+static void
+pc_test_random(const Side *outer, const Side *inner, PcShape shape, bool cuda)
+{
+	bool		ok = true;
+
+	for (int t = 0; t < PC_PER_TEST && ok; t++)
+	{
+		Program		prog;
+		GjCompareConjunction lead;
+		GjTile		tile;
+
+		pc_random_program(shape, &prog, &lead);
+		pc_random_tile(outer->nrows, inner->nrows, &tile);
+		ok = pc_check(outer, inner, &prog, &lead, &tile, cuda);
+	}
+	report(ok, "program count%s: %s, against every pair through the program",
+		   cuda ? " (cpu, cuda per row and total)" : " (cpu)", pc_shape_names[shape]);
+}
+
+/* Every nested-loop program of kt_specs.c, over one sub-tile. */
+static void
+pc_test_spec_programs(bool cuda)
+{
+	Program    *progs = xmalloc(sizeof(Program) * 64);
+	int			nprogs = build_programs(progs);
+	bool		with_nulls[NCOLS] = {true, true, false};
+	Side		outer,
+				inner;
+	GjTile		tile = {3, 700, 5, 1900};
+	bool		ok = true;
+
+	make_side(&outer, 700, with_nulls);
+	make_side(&inner, 2000, with_nulls);
+	for (int i = 0; i < nprogs && ok; i++)
+	{
+		GjLeadingCompares lead;
+
+		gj_program_leading_compares(progs[i].instrs, progs[i].ninstrs, &lead);
+		ok = pc_check(&outer, &inner, &progs[i], &lead.conj, &tile, cuda);
+	}
+	free_side(&outer);
+	free_side(&inner);
+	free(progs);
+	report(ok, "program count%s: kernel_test's nested-loop programs, against every pair%s",
+		   cuda ? " (cpu, cuda)" : " (cpu)", "");
+}
+
+/*
+ * agg_step over one program with an aggregate of outer rows only (count(*)
+ * and sum/min/max of an outer int8): the cpu backend's partial against the
+ * reference counts, and cuda's against the cpu's, with the pairs each sent
+ * to the host; over a schedule of several tiles.  Where a step has a pair
+ * for the host, it runs as pairs: the partial then lacks those.
+ */
+static bool
+pc_agg_check(const Side *outer, const Side *inner, const Program *prog, bool cuda)
+{
+	Schedule	s = {"4 x 3 tiles", outer->nrows, inner->nrows, outer->nrows / 4 + 1,
+	inner->nrows / 3 + 1, inner->nrows};
+	GjAggSpec	spec;
+	uint8_t    *flags = xmalloc(outer->nrows);
+	GjJoinInput input;
+	GjError		err;
+	AggRun	   *cpu = xmalloc(sizeof(AggRun));
+	AggRun	   *gpu = xmalloc(sizeof(AggRun));
+	bool		ok;
+
+	memset(&spec, 0, sizeof(spec));
+	for (int64_t r = 0; r < outer->nrows; r++)
+		flags[r] = GJ_AGG_ROW_VALUE;
+	spec.nargs = 1;
+	spec.ngroups = 1;
+	spec.args[0].side = GJ_AGG_SIDE_OUTER;
+	spec.args[0].cls = GJ_CLASS_INT;
+	spec.args[0].need_sum = 1;
+	spec.args[0].need_minmax = 1;
+	spec.args[0].values = outer->cols.values[5];
+	spec.args[0].flags = flags;
+	pc_input(&input, outer, inner, prog);
+	memset(&err, 0, sizeof(err));
+	ok = run_agg_schedule(&gj_cpu_backend, &input, &s, &spec, cpu, &err);
+	if (!ok)
+		printf("# cpu agg_step failed: %s\n", err.message);
+	if (ok && cuda)
+	{
+		ok = run_agg_schedule(&gj_cuda_backend, &input, &s, &spec, gpu, &err);
+		if (!ok)
+			printf("# cuda agg_step failed: %s\n", err.message);
+		ok = ok && cpu->partial.pairs == gpu->partial.pairs &&
+			cpu->partial.acc[0].count == gpu->partial.acc[0].count &&
+			cpu->partial.acc[0].isum == gpu->partial.acc[0].isum &&
+			cpu->partial.acc[0].min_key == gpu->partial.acc[0].min_key &&
+			cpu->partial.acc[0].max_key == gpu->partial.acc[0].max_key &&
+			cpu->partial.acc[0].has_minmax == gpu->partial.acc[0].has_minmax &&
+			cpu->pairs.n == gpu->pairs.n &&
+			(cpu->pairs.n == 0 ||
+			 memcmp(cpu->pairs.pairs, gpu->pairs.pairs, sizeof(uint64_t) * cpu->pairs.n) == 0);
+		if (!ok)
+			printf("# %s: cpu %lld pairs folded, %lld to the host; cuda %lld, %lld\n",
+				   prog->name, (long long) cpu->partial.pairs, (long long) cpu->pairs.n,
+				   (long long) gpu->partial.pairs, (long long) gpu->pairs.n);
+		free(gpu->pairs.pairs);
+	}
+	else if (ok)
+	{
+		GjTile		all = {0, outer->nrows, 0, inner->nrows};
+		uint64_t   *want = xmalloc(sizeof(uint64_t) * outer->nrows);
+		uint64_t	host = 0,
+					pairs = 0;
+		GjCompareConjunction none = {0};
+
+		/* no host pair anywhere: the fold saw them all */
+		pc_reference(outer, inner, prog, &none, &all, 0, outer->nrows, want, &host);
+		for (int64_t r = 0; r < outer->nrows; r++)
+			pairs += want[r];
+		if (host == 0 && (uint64_t) cpu->partial.pairs != pairs)
+		{
+			printf("# %s: cpu folded %lld pairs, the reference %llu\n", prog->name,
+				   (long long) cpu->partial.pairs, (unsigned long long) pairs);
+			ok = false;
+		}
+		free(want);
+	}
+	free(cpu->pairs.pairs);
+	free(cpu);
+	free(gpu);
+	free(flags);
+	return ok;
+}
+
+static void
+pc_test_agg(const Side *outer, const Side *inner, bool cuda)
+{
+	bool		ok = true;
+
+	for (int t = 0; t < PC_PER_TEST && ok; t++)
+	{
+		Program		prog;
+		GjCompareConjunction lead;
+
+		pc_random_program((PcShape) (t % PC_NSHAPES), &prog, &lead);
+		ok = pc_agg_check(outer, inner, &prog, cuda);
+	}
+	report(ok, "program count: agg_step of count(*), sum, min and max of an outer column%s%s",
+		   cuda ? " on cpu and cuda, equal partials and host pairs" : " against the reference",
+		   ", over 4 x 3 tiles");
+}
+
+/*
+ * cuda over sides large enough for many outer blocks and inner slices, and
+ * row counts that are no multiple of anything, against the cpu.
+ */
+static void
+pc_test_big_cuda(void)
+{
+	Side		outer,
+				inner;
+	bool		ok = true;
+
+	rowcount_make_side(&outer, 20011);
+	rowcount_make_side(&inner, 150001);
+	for (int t = 0; t < 4 && ok; t++)
+	{
+		GjTile		tile = {17, 3001 + 7000 * t, 1001, inner.nrows - 5};
+		Program		prog;
+		GjCompareConjunction lead;
+		GjJoinInput input;
+		int64_t		rows = tile.outer_end - tile.outer_begin;
+		uint64_t   *want = xmalloc(sizeof(uint64_t) * rows);
+		uint64_t   *got = xmalloc(sizeof(uint64_t) * rows);
+		uint64_t	want_host = 0,
+					host = 0,
+					total = 0;
+
+		pc_random_program(t == 3 ? PC_QUAL_FIRST : PC_LEAD_FIRST, &prog, &lead);
+		pc_input(&input, &outer, &inner, &prog);
+		ok = gj_cpu_program_count(&input, &tile, tile.outer_begin, tile.outer_end, want,
+								  &want_host) &&
+			pc_cuda_count(&input, &tile, tile.outer_begin, tile.outer_end, got, &total, &host) &&
+			memcmp(want, got, sizeof(uint64_t) * rows) == 0 && host == want_host;
+		if (!ok)
+			printf("# cuda (big), %s: per-row counts or host pairs (%llu, cpu %llu) differ\n",
+				   prog.name, (unsigned long long) host, (unsigned long long) want_host);
+		free(want);
+		free(got);
+	}
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+	report(ok, "%s%s", "cuda program count: up to 20k x 150k rows, against the cpu",
+		   " (many outer blocks and inner slices)");
+}
+
+int
+program_count_test_count(bool cuda)
+{
+	return 1 + PC_NSHAPES + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 : 0);
+}
+
+/*
+ * The cpu tests, and with cuda the same programs on the device against the
+ * cpu, over kt_rowcount.c's sides.
+ */
+void
+run_program_count_tests(bool cuda)
+{
+	Side		outer,
+				inner;
+
+	printf("# per-row counts of any nested-loop program, %d x %d rows\n", PC_OUTER, PC_INNER);
+	rowcount_make_side(&outer, PC_OUTER);
+	rowcount_make_side(&inner, PC_INNER);
+	pc_test_parse();
+	for (int s = 0; s < PC_NSHAPES; s++)
+		pc_test_random(&outer, &inner, (PcShape) s, false);
+	pc_test_spec_programs(false);
+	pc_test_agg(&outer, &inner, false);
+	if (cuda)
+	{
+		for (int s = 0; s < PC_NSHAPES; s++)
+			pc_test_random(&outer, &inner, (PcShape) s, true);
+		pc_test_spec_programs(true);
+		pc_test_agg(&outer, &inner, true);
+		pc_test_big_cuda();
+	}
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+}
+
+/* kernel_test program-count: these tests alone, with cuda where there is a GPU. */
+int
+run_program_count_only(void)
+{
+	GjDeviceInfo info;
+	GjError		err;
+	bool		cuda;
+
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	cuda = gj_cuda_probe(&info, &err);
+	printf("1..%d\n", program_count_test_count(cuda));
+	if (!cuda)
+		printf("# no CUDA device (%s): the cpu tests only\n", err.message);
+	run_program_count_tests(cuda);
+	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
+	return failures > 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Benchmark
+ * ---------------------------------------------------------------------
+ */
+
+static double
+pc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * bench_devices.sh's "nestloop pairs" program, "o.x < i.x AND o.y > i.y
+ * AND o.x + i.y > 0" (int4), on n x n rows of random int4 values in [0,
+ * 1e9): the cpu (one core, a slice of the outer rows) and cuda (the total
+ * only), in pairs per second.
+ */
+int
+bench_program_count(int64_t n)
+{
+	Side		side;
+	Program		prog;
+	GjJoinInput input;
+	GjTile		tile = {0, n, 0, n};
+	int64_t		cpu_rows = gj_max64(gj_min64(n, 200000000 / gj_max64(n, 1)), 1);
+	uint64_t   *counts = xmalloc(sizeof(uint64_t) * cpu_rows);
+	uint64_t	host = 0,
+				total = 0;
+	double		t0,
+				cpu_ms,
+				cuda_ms = -1;
+
+	memset(&side, 0, sizeof(side));
+	side.nrows = n;
+	side.cols.ncols = 2;
+	for (int c = 0; c < 2; c++)
+	{
+		int64_t    *v = xmalloc(sizeof(int64_t) * n);
+
+		for (int64_t i = 0; i < n; i++)
+			v[i] = (int64_t) (rng() % 1000000000);
+		side.cols.values[c] = v;
+	}
+	memset(&prog, 0, sizeof(prog));
+	emit(&prog, GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&prog, GJOP_LOAD_INNER, GJT_INT4, 0, 0);
+	emit(&prog, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&prog, GJOP_LOAD_OUTER, GJT_INT4, 1, 0);
+	emit(&prog, GJOP_LOAD_INNER, GJT_INT4, 1, 0);
+	emit(&prog, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(&prog, GJOP_AND, GJT_BOOL, 0, 0);
+	emit(&prog, GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&prog, GJOP_LOAD_INNER, GJT_INT4, 1, 0);
+	emit(&prog, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(&prog, GJOP_CONST, GJT_INT4, 0, 0);
+	emit(&prog, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(&prog, GJOP_AND, GJT_BOOL, 0, 0);
+	pc_input(&input, &side, &side, &prog);
+
+	t0 = pc_now_ms();
+	gj_cpu_program_count(&input, &tile, 0, cpu_rows, counts, &host);
+	cpu_ms = pc_now_ms() - t0;
+	printf("# program count, o.x < i.x AND o.y > i.y AND o.x + i.y > 0 (int4), %lld x %lld\n",
+		   (long long) n, (long long) n);
+	printf("cpu, one core (%lld outer rows): %.1f ms, %.3g pairs/s\n", (long long) cpu_rows,
+		   cpu_ms, (double) cpu_rows * n / (cpu_ms / 1e3));
+	{
+		GjError		err;
+		GjStats		stats;
+		void	   *state;
+
+		memset(&err, 0, sizeof(err));
+		memset(&stats, 0, sizeof(stats));
+		state = gj_cuda_backend.begin_join(&input, &err);
+		if (state != NULL &&
+			gj_cuda_test_program_count(state, &tile, 0, gj_min64(n, 4096), NULL, &total, &host,
+									   &stats, &err))
+		{
+			/* the first launch warms up; then the whole tile */
+			t0 = pc_now_ms();
+			if (gj_cuda_test_program_count(state, &tile, 0, n, NULL, &total, &host, &stats,
+										   &err))
+				cuda_ms = pc_now_ms() - t0;
+		}
+		if (cuda_ms >= 0)
+			printf("cuda: %.1f ms, %.3g pairs/s, %llu matches, %llu host pairs\n", cuda_ms,
+				   (double) n * n / (cuda_ms / 1e3), (unsigned long long) total,
+				   (unsigned long long) host);
+		else
+			printf("cuda: no figure: %s\n", err.message);
+		if (state != NULL)
+			gj_cuda_backend.end_join(state);
+	}
+	for (int c = 0; c < 2; c++)
+		free((void *) side.cols.values[c]);
+	free(counts);
+	return 0;
+}
