@@ -107,11 +107,12 @@ PAR="SET max_parallel_workers_per_gather = $WORKERS; SET parallel_setup_cost = 0
 QUERIES+=("hash count|$FORCE_HASH|$HASH")
 
 # what EXPLAIN ANALYZE says of the join: backend, algorithm, devices (the
-# whole plan into $EXPLAIN_DIR/<name>, devices '<setting>'.txt where set)
+# whole plan into $EXPLAIN_DIR/<name>_devices_<setting>.txt where set)
 plan_of() {
 	local plan
 	plan=$(psql -At -c "$1" -c "EXPLAIN (ANALYZE, COSTS OFF) $2")
-	[ -z "$EXPLAIN_DIR" ] || printf '%s\n' "$plan" >"$EXPLAIN_DIR/$3, devices '$4'.txt"
+	[ -z "$EXPLAIN_DIR" ] ||
+		printf '%s\n' "$plan" >"$EXPLAIN_DIR/$(echo "$3 devices $4" | tr -cs 'a-z0-9' '_').txt"
 	printf '%s\n' "$plan" |
 		grep -oE 'Backend: [a-z ()]+|Algorithm: [a-z ()]+|Devices: [0-9]+ \(steps [0-9, ]+\)' |
 		sed 's/^[A-Za-z]*: //' | paste -sd';' - | sed 's/;/; /g'

@@ -460,6 +460,36 @@ pc_test_spec_programs(bool cuda)
 }
 
 /*
+ * Drop the host pairs that fail the program's leading compares, keeping
+ * the rest in order; returns how many are left.  A step that had a pair
+ * for the host runs as run_step, whose interpreter sends the host every
+ * pair it cannot decide, also those the prefilter would have dropped (the
+ * host drops them: their leading compare is not true).  Which steps those
+ * are depends on each backend's step size, so only the other pairs must be
+ * the same on both.
+ */
+static int64_t
+pc_host_pairs_that_pass(PairSet *set, const GjCompareConjunction *lead, const Side *outer,
+						const Side *inner)
+{
+	int64_t		n = 0;
+
+	for (int64_t k = 0; k < set->n; k++)
+	{
+		int64_t		o = (int64_t) ((set->pairs[k] >> 32) & GJ_PAIR_ROW_MASK);
+		int64_t		i = (int64_t) (set->pairs[k] & 0xffffffffu);
+		bool		passes = true;
+
+		for (int c = 0; c < lead->n && passes; c++)
+			passes = pc_compare_holds(&lead->cmp[c], outer, o, inner, i);
+		if (passes)
+			set->pairs[n++] = set->pairs[k];
+	}
+	set->n = n;
+	return n;
+}
+
+/*
  * agg_step over one program with an aggregate of outer rows only (count(*)
  * and sum/min/max of an outer int8): the cpu backend's partial against the
  * reference counts, and cuda's against the cpu's, with the pairs each sent
@@ -497,9 +527,14 @@ pc_agg_check(const Side *outer, const Side *inner, const Program *prog, bool cud
 		printf("# cpu agg_step failed: %s\n", err.message);
 	if (ok && cuda)
 	{
+		GjLeadingCompares lead;
+
 		ok = run_agg_schedule(&gj_cuda_backend, &input, &s, &spec, gpu, &err);
 		if (!ok)
 			printf("# cuda agg_step failed: %s\n", err.message);
+		gj_program_leading_compares(prog->instrs, prog->ninstrs, &lead);
+		pc_host_pairs_that_pass(&cpu->pairs, &lead.conj, outer, inner);
+		pc_host_pairs_that_pass(&gpu->pairs, &lead.conj, outer, inner);
 		ok = ok && cpu->partial.pairs == gpu->partial.pairs &&
 			cpu->partial.acc[0].count == gpu->partial.acc[0].count &&
 			cpu->partial.acc[0].isum == gpu->partial.acc[0].isum &&
@@ -556,7 +591,8 @@ pc_test_agg(const Side *outer, const Side *inner, bool cuda)
 		ok = pc_agg_check(outer, inner, &prog, cuda);
 	}
 	report(ok, "program count: agg_step of count(*), sum, min and max of an outer column%s%s",
-		   cuda ? " on cpu and cuda, equal partials and host pairs" : " against the reference",
+		   cuda ? " on cpu and cuda, equal partials and host pairs (those that pass the "
+		   "leading compares)" : " against the reference",
 		   ", over 4 x 3 tiles");
 }
 
@@ -571,11 +607,11 @@ pc_test_big_cuda(void)
 				inner;
 	bool		ok = true;
 
-	rowcount_make_side(&outer, 20011);
+	rowcount_make_side(&outer, 5011);
 	rowcount_make_side(&inner, 150001);
 	for (int t = 0; t < 4 && ok; t++)
 	{
-		GjTile		tile = {17, 3001 + 7000 * t, 1001, inner.nrows - 5};
+		GjTile		tile = {17, 2001 + 1000 * t, 1001, inner.nrows - 5};
 		Program		prog;
 		GjCompareConjunction lead;
 		GjJoinInput input;
@@ -600,7 +636,7 @@ pc_test_big_cuda(void)
 	}
 	rowcount_free_side(&outer);
 	rowcount_free_side(&inner);
-	report(ok, "%s%s", "cuda program count: up to 20k x 150k rows, against the cpu",
+	report(ok, "%s%s", "cuda program count: up to 5k x 150k rows, against the cpu",
 		   " (many outer blocks and inner slices)");
 }
 
