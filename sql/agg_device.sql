@@ -613,3 +613,46 @@ SELECT c.id AS cond,
        ad_check_error(c.algorithm, format('SELECT 100 / x.z, y.k %% 3, count(*), sum(y.b) FROM ad_tile x JOIN ad_tile_in2 y ON %s GROUP BY 100 / x.z, y.k %% 3', c.cond)) AS many_tiles_joined
 FROM ad_tile_cond c ORDER BY c.id;
 RESET gpujoin.device_memory;
+
+--
+-- Row counts of any nested-loop program, for aggregates of outer columns
+-- (cpu_program_count.c, cuda_program_count.cu): the program's leading
+-- compares are tested first and the rest of it runs for the pairs they
+-- pass.  A pair whose rest overflows goes to the host, where a leading
+-- compare that is not true drops it before the overflow, as in the native
+-- plan, whose join filter tests the cheaper compares first; an overflow in
+-- a pair that passes them is PostgreSQL's error.  NULLs in the compared
+-- columns, float products, grouping by the outer side, many steps (a 1kB
+-- budget), and programs that cannot be prefiltered (an OR, a qual first).
+--
+CREATE TABLE ad_pc_r AS
+SELECT g AS id, (g * 7919) % 1000 - 500 AS x, (g * 104729) % 1000 - 500 AS y,
+       CASE WHEN g % 29 = 0 THEN NULL ELSE g % 1000 END AS w,
+       CASE WHEN g % 31 = 0 THEN NULL ELSE ((g * 13) % 200 - 100) / 8.0 END::float8 AS f
+FROM generate_series(1, 1500) g;
+INSERT INTO ad_pc_r VALUES (-1, 2147483000, 2147483000, 1, 1e308), (-2, NULL, 5, 2, 0),
+    (-3, 4, NULL, 3, NULL), (-4, -2147483000, -2147483000, 4, -2);
+CREATE TABLE ad_pc_s AS
+SELECT g AS id, (g * 6007) % 1000 - 500 AS x, (g * 7877) % 1000 - 500 AS y,
+       CASE WHEN g % 23 = 0 THEN NULL ELSE ((g * 11) % 160 - 80) / 4.0 END::float8 AS f
+FROM generate_series(1, 1200) g;
+INSERT INTO ad_pc_s VALUES (-1, 2147483600, 2147483000, -1e308), (-2, 7, NULL, 2), (-3, NULL, 9, NULL);
+ANALYZE ad_pc_r, ad_pc_s;
+CREATE TABLE ad_pc_q (id int, query text);
+INSERT INTO ad_pc_q VALUES
+ (1, 'SELECT count(*), sum(x.w), min(x.w), max(x.w) FROM ad_pc_r x JOIN ad_pc_s y ON x.x < y.x AND x.y > y.y AND x.x + y.y > 0'),
+ (2, 'SELECT x.id % 5, count(*), sum(x.w), max(x.f) + 0 FROM ad_pc_r x JOIN ad_pc_s y ON x.x <= y.x AND x.y >= y.y AND x.w - y.y > 100 GROUP BY x.id % 5'),
+ (3, 'SELECT count(*), sum(x.f) FROM ad_pc_r x JOIN ad_pc_s y ON x.f < y.f AND x.f * y.f > 1.5'),
+ (4, 'SELECT count(*), max(x.w) FROM ad_pc_r x JOIN ad_pc_s y ON (x.x < y.x OR x.y > y.y) AND x.w - y.y < 100'),
+ (5, 'SELECT count(*), sum(x.w) FROM ad_pc_r x JOIN ad_pc_s y ON x.x <> y.x AND x.y = y.y AND (x.w > 10 OR y.f IS NULL)'),
+ (6, 'SELECT count(*) FROM ad_pc_r x JOIN ad_pc_s y ON x.x < y.x AND x.y > y.y AND x.x + y.y > 0 AND x.id > 0');
+SELECT q.id, ad_check('nestloop', q.query) AS program_counts
+FROM ad_pc_q q ORDER BY q.id;
+SELECT q.id, ad_analyze('nestloop', q.query, '^\s*(GPU Aggregates|Device Matches):') AS plan
+FROM ad_pc_q q WHERE q.id IN (1, 4) ORDER BY q.id;
+-- pairs that pass the compares and overflow: PostgreSQL's error either way
+SELECT ad_check_error('nestloop', 'SELECT count(*) FROM ad_pc_r x JOIN ad_pc_s y ON x.x < y.x AND x.y + y.y > 0') AS overflow;
+SET gpujoin.device_memory = '1kB';
+SELECT q.id, ad_check('nestloop', q.query) AS program_counts_many_steps
+FROM ad_pc_q q ORDER BY q.id;
+RESET gpujoin.device_memory;
