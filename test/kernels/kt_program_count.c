@@ -7,7 +7,8 @@
  *	  backend's gj_cpu_program_count against a brute-force reference (every
  *	  pair through the whole program), and on a GPU gj_cuda_program_count
  *	  against the cpu (run_program_count_tests); agg_step over such a
- *	  program on both backends; and their speed (bench_program_count).
+ *	  program on both backends; run_step's pairs after the same prefilter
+ *	  on both; and their speed (bench_program_count).
  *
  *	  The programs put random compare conjunctions in front of quals that
  *	  the prefilter cannot read: int4 and int8 sums that overflow (pairs
@@ -597,6 +598,88 @@ pc_test_agg(const Side *outer, const Side *inner, bool cuda)
 }
 
 /*
+ * run_step over one program on 3 x 2 tiles: the cpu backend's pairs (with
+ * their recheck flags) against the reference, every pair through the whole
+ * program, the recheck pairs those that pass the leading compares; with
+ * cuda, its pairs against the cpu's.
+ */
+static bool
+pc_run_step_check(const Side *outer, const Side *inner, const Program *prog,
+				  const GjCompareConjunction *lead, bool cuda)
+{
+	Schedule	s = {"3 x 2 tiles", outer->nrows, inner->nrows, outer->nrows / 3 + 1,
+	inner->nrows / 2 + 1, inner->nrows};
+	GjJoinInput input;
+	GjError		err;
+	PairSet		want,
+				cpu,
+				gpu;
+	bool		ok;
+
+	memset(&want, 0, sizeof(want));
+	memset(&gpu, 0, sizeof(gpu));
+	for (int64_t o = 0; o < outer->nrows; o++)
+	{
+		for (int64_t i = 0; i < inner->nrows; i++)
+		{
+			int			r = gj_program_eval(prog->instrs, prog->ninstrs, &outer->cols, o,
+											&inner->cols, i);
+			bool		passes = true;
+
+			for (int k = 0; k < lead->n && passes; k++)
+				passes = pc_compare_holds(&lead->cmp[k], outer, o, inner, i);
+			if (r == GJ_RESULT_TRUE || (r == GJ_RESULT_RECHECK && passes))
+				add_pair(&want, (uint32_t) o | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0),
+						 (uint32_t) i);
+		}
+	}
+	qsort(want.pairs, want.n, sizeof(uint64_t), cmp_u64);
+	pc_input(&input, outer, inner, prog);
+	memset(&err, 0, sizeof(err));
+	ok = run_schedule(&gj_cpu_backend, &input, &s, &cpu, &err);
+	if (!ok)
+		printf("# cpu run_step failed: %s\n", err.message);
+	ok = ok && cpu.n == want.n &&
+		(want.n == 0 || memcmp(cpu.pairs, want.pairs, sizeof(uint64_t) * want.n) == 0);
+	if (!ok)
+		printf("# %s: cpu run_step %lld pairs, the reference %lld\n", prog->name,
+			   (long long) cpu.n, (long long) want.n);
+	if (ok && cuda)
+	{
+		ok = run_schedule(&gj_cuda_backend, &input, &s, &gpu, &err);
+		if (!ok)
+			printf("# cuda run_step failed: %s\n", err.message);
+		ok = ok && gpu.n == cpu.n &&
+			(cpu.n == 0 || memcmp(gpu.pairs, cpu.pairs, sizeof(uint64_t) * cpu.n) == 0);
+		if (!ok)
+			printf("# %s: cuda run_step %lld pairs, cpu %lld\n", prog->name,
+				   (long long) gpu.n, (long long) cpu.n);
+	}
+	free(want.pairs);
+	free(cpu.pairs);
+	free(gpu.pairs);
+	return ok;
+}
+
+static void
+pc_test_run_step(const Side *outer, const Side *inner, bool cuda)
+{
+	bool		ok = true;
+
+	for (int t = 0; t < PC_PER_TEST && ok; t++)
+	{
+		Program		prog;
+		GjCompareConjunction lead;
+
+		pc_random_program((PcShape) (t % PC_NSHAPES), &prog, &lead);
+		ok = pc_run_step_check(outer, inner, &prog, &lead, cuda);
+	}
+	report(ok, "program prefilter: run_step's pairs and recheck flags%s%s",
+		   cuda ? " on cpu and cuda, equal," : "",
+		   " against every pair through the program, over 3 x 2 tiles");
+}
+
+/*
  * cuda over sides large enough for many outer blocks and inner slices, and
  * row counts that are no multiple of anything, against the cpu.
  */
@@ -643,7 +726,7 @@ pc_test_big_cuda(void)
 int
 program_count_test_count(bool cuda)
 {
-	return 1 + PC_NSHAPES + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 : 0);
+	return 1 + PC_NSHAPES + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0);
 }
 
 /*
@@ -664,12 +747,14 @@ run_program_count_tests(bool cuda)
 		pc_test_random(&outer, &inner, (PcShape) s, false);
 	pc_test_spec_programs(false);
 	pc_test_agg(&outer, &inner, false);
+	pc_test_run_step(&outer, &inner, false);
 	if (cuda)
 	{
 		for (int s = 0; s < PC_NSHAPES; s++)
 			pc_test_random(&outer, &inner, (PcShape) s, true);
 		pc_test_spec_programs(true);
 		pc_test_agg(&outer, &inner, true);
+		pc_test_run_step(&outer, &inner, true);
 		pc_test_big_cuda();
 	}
 	rowcount_free_side(&outer);

@@ -201,6 +201,29 @@ extern void gj_cpu_rowcount_conjunction(const GjJoinInput *input,
 										uint64_t *counts);
 
 /*
+ * cpu_program_count.c: the prefilter of a program's leading compares
+ * (gj_program_leading_compares) over blocks of CPU_INNER_BLOCK_ROWS inner
+ * rows: _block converts a block's keys, _row gives the offsets in it of the
+ * rows that pass with an outer row (in pass), which then need only the
+ * rest of the program (gj_program_eval_from with lead).
+ */
+typedef struct GjCpuPrefilter
+{
+	GjLeadingCompares lead;
+	int64_t    *keys[GJ_MAX_CONJUNCTS]; /* the block's order keys per compare */
+	uint8_t    *alive;			/* the block's rows with no NULL key */
+	uint8_t    *mask;
+	int		   *pass;
+	int			nrows;			/* the block's rows */
+} GjCpuPrefilter;
+
+extern bool gj_cpu_prefilter_init(GjCpuPrefilter *pf, const GjJoinInput *input);
+extern void gj_cpu_prefilter_block(GjCpuPrefilter *pf, const GjJoinInput *input,
+								   int64_t ib, int nrows);
+extern int	gj_cpu_prefilter_row(GjCpuPrefilter *pf, const GjJoinInput *input, int64_t o);
+extern void gj_cpu_prefilter_free(GjCpuPrefilter *pf);
+
+/*
  * cpu_program_count.c: counts[o - o_begin] = inner rows of the tile for
  * which the device program is TRUE, for any program; the pairs it cannot
  * decide are added to *host_pairs.  False when out of host memory.

@@ -84,7 +84,14 @@ gj_cpu_nestloop_compare(CpuJoinState *state, const GjTile *tile,
 	return n;
 }
 
-/* The general nested loop: the device program per pair. */
+/*
+ * The general nested loop: the device program per pair, after the
+ * prefilter of its leading compares (cpu_program_count.c), so that a pair
+ * that fails one is not evaluated, nor sent to the host for a recheck, as
+ * on the cuda backend.  Out of memory for the prefilter, every pair runs
+ * through the whole program: slower, the same matches, and more pairs for
+ * the host to drop.
+ */
 int64_t
 gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
 						int64_t o_begin, int64_t o_end)
@@ -92,6 +99,8 @@ gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
 	const GjJoinInput *in = &state->input;
 	uint32_t   *out_o = state->outer_rows;
 	uint32_t   *out_i = state->inner_rows;
+	GjCpuPrefilter pf;
+	bool		prefilter = gj_cpu_prefilter_init(&pf, in);
 	int64_t		n = 0;
 	int64_t		ib,
 				o,
@@ -102,8 +111,27 @@ gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
 		int64_t		ie = ib + CPU_INNER_BLOCK_ROWS < tile->inner_end ?
 			ib + CPU_INNER_BLOCK_ROWS : tile->inner_end;
 
+		if (prefilter)
+			gj_cpu_prefilter_block(&pf, in, ib, (int) (ie - ib));
 		for (o = o_begin; o < o_end; o++)
 		{
+			if (prefilter)
+			{
+				int			npass = gj_cpu_prefilter_row(&pf, in, o);
+				int			p;
+
+				for (p = 0; p < npass; p++)
+				{
+					int			r = gj_program_eval_from(in->instrs, in->ninstrs, &pf.lead,
+														 &in->outer, o, &in->inner,
+														 ib + pf.pass[p]);
+
+					out_o[n] = (uint32_t) o | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
+					out_i[n] = (uint32_t) (ib + pf.pass[p]);
+					n += (r != GJ_RESULT_FALSE);
+				}
+				continue;
+			}
 			for (i = ib; i < ie; i++)
 			{
 				int			r = gj_program_eval(in->instrs, in->ninstrs,
@@ -115,5 +143,7 @@ gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
 			}
 		}
 	}
+	if (prefilter)
+		gj_cpu_prefilter_free(&pf);
 	return n;
 }

@@ -1,14 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * cpu_program_count.c
- *	  Per outer row, the number of inner rows of a nested-loop tile for
- *	  which the device program is TRUE, and the number of pairs the host
- *	  must recheck, without writing a pair: the row-count path of the
- *	  aggregate step for any program (cpu_rowcount.c counts the programs
- *	  that are compare conjunctions, faster).
+ *	  The prefilter of a nested-loop program's leading compares, and with
+ *	  it, per outer row, the number of inner rows of a tile for which the
+ *	  program is TRUE and the number of pairs the host must recheck,
+ *	  without writing a pair: the row-count path of the aggregate step for
+ *	  any program (cpu_rowcount.c counts the programs that are compare
+ *	  conjunctions, faster).  The general nested loop (cpu_nestloop.c)
+ *	  prefilters the same way.
  *
  * The program's leading simple compares (gj_program_leading_compares) are
- * tested first, on the order keys of an inner block converted once, and
+ * tested first, on the order keys of an inner block converted once
+ * (GjCpuPrefilter), and
  * the interpreter runs the rest of the program only for the pairs that
  * pass them: for "r.x < s.x AND r.y > s.y AND r.x + s.y > 0", the last qual
  * for a quarter of the pairs on random data.
@@ -20,13 +23,6 @@
 #include <string.h>
 
 #include "cpu_internal.h"
-
-/*
- * Inner rows converted at a time: 2048 rows of up to four int64 keys
- * (64 kB at most, 32 kB for the usual two) stay in the level-2 cache while
- * every outer row of the call passes over them.
- */
-#define PC_BLOCK_ROWS	2048
 
 /* mask[i] &= (x OP keys[i]) over the block: one loop per operator, vectorised */
 #define PC_AND_LOOP(OP) \
@@ -62,25 +58,96 @@ pc_and_compare(int op, int64_t x, const int64_t *keys, uint8_t *mask, int nrows)
 }
 
 /*
- * The inner rows of a block that pass the leading compares for outer keys
- * x, as offsets into pass[]; returns how many.  keys[k] holds the block's
- * order keys of compare k, alive[] is 0 for its rows with a NULL key.
+ * Set up the prefilter of the join's program (its leading compares, none
+ * where it has none) with room for a block of CPU_INNER_BLOCK_ROWS rows;
+ * false, with nothing held, when out of memory.
  */
-static int
-pc_prefilter(const GjCompareConjunction *conj, const int64_t *x, int64_t *const *keys,
-			 const uint8_t *alive, int nrows, uint8_t *mask, int *pass)
+bool
+gj_cpu_prefilter_init(GjCpuPrefilter *pf, const GjJoinInput *input)
 {
+	bool		ok;
+	int			k;
+
+	memset(pf, 0, sizeof(GjCpuPrefilter));
+	gj_program_leading_compares(input->instrs, input->ninstrs, &pf->lead);
+	pf->alive = malloc(CPU_INNER_BLOCK_ROWS);
+	pf->mask = malloc(CPU_INNER_BLOCK_ROWS);
+	pf->pass = malloc(sizeof(int) * CPU_INNER_BLOCK_ROWS);
+	ok = pf->alive != NULL && pf->mask != NULL && pf->pass != NULL;
+	for (k = 0; k < pf->lead.conj.n; k++)
+	{
+		pf->keys[k] = malloc(sizeof(int64_t) * CPU_INNER_BLOCK_ROWS);
+		ok = ok && pf->keys[k] != NULL;
+	}
+	if (!ok)
+		gj_cpu_prefilter_free(pf);
+	return ok;
+}
+
+void
+gj_cpu_prefilter_free(GjCpuPrefilter *pf)
+{
+	int			k;
+
+	for (k = 0; k < GJ_MAX_CONJUNCTS; k++)
+		free(pf->keys[k]);
+	free(pf->alive);
+	free(pf->mask);
+	free(pf->pass);
+	memset(pf, 0, sizeof(GjCpuPrefilter));
+}
+
+/*
+ * Take the inner rows [ib, ib + nrows) as the block (nrows at most
+ * CPU_INNER_BLOCK_ROWS): their order keys of each compare, and which have
+ * no NULL among them.
+ */
+void
+gj_cpu_prefilter_block(GjCpuPrefilter *pf, const GjJoinInput *input, int64_t ib, int nrows)
+{
+	int			i,
+				k;
+
+	pf->nrows = nrows;
+	memset(pf->alive, 1, nrows);
+	for (k = 0; k < pf->lead.conj.n; k++)
+	{
+		const GjSimpleCompare *sc = &pf->lead.conj.cmp[k];
+
+		for (i = 0; i < nrows; i++)
+		{
+			if (!gj_column_key(&input->inner, sc->inner_col, sc->cls, ib + i, &pf->keys[k][i]))
+				pf->alive[i] = 0;
+		}
+	}
+}
+
+/*
+ * The block's rows that pass the leading compares with outer row o, as
+ * offsets into pf->pass; returns how many (none when a compared outer key
+ * is NULL).
+ */
+int
+gj_cpu_prefilter_row(GjCpuPrefilter *pf, const GjJoinInput *input, int64_t o)
+{
+	const GjCompareConjunction *conj = &pf->lead.conj;
 	int			n = 0;
 	int			i,
 				k;
 
-	memcpy(mask, alive, nrows);
+	memcpy(pf->mask, pf->alive, pf->nrows);
 	for (k = 0; k < conj->n; k++)
-		pc_and_compare(conj->cmp[k].op, x[k], keys[k], mask, nrows);
-	for (i = 0; i < nrows; i++)
 	{
-		pass[n] = i;
-		n += mask[i];
+		int64_t		x;
+
+		if (!gj_column_key(&input->outer, conj->cmp[k].outer_col, conj->cmp[k].cls, o, &x))
+			return 0;
+		pc_and_compare(conj->cmp[k].op, x, pf->keys[k], pf->mask, pf->nrows);
+	}
+	for (i = 0; i < pf->nrows; i++)
+	{
+		pf->pass[n] = i;
+		n += pf->mask[i];
 	}
 	return n;
 }
@@ -95,63 +162,29 @@ bool
 gj_cpu_program_count(const GjJoinInput *input, const GjTile *tile, int64_t o_begin,
 					 int64_t o_end, uint64_t *counts, uint64_t *host_pairs)
 {
-	GjLeadingCompares lead;
-	const GjCompareConjunction *conj = &lead.conj;
-	int64_t    *keys[GJ_MAX_CONJUNCTS];
-	uint8_t    *alive = malloc(PC_BLOCK_ROWS);
-	uint8_t    *mask = malloc(PC_BLOCK_ROWS);
-	int		   *pass = malloc(sizeof(int) * PC_BLOCK_ROWS);
-	bool		ok = alive != NULL && mask != NULL && pass != NULL;
+	GjCpuPrefilter pf;
 	int64_t		ib,
 				o;
-	int			k;
 
-	gj_program_leading_compares(input->instrs, input->ninstrs, &lead);
-	for (k = 0; k < conj->n; k++)
-	{
-		keys[k] = malloc(sizeof(int64_t) * PC_BLOCK_ROWS);
-		ok = ok && keys[k] != NULL;
-	}
+	if (!gj_cpu_prefilter_init(&pf, input))
+		return false;
 	memset(counts, 0, sizeof(uint64_t) * (o_end - o_begin));
-	for (ib = tile->inner_begin; ok && ib < tile->inner_end; ib += PC_BLOCK_ROWS)
+	for (ib = tile->inner_begin; ib < tile->inner_end; ib += CPU_INNER_BLOCK_ROWS)
 	{
-		int			nrows = (int) (tile->inner_end - ib < PC_BLOCK_ROWS ?
-								   tile->inner_end - ib : PC_BLOCK_ROWS);
-		int			i;
-
-		memset(alive, 1, nrows);
-		for (k = 0; k < conj->n; k++)
-		{
-			const GjSimpleCompare *sc = &conj->cmp[k];
-
-			for (i = 0; i < nrows; i++)
-			{
-				if (!gj_column_key(&input->inner, sc->inner_col, sc->cls, ib + i, &keys[k][i]))
-					alive[i] = 0;
-			}
-		}
+		gj_cpu_prefilter_block(&pf, input, ib,
+							   (int) (tile->inner_end - ib < CPU_INNER_BLOCK_ROWS ?
+									  tile->inner_end - ib : CPU_INNER_BLOCK_ROWS));
 		for (o = o_begin; o < o_end; o++)
 		{
-			int64_t		x[GJ_MAX_CONJUNCTS];
+			int			npass = gj_cpu_prefilter_row(&pf, input, o);
 			uint64_t	hits = 0;
-			int			npass;
 			int			p;
 
-			/* a NULL outer key fails its compare for every inner row */
-			for (k = 0; k < conj->n; k++)
-			{
-				if (!gj_column_key(&input->outer, conj->cmp[k].outer_col, conj->cmp[k].cls, o,
-								   &x[k]))
-					break;
-			}
-			if (k < conj->n)
-				continue;
-			npass = pc_prefilter(conj, x, keys, alive, nrows, mask, pass);
 			for (p = 0; p < npass; p++)
 			{
-				int			r = gj_program_eval_from(input->instrs, input->ninstrs, &lead,
+				int			r = gj_program_eval_from(input->instrs, input->ninstrs, &pf.lead,
 													 &input->outer, o, &input->inner,
-													 ib + pass[p]);
+													 ib + pf.pass[p]);
 
 				hits += r == GJ_RESULT_TRUE;
 				*host_pairs += r == GJ_RESULT_RECHECK;
@@ -159,10 +192,6 @@ gj_cpu_program_count(const GjJoinInput *input, const GjTile *tile, int64_t o_beg
 			counts[o - o_begin] += hits;
 		}
 	}
-	for (k = 0; k < conj->n; k++)
-		free(keys[k]);
-	free(alive);
-	free(mask);
-	free(pass);
-	return ok;
+	gj_cpu_prefilter_free(&pf);
+	return true;
 }

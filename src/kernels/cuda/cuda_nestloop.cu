@@ -58,6 +58,7 @@ typedef struct CompareArgs
 typedef struct ProgramArgs
 {
 	GjProgram	program;
+	GjLeadingCompares lead;		/* its prefilter (gj_program_leading_compares) */
 	GjKeyColumns outer;			/* device columns, from the step's first row */
 	GjKeyColumns inner;			/* device columns, from the tile's first row */
 	int64_t		nrows;
@@ -185,7 +186,11 @@ compare_kernel(CompareArgs a)
  * columns are read from the parameter space (__grid_constant__ lets the
  * interpreter take their address without a per-thread copy); the inner
  * columns the program loads are staged in shared memory and handed to the
- * interpreter as a GjKeyColumns indexed from the chunk's first row.
+ * interpreter as a GjKeyColumns indexed from the chunk's first row.  The
+ * program's leading compares are tested first, on order keys, and only a
+ * pair that passes them runs the rest of the program (as the cpu backend's
+ * gj_cpu_nestloop_program: a pair that fails one is neither a match nor
+ * sent to the host).
  */
 template <bool WRITE>
 __global__ void __launch_bounds__(GEN_BLOCK)
@@ -200,7 +205,13 @@ program_kernel(const __grid_constant__ ProgramArgs a)
 	GjKeyColumns chunk;
 	uint32_t	count = 0;
 	uint64_t	pos = 0;
+	int64_t		x[GJ_MAX_CONJUNCTS];
+	bool		live = active;
 
+	/* a row with a NULL compared key passes no leading compare */
+	for (int k = 0; live && k < a.lead.conj.n; k++)
+		live = gj_column_key(&a.outer, a.lead.conj.cmp[k].outer_col, a.lead.conj.cmp[k].cls,
+							 j, &x[k]);
 	chunk.ncols = a.inner.ncols;
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
@@ -227,12 +238,23 @@ program_kernel(const __grid_constant__ ProgramArgs a)
 		}
 		__syncthreads();
 
-		if (!active)
+		if (!live)
 			continue;
 		for (int t = 0; t < n; t++)
 		{
-			int			r = gj_program_eval(a.program.instrs, a.program.ninstrs,
-											&a.outer, j, &chunk, t);
+			bool		pass = true;
+			int			r;
+
+			for (int k = 0; pass && k < a.lead.conj.n; k++)
+			{
+				const GjSimpleCompare *sc = &a.lead.conj.cmp[k];
+				int64_t		y;
+
+				pass = gj_column_key(&chunk, sc->inner_col, sc->cls, t, &y) &&
+					gj_cmp_holds(sc->op, gj_int_cmp(x[k], y));
+			}
+			r = pass ? gj_program_eval_from(a.program.instrs, a.program.ninstrs, &a.lead,
+											&a.outer, j, &chunk, t) : GJ_RESULT_FALSE;
 
 			if constexpr (WRITE)
 			{
@@ -401,6 +423,7 @@ launch_pass(CudaJoinState *state, const GjTile *tile, const StepPlan *plan,
 
 		memset(&a, 0, sizeof(a));
 		a.program = state->program;
+		gj_program_leading_compares(a.program.instrs, a.program.ninstrs, &a.lead);
 		a.outer.ncols = state->input.outer.ncols;
 		a.inner.ncols = state->input.inner.ncols;
 		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
