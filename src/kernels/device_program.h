@@ -786,7 +786,8 @@ typedef struct GjLeadingCompares
 } GjLeadingCompares;
 
 /*
- * How many stack slots an instruction pops (it always pushes one).
+ * How many stack slots an instruction pops (it always pushes one); -1 for
+ * an opcode the interpreter does not know.
  */
 GJ_HD int
 gj_instr_pops(int op)
@@ -807,8 +808,25 @@ gj_instr_pops(int op)
 		case GJOP_IS_NULL:
 		case GJOP_IS_NOT_NULL:
 			return 1;
-		default:
+		case GJOP_EQ:
+		case GJOP_NE:
+		case GJOP_LT:
+		case GJOP_LE:
+		case GJOP_GT:
+		case GJOP_GE:
+		case GJOP_ADD:
+		case GJOP_SUB:
+		case GJOP_MUL:
+		case GJOP_DIV:
+		case GJOP_MOD:
+		case GJOP_DATE_PLI:
+		case GJOP_DATE_MII:
+		case GJOP_DATE_MI:
+		case GJOP_AND:
+		case GJOP_OR:
 			return 2;
+		default:
+			return -1;
 	}
 }
 
@@ -853,6 +871,8 @@ gj_program_try_leading(const GjInstr *instrs, int ninstrs, int limit, GjLeadingC
 	{
 		int			pops = gj_instr_pops(instrs[pc].op);
 
+		if (pops < 0 || pops > depth)
+			return false;
 		if (depth - pops < protect)
 		{
 			if (instrs[pc].op != GJOP_AND)

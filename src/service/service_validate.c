@@ -56,53 +56,14 @@ gj_service_program_valid(const GjInstr *instrs, int ninstrs, int outer_ncols, in
 	for (pc = 0; pc < ninstrs; pc++)
 	{
 		const GjInstr *in = &instrs[pc];
-		int			pops,
+		int			pops = gj_instr_pops(in->op),
 					pushes = 1;
 
-		switch (in->op)
-		{
-			case GJOP_LOAD_OUTER:
-			case GJOP_LOAD_INNER:
-				if (in->arg < 0 ||
-					in->arg >= (in->op == GJOP_LOAD_OUTER ? outer_ncols : inner_ncols))
-					return false;
-				pops = 0;
-				break;
-			case GJOP_CONST:
-			case GJOP_CONST_NULL:
-				pops = 0;
-				break;
-			case GJOP_NEG:
-			case GJOP_ABS:
-			case GJOP_INT_TO_FLOAT:
-			case GJOP_FLOAT_TO_FLOAT4:
-			case GJOP_INT_NARROW:
-			case GJOP_NOT:
-			case GJOP_IS_NULL:
-			case GJOP_IS_NOT_NULL:
-				pops = 1;
-				break;
-			case GJOP_EQ:
-			case GJOP_NE:
-			case GJOP_LT:
-			case GJOP_LE:
-			case GJOP_GT:
-			case GJOP_GE:
-			case GJOP_ADD:
-			case GJOP_SUB:
-			case GJOP_MUL:
-			case GJOP_DIV:
-			case GJOP_MOD:
-			case GJOP_DATE_PLI:
-			case GJOP_DATE_MII:
-			case GJOP_DATE_MI:
-			case GJOP_AND:
-			case GJOP_OR:
-				pops = 2;
-				break;
-			default:
-				return false;
-		}
+		if (pops < 0)
+			return false;
+		if ((in->op == GJOP_LOAD_OUTER || in->op == GJOP_LOAD_INNER) &&
+			(in->arg < 0 || in->arg >= (in->op == GJOP_LOAD_OUTER ? outer_ncols : inner_ncols)))
+			return false;
 		if (depth < pops || depth - pops + pushes > GJ_MAX_STACK)
 			return false;
 		depth += pushes - pops;

@@ -148,6 +148,8 @@ extern void run_runs_tests(void);
 extern int	bench_rowcount(int64_t n);
 extern void rowcount_make_side(Side *side, int64_t nrows);
 extern void rowcount_free_side(Side *side);
+extern void rowcount_input(GjJoinInput *input, const Side *outer, const Side *inner,
+						   const Program *prog);
 extern void rowcount_random_conjunction(int n, GjCompareConjunction *conj, Program *prog);
 
 /* kt_program_count.c: per-row counts of any nested-loop program */

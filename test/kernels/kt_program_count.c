@@ -213,22 +213,6 @@ pc_reference(const Side *outer, const Side *inner, const Program *prog,
 	}
 }
 
-/* The input of a program over two sides. */
-static void
-pc_input(GjJoinInput *input, const Side *outer, const Side *inner, const Program *prog)
-{
-	memset(input, 0, sizeof(GjJoinInput));
-	input->outer = outer->cols;
-	input->outer_nrows = outer->nrows;
-	input->inner = inner->cols;
-	input->inner_nrows = inner->nrows;
-	input->instrs = prog->instrs;
-	input->ninstrs = prog->ninstrs;
-	input->algorithm = GJ_ALGO_NESTLOOP;
-	input->match_capacity = inner->nrows;
-	input->budget_bytes = (int64_t) 1 << 30;
-}
-
 /*
  * Count outer rows [o_begin, o_end) of a tile on cuda: per row (counts) or
  * the total only (counts NULL); false with a message when it failed.
@@ -277,7 +261,7 @@ pc_check(const Side *outer, const Side *inner, const Program *prog,
 	bool		ok = true;
 	const char *who = "cpu";
 
-	pc_input(&input, outer, inner, prog);
+	rowcount_input(&input, outer, inner, prog);
 	gj_program_leading_compares(prog->instrs, prog->ninstrs, &parsed);
 	if (parsed.conj.n != lead->n)
 	{
@@ -461,44 +445,16 @@ pc_test_spec_programs(bool cuda)
 }
 
 /*
- * Drop the host pairs that fail the program's leading compares, keeping
- * the rest in order; returns how many are left.  A step that had a pair
- * for the host runs as run_step, whose interpreter sends the host every
- * pair it cannot decide, also those the prefilter would have dropped (the
- * host drops them: their leading compare is not true).  Which steps those
- * are depends on each backend's step size, so only the other pairs must be
- * the same on both.
- */
-static int64_t
-pc_host_pairs_that_pass(PairSet *set, const GjCompareConjunction *lead, const Side *outer,
-						const Side *inner)
-{
-	int64_t		n = 0;
-
-	for (int64_t k = 0; k < set->n; k++)
-	{
-		int64_t		o = (int64_t) ((set->pairs[k] >> 32) & GJ_PAIR_ROW_MASK);
-		int64_t		i = (int64_t) (set->pairs[k] & 0xffffffffu);
-		bool		passes = true;
-
-		for (int c = 0; c < lead->n && passes; c++)
-			passes = pc_compare_holds(&lead->cmp[c], outer, o, inner, i);
-		if (passes)
-			set->pairs[n++] = set->pairs[k];
-	}
-	set->n = n;
-	return n;
-}
-
-/*
  * agg_step over one program with an aggregate of outer rows only (count(*)
  * and sum/min/max of an outer int8): the cpu backend's partial against the
  * reference counts, and cuda's against the cpu's, with the pairs each sent
  * to the host; over a schedule of several tiles.  Where a step has a pair
- * for the host, it runs as pairs: the partial then lacks those.
+ * for the host, it runs as pairs: the partial then lacks those.  (lead is
+ * not needed here: the checks of pc_each_program share one signature.)
  */
 static bool
-pc_agg_check(const Side *outer, const Side *inner, const Program *prog, bool cuda)
+pc_agg_check(const Side *outer, const Side *inner, const Program *prog,
+			 const GjCompareConjunction *lead, bool cuda)
 {
 	Schedule	s = {"4 x 3 tiles", outer->nrows, inner->nrows, outer->nrows / 4 + 1,
 	inner->nrows / 3 + 1, inner->nrows};
@@ -521,21 +477,16 @@ pc_agg_check(const Side *outer, const Side *inner, const Program *prog, bool cud
 	spec.args[0].need_minmax = 1;
 	spec.args[0].values = outer->cols.values[5];
 	spec.args[0].flags = flags;
-	pc_input(&input, outer, inner, prog);
+	rowcount_input(&input, outer, inner, prog);
 	memset(&err, 0, sizeof(err));
 	ok = run_agg_schedule(&gj_cpu_backend, &input, &s, &spec, cpu, &err);
 	if (!ok)
 		printf("# cpu agg_step failed: %s\n", err.message);
 	if (ok && cuda)
 	{
-		GjLeadingCompares lead;
-
 		ok = run_agg_schedule(&gj_cuda_backend, &input, &s, &spec, gpu, &err);
 		if (!ok)
 			printf("# cuda agg_step failed: %s\n", err.message);
-		gj_program_leading_compares(prog->instrs, prog->ninstrs, &lead);
-		pc_host_pairs_that_pass(&cpu->pairs, &lead.conj, outer, inner);
-		pc_host_pairs_that_pass(&gpu->pairs, &lead.conj, outer, inner);
 		ok = ok && cpu->partial.pairs == gpu->partial.pairs &&
 			cpu->partial.acc[0].count == gpu->partial.acc[0].count &&
 			cpu->partial.acc[0].isum == gpu->partial.acc[0].isum &&
@@ -578,8 +529,11 @@ pc_agg_check(const Side *outer, const Side *inner, const Program *prog, bool cud
 	return ok;
 }
 
-static void
-pc_test_agg(const Side *outer, const Side *inner, bool cuda)
+/* PC_PER_TEST random programs, every shape in turn, through one check. */
+static bool
+pc_each_program(const Side *outer, const Side *inner, bool cuda,
+				bool (*check) (const Side *, const Side *, const Program *,
+							   const GjCompareConjunction *, bool))
 {
 	bool		ok = true;
 
@@ -589,11 +543,17 @@ pc_test_agg(const Side *outer, const Side *inner, bool cuda)
 		GjCompareConjunction lead;
 
 		pc_random_program((PcShape) (t % PC_NSHAPES), &prog, &lead);
-		ok = pc_agg_check(outer, inner, &prog, cuda);
+		ok = check(outer, inner, &prog, &lead, cuda);
 	}
-	report(ok, "program count: agg_step of count(*), sum, min and max of an outer column%s%s",
-		   cuda ? " on cpu and cuda, equal partials and host pairs (those that pass the "
-		   "leading compares)" : " against the reference",
+	return ok;
+}
+
+static void
+pc_test_agg(const Side *outer, const Side *inner, bool cuda)
+{
+	report(pc_each_program(outer, inner, cuda, pc_agg_check),
+		   "program count: agg_step of count(*), sum, min and max of an outer column%s%s",
+		   cuda ? " on cpu and cuda, equal partials and host pairs" : " against the reference",
 		   ", over 4 x 3 tiles");
 }
 
@@ -634,7 +594,7 @@ pc_run_step_check(const Side *outer, const Side *inner, const Program *prog,
 		}
 	}
 	qsort(want.pairs, want.n, sizeof(uint64_t), cmp_u64);
-	pc_input(&input, outer, inner, prog);
+	rowcount_input(&input, outer, inner, prog);
 	memset(&err, 0, sizeof(err));
 	ok = run_schedule(&gj_cpu_backend, &input, &s, &cpu, &err);
 	if (!ok)
@@ -664,17 +624,8 @@ pc_run_step_check(const Side *outer, const Side *inner, const Program *prog,
 static void
 pc_test_run_step(const Side *outer, const Side *inner, bool cuda)
 {
-	bool		ok = true;
-
-	for (int t = 0; t < PC_PER_TEST && ok; t++)
-	{
-		Program		prog;
-		GjCompareConjunction lead;
-
-		pc_random_program((PcShape) (t % PC_NSHAPES), &prog, &lead);
-		ok = pc_run_step_check(outer, inner, &prog, &lead, cuda);
-	}
-	report(ok, "program prefilter: run_step's pairs and recheck flags%s%s",
+	report(pc_each_program(outer, inner, cuda, pc_run_step_check),
+		   "program prefilter: run_step's pairs and recheck flags%s%s",
 		   cuda ? " on cpu and cuda, equal," : "",
 		   " against every pair through the program, over 3 x 2 tiles");
 }
@@ -706,7 +657,7 @@ pc_test_big_cuda(void)
 					total = 0;
 
 		pc_random_program(t == 3 ? PC_QUAL_FIRST : PC_LEAD_FIRST, &prog, &lead);
-		pc_input(&input, &outer, &inner, &prog);
+		rowcount_input(&input, &outer, &inner, &prog);
 		ok = gj_cpu_program_count(&input, &tile, tile.outer_begin, tile.outer_end, want,
 								  &want_host) &&
 			pc_cuda_count(&input, &tile, tile.outer_begin, tile.outer_end, got, &total, &host) &&
@@ -840,7 +791,7 @@ bench_program_count(int64_t n)
 	emit(&prog, GJOP_CONST, GJT_INT4, 0, 0);
 	emit(&prog, GJOP_GT, GJ_CLASS_INT, 0, 0);
 	emit(&prog, GJOP_AND, GJT_BOOL, 0, 0);
-	pc_input(&input, &side, &side, &prog);
+	rowcount_input(&input, &side, &side, &prog);
 
 	t0 = pc_now_ms();
 	gj_cpu_program_count(&input, &tile, 0, cpu_rows, counts, &host);

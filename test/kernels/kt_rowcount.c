@@ -329,9 +329,9 @@ rc_random_tile(int64_t outer_rows, int64_t inner_rows, GjTile *tile)
 	tile->outer_end = outer_rows;
 }
 
-/* The input of a conjunction's program over two sides. */
-static void
-rc_input(GjJoinInput *input, const Side *outer, const Side *inner, const Program *prog)
+/* The input of a nested-loop program over two sides. */
+void
+rowcount_input(GjJoinInput *input, const Side *outer, const Side *inner, const Program *prog)
 {
 	memset(input, 0, sizeof(GjJoinInput));
 	input->outer = outer->cols;
@@ -436,7 +436,7 @@ rc_check(RcCounter who, const Side *outer, const Side *inner, const GjCompareCon
 	GjJoinInput input;
 	bool		ok;
 
-	rc_input(&input, outer, inner, prog);
+	rowcount_input(&input, outer, inner, prog);
 	rc_reference(outer, inner, prog, tile, o_begin, o_end, want);
 	memset(got, 0xee, sizeof(uint64_t) * (rows + 1));
 	ok = rc_count(who, &input, conj, tile, o_begin, o_end, got);
@@ -740,7 +740,7 @@ rc_test_big_cuda(void)
 			conj.cmp[0].op = t % 2 ? GJOP_EQ : GJOP_NE;
 			prog.instrs[2].op = conj.cmp[0].op;
 		}
-		rc_input(&input, &outer, &inner, &prog);
+		rowcount_input(&input, &outer, &inner, &prog);
 		ok = rc_count(dominance ? RC_DOMINANCE : RC_CPU_LOOP, &input, &conj, &tile,
 					  tile.outer_begin, tile.outer_end, want) &&
 			rc_count(RC_CUDA, &input, &conj, &tile, tile.outer_begin, tile.outer_end, got) &&
@@ -953,7 +953,7 @@ bench_rowcount(int64_t n)
 				sides[s]->cols.values[c] = v;
 			}
 		}
-		rc_input(&input, &outer, &inner, &prog);
+		rowcount_input(&input, &outer, &inner, &prog);
 		printf("%s keys:\n", wide ? "int8" : "int4");
 		rate = rc_bench_cpu_loop(&input, &conj, n, counts, &rows);
 		printf("cpu conjunction loop: %lld x %lld pairs, %.3g pairs/s (one core)\n",

@@ -115,6 +115,18 @@ cpu_agg_oom(GjError *err, const char *what, int64_t n)
 	return false;
 }
 
+/* Room for the match counts of rows outer rows in state->row_counts. */
+static bool
+cpu_agg_row_counts(CpuJoinState *state, int64_t rows, GjError *err)
+{
+	if (rows <= state->row_counts_cap)
+		return true;
+	free(state->row_counts);
+	state->row_counts = malloc(sizeof(uint64_t) * rows);
+	state->row_counts_cap = state->row_counts != NULL ? rows : 0;
+	return state->row_counts != NULL || cpu_agg_oom(err, "the match counts", rows);
+}
+
 /*
  * The row-count path: each outer row's matches against the inner tile,
  * counted by the blocked compare loop (cpu_rowcount.c) or, where the
@@ -139,14 +151,8 @@ cpu_agg_count_step(CpuJoinState *state, const GjCompareConjunction *conj, const 
 		rows = 1;
 	if (rows > tile->outer_end - o_begin)
 		rows = tile->outer_end - o_begin;
-	if (rows > state->row_counts_cap)
-	{
-		free(state->row_counts);
-		state->row_counts = malloc(sizeof(uint64_t) * rows);
-		state->row_counts_cap = state->row_counts != NULL ? rows : 0;
-		if (state->row_counts == NULL)
-			return cpu_agg_oom(err, "the match counts", rows);
-	}
+	if (!cpu_agg_row_counts(state, rows, err))
+		return false;
 	if (dominance)
 	{
 		if (state->dominance == NULL || state->dominance_inner_begin != tile->inner_begin ||
@@ -197,14 +203,8 @@ cpu_agg_program_count_step(CpuJoinState *state, const GjTile *tile, int64_t *out
 
 	rows = rows < 1 ? 1 : rows;
 	rows = rows > tile->outer_end - o_begin ? tile->outer_end - o_begin : rows;
-	if (rows > state->row_counts_cap)
-	{
-		free(state->row_counts);
-		state->row_counts = malloc(sizeof(uint64_t) * rows);
-		state->row_counts_cap = state->row_counts != NULL ? rows : 0;
-		if (state->row_counts == NULL)
-			return cpu_agg_oom(err, "the match counts", rows);
-	}
+	if (!cpu_agg_row_counts(state, rows, err))
+		return false;
 	if (!gj_cpu_program_count(&state->input, tile, o_begin, o_begin + rows, state->row_counts,
 							  &host_pairs))
 		return cpu_agg_oom(err, "the program counts", rows);
