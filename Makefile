@@ -13,6 +13,33 @@ PGFILEDESC = "gpujoin - GPU join nodes for PostgreSQL"
 OBJS = \
 	src/planner_hook.o \
 	src/devices.o \
+	src/custom_scan/agg/gpujoin_agg_path.o \
+	src/custom_scan/agg/gpujoin_agg_exec.o \
+	src/custom_scan/agg/gpujoin_agg_groups.o \
+	src/custom_scan/agg/gpujoin_agg_partial.o \
+	src/custom_scan/exec/gpujoin_emit.o \
+	src/custom_scan/exec/gpujoin_explain.o \
+	src/custom_scan/exec/gpujoin_parallel.o \
+	src/custom_scan/exec/gpujoin_steps.o \
+	src/custom_scan/exec/gpujoin_open.o \
+	src/custom_scan/exec/gpujoin_overlap.o \
+	src/custom_scan/plan/gpujoin_path.o \
+	src/custom_scan/plan/gpujoin_plan.o \
+	src/custom_scan/plan/gpujoin_plan_private.o \
+	src/custom_scan/plan/gpujoin_costs.o \
+	src/custom_scan/plan/gpujoin_algorithm.o \
+	src/custom_scan/plan/gpujoin_expr_compile.o \
+	src/custom_scan/plan/gpujoin_band_guard.o \
+	src/custom_scan/plan/gpujoin_row_identity.o \
+	src/host_chunking/shared_inner.o \
+	src/host_chunking/spill.o \
+	src/host_chunking/spill_range.o \
+	src/host_chunking/device_partitions.o \
+	src/host_chunking/heap_reader.o \
+	src/host_chunking/host_buffers.o \
+	src/host_chunking/key_encoding.o \
+	src/host_chunking/tile_planner.o \
+	src/host_chunking/spill_files.o \
 	src/service/gpujoin_service.o \
 	src/service/service_staging.o \
 	src/service/service_shared_join.o \
@@ -21,33 +48,6 @@ OBJS = \
 	src/service/service_budget.o \
 	src/service/service_devices.o \
 	src/service/service_client.o \
-	src/custom_scan/gpujoin_expr_compile.o \
-	src/custom_scan/gpujoin_algorithm.o \
-	src/custom_scan/gpujoin_band_guard.o \
-	src/custom_scan/gpujoin_path.o \
-	src/custom_scan/gpujoin_plan.o \
-	src/custom_scan/gpujoin_costs.o \
-	src/custom_scan/gpujoin_plan_private.o \
-	src/custom_scan/gpujoin_open.o \
-	src/custom_scan/gpujoin_steps.o \
-	src/custom_scan/gpujoin_emit.o \
-	src/custom_scan/gpujoin_explain.o \
-	src/custom_scan/gpujoin_parallel.o \
-	src/custom_scan/gpujoin_shared_inner.o \
-	src/custom_scan/gpujoin_overlap.o \
-	src/custom_scan/gpujoin_spill.o \
-	src/custom_scan/gpujoin_spill_range.o \
-	src/custom_scan/gpujoin_partitions.o \
-	src/custom_scan/gpujoin_agg_path.o \
-	src/custom_scan/gpujoin_agg_exec.o \
-	src/custom_scan/gpujoin_agg_groups.o \
-	src/custom_scan/gpujoin_agg_partial.o \
-	src/custom_scan/gpujoin_row_identity.o \
-	src/host_chunking/heap_reader.o \
-	src/host_chunking/host_buffers.o \
-	src/host_chunking/key_encoding.o \
-	src/host_chunking/tile_planner.o \
-	src/host_chunking/spill_files.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \
 	src/kernels/cpu/cpu_nestloop.o \

@@ -141,7 +141,7 @@ typedef struct GpuJoinBandGuard
 	int			diff_type;		/* GjType of the subtraction */
 } GpuJoinBandGuard;
 
-/* custom_scan/gpujoin_band_guard.c */
+/* custom_scan/plan/gpujoin_band_guard.c */
 extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
 									 const GjKeyColumns *outer, int64 outer_nrows,
 									 const GjKeyColumns *inner, int64 inner_nrows);
@@ -178,7 +178,7 @@ typedef struct GpuJoinPlanInfo
 } GpuJoinPlanInfo;
 
 /*
- * custom_scan/gpujoin_expr_compile.c: quals and scalar expressions into a
+ * custom_scan/plan/gpujoin_expr_compile.c: quals and scalar expressions into a
  * device program over the key columns of both sides.
  */
 typedef struct DeviceCompileContext
@@ -202,12 +202,12 @@ extern int	gj_device_type_of(Oid typid);
 extern bool gj_device_qual_is_hashed(DeviceCompileContext *cxt, Expr *qual);
 extern Var *gj_key_column_var(Node *key, Oid *hashfunc, Oid *collation);
 
-/* custom_scan/gpujoin_algorithm.c: nested loop, sort-merge or hash */
+/* custom_scan/plan/gpujoin_algorithm.c: nested loop, sort-merge or hash */
 extern void gj_device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 									int requested, GpuJoinPlanInfo *info);
 extern const char *gpujoin_algorithm_name(int algorithm);
 
-/* custom_scan/gpujoin_path.c: classify a join's quals, cost and offer paths */
+/* custom_scan/plan/gpujoin_path.c: classify a join's quals, cost and offer paths */
 extern void gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 								   RelOptInfo *outerrel, RelOptInfo *innerrel,
 								   JoinType jointype, JoinPathExtraData *extra);
@@ -219,7 +219,7 @@ extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   GpuJoinPlanInfo *info);
 
 /*
- * custom_scan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as
+ * custom_scan/plan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as
  * gpujoin_plan_join() plans it, for gpujoin_plan_path() and the aggregate
  * node alike.
  */
@@ -249,30 +249,30 @@ extern CustomScan *gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_pa
 											List *tlist, List *custom_plans,
 											GpuJoinPlanInputs *join, List *scan_tlist);
 
-/* custom_scan/gpujoin_agg_path.c */
+/* custom_scan/agg/gpujoin_agg_path.c */
 extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
 								  RelOptInfo *grouped_rel, GroupPathExtraData *extra);
 
-/* custom_scan/gpujoin_agg_exec.c */
+/* custom_scan/agg/gpujoin_agg_exec.c */
 extern const CustomScanMethods gpujoin_agg_scan_methods;
 
 /*
- * custom_scan/gpujoin_plan_private.c: GpuJoinPlanInfo in and out of
+ * custom_scan/plan/gpujoin_plan_private.c: GpuJoinPlanInfo in and out of
  * CustomScan.custom_private.  gpujoin_plan_private.h names every position
  * of the plan's custom_private and custom_exprs, which all readers of a
  * GpuJoin plan need, so it comes with this header.
  */
-#include "custom_scan/gpujoin_plan_private.h"
+#include "custom_scan/plan/gpujoin_plan_private.h"
 extern List *gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info);
 extern void gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info);
 
-/* custom_scan/gpujoin_row_identity.c */
+/* custom_scan/plan/gpujoin_row_identity.c */
 extern void gpujoin_resolve_row_identity(PlannedStmt *stmt);
 
-/* custom_scan/gpujoin_emit.c */
+/* custom_scan/exec/gpujoin_emit.c */
 extern Node *gpujoin_create_scan_state(CustomScan *cscan);
 
-/* custom_scan/gpujoin_explain.c */
+/* custom_scan/exec/gpujoin_explain.c */
 extern void gpujoin_explain(CustomScanState *node, List *ancestors,
 							struct ExplainState *es);
 

@@ -7,7 +7,7 @@
  * rows drained so far are written here as one chunk and the host buffer is
  * emptied for the next rows (host_buffers.c, HostSideBuffer.spill); the
  * executor later reads the chunks back one at a time and joins them chunk
- * pair by chunk pair (custom_scan/gpujoin_spill.c).
+ * pair by chunk pair (host_chunking/spill.c).
  *
  * A chunk is written in the buffer's own columnar layout, column by column,
  * so reading it back is one read per array, with no tuple to deform and no

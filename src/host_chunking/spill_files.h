@@ -39,7 +39,7 @@ typedef struct GjSpillFile
 	int			loaded;			/* the load (chunk or unit) in the buffer, or -1 */
 
 	/*
-	 * Hash-partitioned spill (gpujoin_spill.c): 0 when the chunks are the
+	 * Hash-partitioned spill (spill.c): 0 when the chunks are the
 	 * drain's, else each drained chunk is written as one chunk per
 	 * partition its rows fall in, npartitions of them (the last one the
 	 * rows with a NULL key).

@@ -2,7 +2,7 @@
  *
  * agg_reduce.h
  *	  Partial aggregates over the pairs of a join, shared by the executor's
- *	  host reduction (custom_scan/gpujoin_agg_exec.c) and the cpu backend's
+ *	  host reduction (custom_scan/agg/gpujoin_agg_exec.c) and the cpu backend's
  *	  aggregate fast path.
  *
  * What a backend is asked to reduce (the arguments, the groups) is

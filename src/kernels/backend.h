@@ -3,7 +3,7 @@
  * backend.h
  *	  The contract between the GpuJoin executor and a compute backend.
  *
- * The executor (src/custom_scan/gpujoin_steps.c) owns the host buffers and the
+ * The executor (src/custom_scan/exec/gpujoin_steps.c) owns the host buffers and the
  * tile schedule; a backend runs one step of one tile at a time and hands back
  * the matching (outer row, inner row) pairs.  Both backends implement the
  * same algorithms over the same tiles, so the cpu backend is the reference

@@ -438,7 +438,7 @@ answer(GjServiceSlot *slot, PGPROC *proc)
  * the join gets its handle and the client its answer at once, and this
  * thread then opens it (copies its keys to the device, sorts or hashes
  * them) while the client goes on, for example with the steps of another
- * of its joins: a device partition's next piece (gpujoin_partitions.c)
+ * of its joins: a device partition's next piece (device_partitions.c)
  * opens, on whichever device has room, while the current one runs.  The
  * join stays busy meanwhile, so the sweep leaves it alone and the client's
  * next request on it waits in find_join.  An open that fails frees the

@@ -544,7 +544,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	 * A nested loop big enough to gain from it runs on every device of the
 	 * service: a result buffer pair each.  Other joins run on one.  An
 	 * inner side that lies in a shared inner chunk this process attached
-	 * to (a parallel GpuJoin, gpujoin_shared_inner.c) stays there: the
+	 * to (a parallel GpuJoin, shared_inner.c) stays there: the
 	 * service reads it where it is, and it is staged once for every process.
 	 */
 	if (input->algorithm != GJ_ALGO_NESTLOOP ||

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/bench/bench_partitions.sh: sort-merge and hash joins whose sides do
 # not fit gpujoin.device_memory, cut into device partitions (issue 21,
-# src/custom_scan/gpujoin_partitions.c), against the same join with the
+# src/host_chunking/device_partitions.c), against the same join with the
 # default budget and against PostgreSQL's own plan, as a markdown table.
 #
 #   hash   SELECT count(*), sum(a * 3 + b) FROM (SELECT r.id AS a, s.id AS b

@@ -4,7 +4,7 @@
 # left after errors, cancels and a killed backend").
 #
 # A GpuJoin whose inputs outgrow gpujoin.max_host_memory spills them to
-# BufFiles (src/host_chunking/spill_files.c, src/custom_scan/gpujoin_spill.c)
+# BufFiles (src/host_chunking/spill_files.c, src/host_chunking/spill.c)
 # under base/pgsql_tmp.  The files belong to the resource owner of the query
 # (a portal's for a cursor): the node's End closes them when the join ends,
 # and the resource owner's release when the transaction or subtransaction

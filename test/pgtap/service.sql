@@ -165,7 +165,7 @@ SELECT is(pg_temp.rows_with(q, algorithm), (SELECT rows FROM aggnative n WHERE n
           'aggregates, ' || name || ', gpujoin.algorithm = ' || algorithm || ', in the service: the rows of the native plan')
     FROM aggqueries, unnest(algorithms) AS algorithm ORDER BY name, algorithm;
 SELECT set_config('gpujoin.algorithm', 'auto', true) IS NOT NULL AS reset \gset
--- an aggregate over a join cut into device partitions (gpujoin_partitions.c):
+-- an aggregate over a join cut into device partitions (device_partitions.c):
 -- each piece's partials are finished in the service before the next opens
 SET LOCAL gpujoin.device_memory = '4kB';
 SELECT matches(pg_temp.explain_analyze(q), 'GPU Aggregates: .*Device Partitions: [1-9]',

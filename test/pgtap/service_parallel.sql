@@ -135,7 +135,7 @@ SELECT is(:'tiles_anti'::text, :'native_anti'::text, 'anti join, parallel in the
 RESET gpujoin.device_memory;
 
 -- The inner side drained once for the whole Gather, read by every process
--- from the service's staging area (gpujoin_shared_inner.c)
+-- from the service's staging area (shared_inner.c)
 CREATE FUNCTION pg_temp.inner_side(q text) RETURNS text LANGUAGE sql AS $$
     SELECT coalesce(substring(e FROM 'Inner Rows Drained: ([0-9]+)'), '?') || ' rows drained' ||
            CASE WHEN e ~ 'Inner Side: shared' THEN ', shared' ELSE '' END
@@ -178,7 +178,7 @@ SELECT is(pg_temp.inner_side(:'q_band'), :'dim_k200' || ' rows drained, shared',
           'band join: the inner side is drained once for the Gather and shared');
 SELECT ok(pg_temp.service_idle(), 'after the shared joins the service holds no join and no staging memory');
 
--- The inner side drained in parallel (gpujoin_shared_inner.c): where the
+-- The inner side drained in parallel (shared_inner.c): where the
 -- inner rel has a partial path, every process drains a share of it (a
 -- Parallel Seq Scan under the GpuJoin) and the last one to finish puts the
 -- shares together into the one shared inner side; Inner Rows Drained counts

@@ -263,7 +263,7 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 	 * the budget's share for inputs (tile_planner.c keeps a quarter for the
 	 * matches): gpujoin.device_memory is a bound on what one join takes
 	 * from a shared GPU.  The executor cuts a join over this share into
-	 * device partitions that fit (gpujoin_partitions.c, same formula), so
+	 * device partitions that fit (device_partitions.c, same formula), so
 	 * this is reached only when a retry after running out of memory halved
 	 * the budget: the executor then runs the join on the cpu backend.
 	 */

@@ -243,7 +243,7 @@ gj_sorted_tile_can_match(const GjTile *tile, const uint8_t *outer_status,
  * the temporaries of the sort, which are there at the same time while it
  * runs.  The cuda backend refuses a join over three quarters of its budget
  * (GJ_RESIDENT_SHARE); the executor cuts such a join into device partitions
- * with the same formula (gpujoin_partitions.c), whichever backend runs it,
+ * with the same formula (device_partitions.c), whichever backend runs it,
  * so one copy of it lives here.
  */
 #define GJ_RESIDENT_SHARE(budget)	((budget) / 4 * 3)

@@ -44,14 +44,14 @@ typedef enum GpuJoinPhase
 	GJ_PHASE_HOST_PAIRS,
 	GJ_PHASE_EMIT_UNMATCHED,
 	GJ_PHASE_NEXT_CHUNK,		/* spilled: the next chunk pair, or unmatched
-								 * rows of a finished chunk (gpujoin_spill.c) */
+								 * rows of a finished chunk (spill.c) */
 	GJ_PHASE_DONE
 } GpuJoinPhase;
 
-/* A join cut into device partitions (gpujoin_partitions.c). */
+/* A join cut into device partitions (device_partitions.c). */
 typedef struct GjDevicePartitions GjDevicePartitions;
 
-/* Where a spilled join is in its chunk pairs (gpujoin_spill.c). */
+/* Where a spilled join is in its chunk pairs (spill.c). */
 typedef enum GjSpillStage
 {
 	GJ_SPILL_NEXT_GROUP,		/* the next partition (or the first) */
@@ -60,7 +60,7 @@ typedef enum GjSpillStage
 	GJ_SPILL_INNER_UNMATCHED	/* the partition's unmatched inner rows */
 } GjSpillStage;
 
-/* What a spilled join reads at a time, per side (gpujoin_spill.c). */
+/* What a spilled join reads at a time, per side (spill.c). */
 typedef struct GjSpillLoads GjSpillLoads;
 
 /*
@@ -155,11 +155,11 @@ typedef struct GpuJoinCounters
 	int64		chunk_pairs;	/* chunk pairs joined */
 	int64		spill_partitions;	/* hash partitions of a partitioned spill */
 	int64		spill_partitions_planned;	/* before the inner side was re-split */
-	/* parallel plans (gpujoin_shared_inner.c): */
+	/* parallel plans (shared_inner.c): */
 	int64		inner_shared;	/* processes that read a shared inner side */
 	int64		inner_shared_drains;	/* ... of which drained it */
 	int64		inner_share_drains; /* processes that drained a share of it */
-	/* device partitions (gpujoin_partitions.c): */
+	/* device partitions (device_partitions.c): */
 	int64		device_partitions;	/* partitions cut */
 	int64		partition_pieces;	/* pieces opened on the backend */
 	int64		partitions_nestloop;	/* pieces run as a nested loop */
@@ -174,7 +174,7 @@ typedef struct GpuJoinState
 	PlanState  *inner_ps;
 
 	/*
-	 * An inner side drained in parallel (gpujoin_shared_inner.c): inner_ps
+	 * An inner side drained in parallel (shared_inner.c): inner_ps
 	 * is its partial plan, each process drains a share of it, and this is
 	 * the whole one (the plan's third child), which a process drains where
 	 * the shares could not be shared; NULL otherwise.
@@ -289,7 +289,7 @@ typedef struct GpuJoinState
 	bool		no_overlap;		/* it did not: steps run one at a time */
 
 	/*
-	 * Host spill (gpujoin_spill.c): a side that outgrew its share of
+	 * Host spill (spill.c): a side that outgrew its share of
 	 * gpujoin.max_host_memory is in chunks in a temporary file, and the join
 	 * runs chunk pair by chunk pair, each an ordinary join of the two
 	 * buffers.  The chunks are read in loads (one chunk, or a hash
@@ -320,7 +320,7 @@ typedef struct GpuJoinState
 	bool		inner_matched_borrowed; /* inner_matched is one of those */
 
 	/*
-	 * Device partitions (gpujoin_partitions.c): a sort-merge or hash join of
+	 * Device partitions (device_partitions.c): a sort-merge or hash join of
 	 * the two buffers over the budget runs piece by piece, each piece's
 	 * pairs renumbered in the buffers; NULL when not partitioned.
 	 */
@@ -337,7 +337,7 @@ typedef struct GpuJoinState
 	GpuJoinCounters *workers_total; /* leader: the sum of the workers' */
 
 	/*
-	 * The shared inner side of a parallel plan (gpujoin_shared_inner.c):
+	 * The shared inner side of a parallel plan (shared_inner.c):
 	 * its state in the Gather's shared memory (NULL outside a parallel
 	 * execution, and once the node shut down), and the shared inner side
 	 * in the GPU service this process reads, whose chunk inner_buf's
@@ -371,7 +371,7 @@ extern uint8 *gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *
 										int64 nrows);
 
 /*
- * gpujoin_spill.c: inputs larger than gpujoin.max_host_memory, spilled to
+ * spill.c: inputs larger than gpujoin.max_host_memory, spilled to
  * temporary files during the drain and joined chunk pair by chunk pair.
  */
 extern void gpujoin_spill_before_drain(GpuJoinState *gjs, int side);
@@ -384,7 +384,7 @@ extern bool gpujoin_spill_key_partitionable(const HostKeyColumn *key);
 extern bool gpujoin_spill_outer_tied_to_inner(GpuJoinState *gjs);
 extern bool gpujoin_spill_inner_tied_to_outer(GpuJoinState *gjs);
 
-/* gpujoin_spill_range.c: a sort-merge join's spill cut by key range */
+/* spill_range.c: a sort-merge join's spill cut by key range */
 extern int	gpujoin_quantile_cuts(int64 *sample, int64 n, int nparts, int64 *cuts);
 extern bool gpujoin_spill_range_eligible(GpuJoinState *gjs, bool *by_outer);
 extern void gpujoin_spill_range_reset(GpuJoinState *gjs);
@@ -403,7 +403,7 @@ extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
 								  struct ExplainState *es);
 
 /*
- * gpujoin_partitions.c: a sort-merge or hash join over the device memory
+ * device_partitions.c: a sort-merge or hash join over the device memory
  * budget, cut into partition pairs that fit, opened piece by piece.
  */
 extern bool gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input);
@@ -454,7 +454,7 @@ extern void gpujoin_shutdown(CustomScanState *node);
 extern void gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c);
 extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
 
-/* gpujoin_shared_inner.c: the inner side of a parallel join, drained once */
+/* shared_inner.c: the inner side of a parallel join, drained once */
 extern Size gpujoin_shared_inner_size(void);
 extern Size gpujoin_shared_inner_shares_size(int nworkers);
 extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt,

@@ -60,7 +60,7 @@
 #include "utils/selfuncs.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_agg.h"
+#include "custom_scan/agg/gpujoin_agg.h"
 
 static Plan *gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel,
 								   CustomPath *best_path, List *tlist,
@@ -707,7 +707,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 
 		/*
 		 * Inputs past gpujoin.max_host_memory spill and are joined chunk
-		 * pair by chunk pair (gpujoin_spill.c), which only aggregates
+		 * pair by chunk pair (spill.c), which only aggregates
 		 * without GROUP BY can add up: a group's columns come from its
 		 * first rows, which must stay in memory.  A partial path never plans
 		 * to spill (every process would spill the whole inner side), as a

@@ -45,7 +45,7 @@
 #include "utils/syscache.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_agg.h"
+#include "custom_scan/agg/gpujoin_agg.h"
 
 /* The transition type of the partial state the node returns, or InvalidOid. */
 static Oid

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * gpujoin_spill.c
+ * spill.c
  *	  Joins whose inputs outgrow gpujoin.max_host_memory: the drain spills
  *	  them to temporary files in chunks, and the join runs as a block nested
  *	  loop over the chunks, chunk pair by chunk pair.
@@ -47,7 +47,7 @@
  * chunk, a block nested loop within the partition.  The NULL partition
  * opens no pair: its rows only come out unmatched (LEFT, RIGHT, FULL,
  * ANTI).  Sort-merge joins spill by key range the same way
- * (gpujoin_spill_range.c: the inner side cut after its drain, from a
+ * (spill_range.c: the inner side cut after its drain, from a
  * sample of its keys, and written again by range).  Every other case keeps
  * the block nested loop over the chunks:
  * other algorithms, numeric keys (their fixed point is chosen per chunk
@@ -70,7 +70,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "kernels/shared/gj_keys.h"
 
 /* The smallest share of the limit the outer side is given. */
@@ -168,7 +168,7 @@ spill_hash_partitions(GpuJoinState *gjs)
  * HostSideBuffer.spill of a side spilled by partition: each row's
  * partition, from the hash of its equality keys (the last one for a NULL
  * key), or the key ranges of the inner side's cuts its key or bounds fall
- * in (gpujoin_spill_range.c); then a chunk per partition.
+ * in (spill_range.c); then a chunk per partition.
  */
 static void
 spill_partitioned(GpuJoinState *gjs, HostSideBuffer *buf, GjSpillFile *spill, bool outer)
@@ -434,7 +434,7 @@ resplit_inner(GpuJoinState *gjs, int factor)
 /*
  * The inner side of a sort-merge join spilled whole, with a sample of its
  * keys: cut it into key ranges of about half its share each
- * (gpujoin_spill_range.c), at most MAX_SPILL_PARTITIONS, and write it
+ * (spill_range.c), at most MAX_SPILL_PARTITIONS, and write it
  * again by range.  With a single range (one key, or a tiny side) the spill
  * stays the block nested loop's.
  */

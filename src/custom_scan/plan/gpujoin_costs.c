@@ -211,7 +211,7 @@ gpujoin_input_host_bytes(Path *path)
 }
 
 /*
- * The cost of spilling inputs past gpujoin.max_host_memory (gpujoin_spill.c),
+ * The cost of spilling inputs past gpujoin.max_host_memory (spill.c),
  * 0 when they fit.  The inner side may hold half the limit and the outer
  * side what the inner side leaves; a side past its share is written to a
  * temporary file once and read back in chunks: the outer side once, the

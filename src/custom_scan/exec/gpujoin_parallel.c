@@ -2,12 +2,12 @@
  *
  * gpujoin_parallel.c
  *	  The node's dynamic shared memory under a Gather: the shared inner
- *	  side's state (gpujoin_shared_inner.c) and the counters of a parallel
+ *	  side's state (shared_inner.c) and the counters of a parallel
  *	  GpuJoin's workers, for the leader's EXPLAIN ANALYZE.
  *
  * In a parallel plan every process runs its own GpuJoin over its share of
  * the outer rows (gpujoin_path.c); in the GPU service they share the inner
- * side, drained once (gpujoin_shared_inner.c).  EXPLAIN ANALYZE prints in
+ * side, drained once (shared_inner.c).  EXPLAIN ANALYZE prints in
  * the leader, which knows only its own counters, so the node also asks for
  * a slot of counters per worker in the query's dynamic shared memory.
  * A worker adds its counters to its slot when its plan shuts down; the
@@ -26,7 +26,7 @@
 
 #include "access/parallel.h"
 
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 
 typedef struct GpuJoinSharedCounters
 {
@@ -36,7 +36,7 @@ typedef struct GpuJoinSharedCounters
 
 /*
  * The node's shared memory: the shared inner side's state
- * (gpujoin_shared_inner.c), then the counters, then the array of the inner
+ * (shared_inner.c), then the counters, then the array of the inner
  * side's shares where it is drained in parallel (one per process).
  */
 #define SHARED_INNER_BYTES()	MAXALIGN(gpujoin_shared_inner_size())

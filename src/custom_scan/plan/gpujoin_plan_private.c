@@ -25,8 +25,8 @@
 #include "nodes/value.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_agg.h"
-#include "custom_scan/gpujoin_plan_private.h"
+#include "custom_scan/agg/gpujoin_agg.h"
+#include "custom_scan/plan/gpujoin_plan_private.h"
 
 /* The list of one device instruction. */
 typedef enum InstrField

@@ -78,7 +78,7 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  * work (gpujoin_spill_cost).
  *
  * inner_share, when not NULL, is the partial path every process drains a
- * share of (the inner side drained in parallel, gpujoin_shared_inner.c):
+ * share of (the inner side drained in parallel, shared_inner.c):
  * the drain costs its share (a partial path's cost is already one
  * process's), while the join itself still sees the whole inner side,
  * inner_path's rows.
@@ -261,7 +261,7 @@ mentions_numeric(Node *node, void *context)
 
 /*
  * May a partial GpuJoin drain its inner side in parallel, every process a
- * share of the inner rel's cheapest partial path (gpujoin_shared_inner.c)?
+ * share of the inner rel's cheapest partial path (shared_inner.c)?
  * Only where the shares will be put together in the GPU service: each
  * process sees only its share, so a process that cannot read the shared
  * side must drain the whole inner side again from inner_whole, the plan's
@@ -319,7 +319,7 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	 * An inner side drained in parallel has two inner children: the partial
 	 * path the processes drain their shares of, and inner_path, drained
 	 * whole by each process where the shares cannot be shared
-	 * (gpujoin_shared_inner.c).
+	 * (shared_inner.c).
 	 */
 	if (inner_share != NULL)
 		cpath->custom_paths = list_make3(outer_path, inner_share, inner_path);

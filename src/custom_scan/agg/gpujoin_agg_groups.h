@@ -35,8 +35,8 @@
 #include "nodes/execnodes.h"
 #include "utils/hsearch.h"
 
-#include "custom_scan/gpujoin_agg.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/agg/gpujoin_agg.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 
 /* The groups of one side's rows. */
 typedef struct GjAggSideGroups

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * gpujoin_shared_inner.c
+ * shared_inner.c
  *	  The inner side of a parallel GpuJoin, drained once for the whole
  *	  Gather and shared through the GPU service (docs/architecture.md,
  *	  section 8, "Parallel GpuJoin").
@@ -70,7 +70,7 @@
 #include "utils/wait_event.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "service/service_shared.h"
 
 typedef enum GjSharedInnerState

@@ -22,7 +22,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_agg_groups.h"
+#include "custom_scan/agg/gpujoin_agg_groups.h"
 
 /* An entry of the hash table of groups past the dense area. */
 typedef struct GjAggExtraGroup

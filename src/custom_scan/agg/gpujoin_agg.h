@@ -107,21 +107,21 @@ typedef struct GpuJoinAggInfo
 } GpuJoinAggInfo;
 
 /*
- * custom_scan/gpujoin_plan_private.c.  private is the entry at
+ * custom_scan/plan/gpujoin_plan_private.c.  private is the entry at
  * GJ_PRIVATE_AGG_INFO, not the whole custom_private.
  */
 extern List *gpujoin_agg_info_serialize(const GpuJoinAggInfo *info);
 extern void gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info);
 
-/* custom_scan/gpujoin_agg_exec.c: a device value of GjType type as a Datum */
+/* custom_scan/agg/gpujoin_agg_exec.c: a device value of GjType type as a Datum */
 extern Datum gpujoin_agg_value_to_datum(int64 v, int type);
 
-/* custom_scan/gpujoin_agg_partial.c */
+/* custom_scan/agg/gpujoin_agg_partial.c */
 extern bool gpujoin_agg_partial_supported(Aggref *aggref, int kind);
 extern Datum gpujoin_agg_avg_state(int64 count, int64 sum);
 extern Datum gpujoin_agg_int8_state(int64 count, gj_int128 sum);
 
-/* custom_scan/gpujoin_agg_exec.c: the aggregate node's state, for any plan of it */
+/* custom_scan/agg/gpujoin_agg_exec.c: the aggregate node's state, for any plan of it */
 extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
 
 #endif							/* GPUJOIN_AGG_H */

@@ -32,7 +32,7 @@
 #include "nodes/nodeFuncs.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_expr_compile.h"
+#include "custom_scan/plan/gpujoin_expr_compile.h"
 
 /* An algorithm as gpujoin.algorithm and EXPLAIN spell it. */
 const char *

@@ -27,7 +27,7 @@
 #include "utils/ruleutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "service/service_shared.h"
 
 static void
@@ -164,7 +164,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_input("Inner Input", gjs->inner_reader, &counters, 1, es);
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
-	/* a parallel join's inner side drained once for the Gather (gpujoin_shared_inner.c) */
+	/* a parallel join's inner side drained once for the Gather (shared_inner.c) */
 	if (counters.inner_shared > 0 && counters.inner_share_drains > 0)
 		ExplainPropertyText("Inner Side", "shared, drained in parallel", es);
 	else if (counters.inner_shared > 0)

@@ -15,7 +15,7 @@
  *	  (host_chunking/heap_reader.c), any other child plan row by row;
  *	  a side past its share of gpujoin.max_host_memory spills to a
  *	  temporary file in chunks, and the join then runs chunk pair by chunk
- *	  pair (gpujoin_spill.c), each pair opened as below (gpujoin_open_pair);
+ *	  pair (spill.c), each pair opened as below (gpujoin_open_pair);
  *	- clear the match flags of the outer join types;
  *	- choose the backend that runs the join (the cpu backend for a partial
  *	  plan, or one that has the planned algorithm);
@@ -47,7 +47,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "host_chunking/key_encoding.h"
 #include "kernels/shared/gj_keys.h"
 #include "service/gpujoin_service.h"
@@ -232,7 +232,7 @@ gpujoin_drain_side(GpuJoinState *gjs, int side)
 
 /*
  * Drain this process's share of an inner side drained in parallel: its
- * partial plan, the second child (gpujoin_shared_inner.c).
+ * partial plan, the second child (shared_inner.c).
  */
 void
 gpujoin_drain_inner_share(GpuJoinState *gjs)
@@ -556,7 +556,7 @@ gpujoin_service_reservation(GpuJoinState *gjs, GjJoinInput *input, int64 budget)
 
 /*
  * Open the join of *input on the chosen backend: the whole pair of
- * buffers, or one device partition of them (gpujoin_partitions.c).  When
+ * buffers, or one device partition of them (device_partitions.c).  When
  * the device has less free memory than the budget promised (another
  * process took it, or fragmentation), halve the budget and so the tiles,
  * and try again; below MIN_RETRY_BUDGET give up on the device and run the
@@ -702,7 +702,7 @@ gpujoin_prepare(GpuJoinState *gjs)
 
 /*
  * Open the join of the two buffers as they are now: the whole inputs, or
- * one chunk pair of a spilled join (gpujoin_spill.c).  Returns RUN_STEP,
+ * one chunk pair of a spilled join (spill.c).  Returns RUN_STEP,
  * or, when a side is empty and no pair can match, what comes after the
  * tiles.
  */

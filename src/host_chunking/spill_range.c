@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * gpujoin_spill_range.c
+ * spill_range.c
  *	  The key ranges a sort-merge join's spill is cut into, as a hash
- *	  join's is cut by hash (gpujoin_spill.c): which joins qualify, the cut
+ *	  join's is cut by hash (spill.c): which joins qualify, the cut
  *	  points, and each row's partitions.
  *
  * The inner side is drained first, into chunks as any spill, and a sample
@@ -10,7 +10,7 @@
  * points at quantiles of the sample (each a distinct key, so a hot key
  * stays in one partition) split its key space into ranges of about half
  * its share of gpujoin.max_host_memory each, and the inner chunks are
- * rewritten a chunk per range (gpujoin_spill.c's rewrite_inner), the rows
+ * rewritten a chunk per range (spill.c's rewrite_inner), the rows
  * with a NULL key in a partition of their own.  The outer side is then
  * drained into the same ranges: an outer row goes to every range its bounds
  * [lo(o), hi(o)] touch (a band row near a cut to two), to all of them when
@@ -49,7 +49,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "kernels/shared/gj_keys.h"
 
 /* Inner keys sampled from each spilled chunk, and at most in all. */

@@ -53,7 +53,7 @@
 #include "storage/ipc.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 
 /* Steps running on a helper thread in this process, joined at exit. */
 static dlist_head running_steps = DLIST_STATIC_INIT(running_steps);
@@ -191,7 +191,7 @@ gpujoin_step_ahead_start(GpuJoinState *gjs)
 	}
 	step_guard_arm(&ahead->guards[0], ahead, gjs->outer_buf.cxt);
 	step_guard_arm(&ahead->guards[1], ahead, gjs->inner_buf.cxt);
-	/* a device partition's gathered keys (gpujoin_partitions.c) */
+	/* a device partition's gathered keys (device_partitions.c) */
 	if (gjs->partitions != NULL)
 		step_guard_arm(&ahead->guards[2], ahead, gpujoin_partitions_keys_context(gjs));
 

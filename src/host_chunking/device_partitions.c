@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * gpujoin_partitions.c
+ * device_partitions.c
  *	  Device partitions: a sort-merge or hash join whose sides do not fit
  *	  the device memory budget, cut into partition pairs that do.
  *
@@ -55,7 +55,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "kernels/shared/gj_keys.h"
 #include "service/service_shared.h"
 
@@ -228,7 +228,7 @@ row_partitions(GpuJoinState *gjs, const GjJoinInput *input, bool outer, int64 ro
  * about nparts ranges, each cut distinct and above the smallest key, so
  * that a hot key stays in one range: at most nparts - 1 of them in cuts.
  * Returns their number.  Also the host spill's key ranges
- * (gpujoin_spill_range.c).
+ * (spill_range.c).
  */
 int
 gpujoin_quantile_cuts(int64 *sample, int64 n, int nparts, int64 *cuts)

@@ -54,7 +54,7 @@
 #include "utils/timestamp.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_expr_compile.h"
+#include "custom_scan/plan/gpujoin_expr_compile.h"
 #include "host_chunking/host_buffers.h"
 
 #define CMP6(P, T1, T2) \

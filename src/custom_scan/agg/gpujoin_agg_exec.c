@@ -72,9 +72,9 @@
 #include "utils/timestamp.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_agg.h"
-#include "custom_scan/gpujoin_agg_groups.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/agg/gpujoin_agg.h"
+#include "custom_scan/agg/gpujoin_agg_groups.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 
 /*
  * The aggregate node's own EXPLAIN ANALYZE counters, of one process.  A
@@ -445,7 +445,7 @@ gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 	/*
 	 * The inputs, the argument columns and the groups count together.
 	 * Without GROUP BY the inputs spill past their share instead
-	 * (gpujoin_spill.c), and the argument columns of the rows held, a few
+	 * (spill.c), and the argument columns of the rows held, a few
 	 * bytes a row, come on top: no ERROR then.
 	 */
 	if ((gas->agg.ngroup > 0 || !gpujoin_enable_spill) &&
@@ -526,7 +526,7 @@ gpujoin_agg_run_pair(GpuJoinAggState *gas)
 
 /*
  * Run the whole join, reducing every step: one join of the two inputs, or,
- * when they spilled, one per chunk pair (gpujoin_spill.c), all into the
+ * when they spilled, one per chunk pair (spill.c), all into the
  * same partials.  The aggregate node's join is an inner join, so a spilled
  * join has no unmatched rows to emit between its chunk pairs.
  */

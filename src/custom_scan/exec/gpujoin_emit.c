@@ -27,7 +27,7 @@
  *	NEXT_CHUNK  a join whose inputs spilled to temporary files: after each
  *			  chunk pair's last tile, the next chunk pair (back to
  *			  RUN_STEP), or a finished chunk's unmatched rows (back to
- *			  EMIT_UNMATCHED); see gpujoin_spill.c
+ *			  EMIT_UNMATCHED); see spill.c
  *	DONE	  nothing left
  *
  * Join types are handled here, not on the backends, which only return
@@ -53,8 +53,8 @@
 #include "miscadmin.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_agg.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/agg/gpujoin_agg.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 
 /*
  * EMIT reads the stored columns of the pair this many pairs ahead into the

@@ -31,7 +31,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/gpujoin_exec.h"
+#include "custom_scan/exec/gpujoin_exec.h"
 #include "kernels/agg_reduce.h"
 
 /* Pairs of rows with inexact keys formed per batch (GJ_PHASE_HOST_PAIRS). */
