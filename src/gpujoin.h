@@ -56,11 +56,13 @@ typedef struct GpuJoinCostProfile
 {
 	const char *backend;		/* "cpu" or "cuda": the GUC prefix */
 	double		startup_cost;	/* per join */
-	double		row_cost;		/* per row drained from either input */
+	double		row_cost;		/* per row drained through a child plan */
 	double		transfer_cost;	/* per kB copied to or from the device */
-	double		pair_cost;		/* per pair and operator of the nested loop */
+	double		pair_cost;		/* per pair and compare of the device quals */
 	double		sort_cost;		/* per step of sort-merge / hash work */
 	double		output_cost;	/* per row the join returns */
+	double		columnar_row_cost;	/* per row the columnar heap reader reads */
+	double		program_pair_cost;	/* per pair and instruction interpreted */
 } GpuJoinCostProfile;
 
 extern GpuJoinCostProfile gpujoin_cpu_costs;
@@ -76,6 +78,12 @@ extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
 extern const GpuJoinCostProfile *gpujoin_parallel_costs(void);
 extern double gpujoin_input_host_bytes(Path *path);
+extern Cost gpujoin_input_cost(PlannerInfo *root, Path *path,
+							   const GpuJoinCostProfile *costs);
+extern bool gpujoin_program_compares_only(const GjProgram *program);
+extern Cost gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs,
+									   const GjProgram *program, double pairs,
+									   double device_qual_ops);
 extern Cost gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
 							   Path *outer_path, Path *inner_path, double *chunk_pairs);
 extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
@@ -175,7 +183,17 @@ typedef struct GpuJoinPlanInfo
 	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
 	bool		filter_needed;	/* candidates must pass the whole program */
 	GpuJoinBandGuard band_guard;	/* GJ_ALGO_SORTMERGE from an abs() band */
+	List	   *key_clauses;	/* planning only: the clauses the algorithm's
+								 * keys test (hash keys, range bounds) */
 } GpuJoinPlanInfo;
+
+/* custom_scan/plan/gpujoin_costs.c: the device work of a classified join */
+extern Cost gpujoin_join_work_cost(PlannerInfo *root, const GpuJoinCostProfile *costs,
+								   const GpuJoinPlanInfo *info, Relids outer_relids,
+								   Relids inner_relids, double outer_rows,
+								   double inner_rows, double candidates,
+								   int device_columns, double device_qual_ops,
+								   SpecialJoinInfo *sjinfo);
 
 /*
  * custom_scan/plan/gpujoin_expr_compile.c: quals and scalar expressions into a
@@ -215,8 +233,9 @@ extern const char *gpujoin_jointype_name(int jointype);
 extern List *gj_quals_in_native_order(PlannerInfo *root, List *rinfos);
 extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
-								   List **device_rinfos, List **host_rinfos,
-								   GpuJoinPlanInfo *info);
+								   int requested, List **device_rinfos,
+								   List **host_rinfos, GpuJoinPlanInfo *info);
+extern bool gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info);
 
 /*
  * custom_scan/plan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as

@@ -456,8 +456,6 @@ join_restrictlist(RelOptInfo *joinrel)
 
 /* see cost_gpujoin_agg */
 #define COUNT_LOOP_SPEEDUP	4.0
-#define FILTER_CANDIDATES	3.0
-#define FILTER_INTERPRETER	2.0
 
 /*
  * Cost of the aggregate path: the GpuJoin cost (gpujoin_path.c) without the
@@ -489,8 +487,8 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 	cost_qual_eval(&device_cost, device_rinfos, root);
 	cost_qual_eval(&host_cost, host_rinfos, root);
 
-	startup = outer_path->total_cost + inner_path->total_cost +
-		costs->startup_cost + (outer_rows + inner_rows) * costs->row_cost;
+	startup = gpujoin_input_cost(root, outer_path, costs) +
+		gpujoin_input_cost(root, inner_path, costs) + costs->startup_cost;
 	/* inputs past gpujoin.max_host_memory: written and read in chunks */
 	{
 		double		chunk_pairs;
@@ -508,10 +506,12 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 		 * cuda backend counts with its kernel where that is cheaper).  The
 		 * arguments are added once per outer row, weighted by its count.
 		 */
-		Cost		count = gpujoin_device_work_cost(costs, GJ_ALGO_NESTLOOP, outer_rows,
-													 inner_rows, 0, device_columns,
-													 device_cost.per_tuple / cpu_operator_cost) /
-			COUNT_LOOP_SPEEDUP;
+		Cost		count = gpujoin_program_pairs_cost(costs, &join_info->program,
+													   outer_rows * inner_rows,
+													   device_cost.per_tuple / cpu_operator_cost);
+
+		if (gpujoin_program_compares_only(&join_info->program))
+			count /= COUNT_LOOP_SPEEDUP;
 
 		if (method == GJ_AGG_METHOD_DOMINANCE)
 			count = Min(count, 2 * gpujoin_device_work_cost(costs, GJ_ALGO_SORTMERGE, outer_rows,
@@ -520,21 +520,12 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 	}
 	else
 	{
-		run = gpujoin_device_work_cost(costs, join_info->algorithm, outer_rows, inner_rows,
-									   candidates, device_columns,
-									   device_cost.per_tuple / cpu_operator_cost) +
+		run = gpujoin_join_work_cost(root, costs, join_info, outer_path->parent->relids,
+									 inner_path->parent->relids, outer_rows, inner_rows,
+									 candidates, device_columns,
+									 device_cost.per_tuple / cpu_operator_cost, NULL) +
 			candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
 			candidates * agg->nargs * costs->pair_cost;
-
-		/*
-		 * A filtered sort-merge or hash join evaluates its candidates with
-		 * the interpreter: about FILTER_CANDIDATES times the pairs that pass
-		 * (the bounds are one qual of several), each FILTER_INTERPRETER times
-		 * a specialised compare.
-		 */
-		if (join_info->algorithm != GJ_ALGO_NESTLOOP && join_info->filter_needed)
-			run += candidates * FILTER_CANDIDATES * FILTER_INTERPRETER *
-				Max(device_cost.per_tuple / cpu_operator_cost, 1.0) * costs->pair_cost;
 	}
 
 	/*
@@ -675,7 +666,8 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		Relids		relids[2];
 		CustomPath *cpath;
 		int			pass,
-					method;
+					method,
+					variant;
 
 		if (partial)
 		{
@@ -690,7 +682,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 			continue;
 
 		if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, restrictlist,
-									&device_rinfos, &host_rinfos, &join_info))
+									gpujoin_algorithm, &device_rinfos, &host_rinfos, &join_info))
 			continue;
 
 		if (!agg_vars_available(agg_exprs, outer_path, inner_path) ||
@@ -730,43 +722,64 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 			continue;
 		}
 
-		/* the join's own algorithm, and counting matches where it applies */
-		for (pass = 0; pass < 2; pass++)
+		/*
+		 * The algorithm the chooser picks, and where that is a sort-merge or
+		 * hash join whose candidates still pass through the rest of the
+		 * program, the nested loop too: the cost decides
+		 * (gpujoin_costs.c, gpujoin_join_work_cost).
+		 */
+		for (variant = 0; variant < 2; variant++)
 		{
-			method = pass == 0 ? GJ_AGG_METHOD_JOIN :
-				agg_count_method(&join_info, host_rinfos, &agg_info);
-			if (pass > 0 && method == GJ_AGG_METHOD_JOIN)
-				break;
-			cpath = makeNode(CustomPath);
-			cpath->path.pathtype = T_CustomScan;
-			cpath->path.parent = out_rel;
-			cpath->path.pathtarget = out_rel->reltarget;
-			cpath->path.param_info = NULL;
+			int			requested = gpujoin_algorithm;
 
-			/*
-			 * A partial node is parallel-aware for the same one purpose as a
-			 * partial GpuJoin: its workers' counters (gpujoin_parallel.c).
-			 */
-			cpath->path.parallel_aware = partial;
-			cpath->path.parallel_safe = partial;
-			cpath->path.parallel_workers = partial ? outer_path->parallel_workers : 0;
-			cpath->path.rows = num_groups;
-			cpath->path.pathkeys = NIL;
-			cpath->flags = 0;
-			cpath->custom_paths = list_make2(outer_path, inner_path);
-			/* a GpuJoin path's private list, and (method, partial) */
-			cpath->custom_private = lappend(gpujoin_path_private_make(device_rinfos, host_rinfos,
-																	  restrictlist, NIL,
-																	  JOIN_INNER),
-											list_make2_int(method, partial));
-			cpath->methods = &gpujoin_agg_path_methods;
-			cost_gpujoin_agg(root, cpath, outer_path, inner_path, candidates, device_rinfos,
-							 host_rinfos, &join_info, &agg_info, method,
-							 partial ? gpujoin_parallel_costs() : gpujoin_planning_costs());
-			if (partial)
-				partial_paths = lappend(partial_paths, cpath);
-			else
-				add_path(out_rel, &cpath->path);
+			if (variant == 1)
+			{
+				if (!gpujoin_nestloop_may_win(&join_info))
+					break;
+				requested = GJ_ALGO_NESTLOOP;
+				if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids,
+											restrictlist, requested, &device_rinfos,
+											&host_rinfos, &join_info))
+					break;
+			}
+			/* the join's own algorithm, and counting matches where it applies */
+			for (pass = 0; pass < 2; pass++)
+			{
+				method = pass == 0 ? GJ_AGG_METHOD_JOIN :
+					agg_count_method(&join_info, host_rinfos, &agg_info);
+				if (pass > 0 && method == GJ_AGG_METHOD_JOIN)
+					break;
+				cpath = makeNode(CustomPath);
+				cpath->path.pathtype = T_CustomScan;
+				cpath->path.parent = out_rel;
+				cpath->path.pathtarget = out_rel->reltarget;
+				cpath->path.param_info = NULL;
+
+				/*
+				 * A partial node is parallel-aware for the same one purpose as a
+				 * partial GpuJoin: its workers' counters (gpujoin_parallel.c).
+				 */
+				cpath->path.parallel_aware = partial;
+				cpath->path.parallel_safe = partial;
+				cpath->path.parallel_workers = partial ? outer_path->parallel_workers : 0;
+				cpath->path.rows = num_groups;
+				cpath->path.pathkeys = NIL;
+				cpath->flags = 0;
+				cpath->custom_paths = list_make2(outer_path, inner_path);
+				/* a GpuJoin path's private list, and (method, partial) */
+				cpath->custom_private = lappend(gpujoin_path_private_make(device_rinfos, host_rinfos,
+																		  restrictlist, NIL,
+																		  JOIN_INNER, requested),
+												list_make2_int(method, partial));
+				cpath->methods = &gpujoin_agg_path_methods;
+				cost_gpujoin_agg(root, cpath, outer_path, inner_path, candidates, device_rinfos,
+								 host_rinfos, &join_info, &agg_info, method,
+								 partial ? gpujoin_parallel_costs() : gpujoin_planning_costs());
+				if (partial)
+					partial_paths = lappend(partial_paths, cpath);
+				else
+					add_path(out_rel, &cpath->path);
+			}
 		}
 	}
 	return partial_paths;

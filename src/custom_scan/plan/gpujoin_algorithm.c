@@ -503,6 +503,7 @@ gj_device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		info->algorithm = GJ_ALGO_HASH;
 		info->equi = equi;
 		cxt->key_clauses = hash_clauses;
+		info->key_clauses = hash_clauses;
 		return;
 	}
 	if (find_best_range(cxt, device_clauses, &best))
@@ -511,6 +512,7 @@ gj_device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,
 		info->range = best.range;
 		info->band_guard = best.guard;
 		cxt->key_clauses = best.bound_clauses;
+		info->key_clauses = best.bound_clauses;
 		/* the bounds are the whole condition: no filtering needed */
 		info->filter_needed = (best.nclauses != list_length(device_clauses));
 	}

@@ -28,14 +28,19 @@
 #include <unistd.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 
 #include "gpujoin.h"
 #include "service/gpujoin_service.h"
@@ -56,9 +61,41 @@
  * test's figures instead, 2e12 pairs/s through the step path.  CUDA's
  * initialisation, about 300 ms once per backend, is not in startup_cost.
  */
-/*		backend	startup	row		transfer	pair		sort		output */
-GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.05, 0.0, 0.00035, 0.0011, 0.006};
-GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.005, 0.0000001, 0.0009, 0.0023};
+/*
+ * The unit of the cuda constants (issue 35).  A GpuJoin competes with
+ * PostgreSQL's join plans, not with its seq scans, and PostgreSQL's units
+ * buy different times in each: on the H200 its parallel hash join of the
+ * 10M x 1M equi-join (cost 128k) took 1,023 ms, 0.008 ms a unit, where a
+ * count(*) seq scan runs at 0.0043 ms a unit (the fit above).  Costed at the
+ * seq scan's rate, a GpuJoin that takes 164 ms came out dearer than the
+ * 1,023 ms hash join.  So the per-row, per-kB, per-step and per-match cuda
+ * constants are the fit's times at 0.008 ms a unit (the fit's constants x
+ * 0.54); startup_cost stays a threshold, and pair_cost comes from the kernel
+ * figures as before.  sort_cost is the large joins' rate: the fit's sizes
+ * (at most 300k rows) measured fixed costs more than steps, where the hash
+ * kernels of the 10M x 1M join took 1-4 ms for its 18M steps (issue 36),
+ * 3e-5 a step; 5e-5 keeps a margin.
+ *
+ * columnar_row_cost replaces, for an input the columnar heap reader reads
+ * (heap_reader.c), both the child Seq Scan's cpu_tuple_cost and row_cost: the
+ * reader's rows/s (31.3M on the H100 host, 71.1M on the 2-core machine,
+ * docs/results/2026-11-25-columnar-input.md) plus the backend's own work per
+ * drained row at large sizes (303 ms of Backend Time over 11M rows of the
+ * 10M x 1M equi-join on the H200, issue 36): 32 + 27 ns, 0.0075 a unit.  The
+ * cpu backend's is its row_cost, the reader saving the seq scan's tuple cost.
+ *
+ * program_pair_cost is per pair and instruction of a program the device
+ * interprets (anything but a conjunction of plain column compares, which
+ * the compare kernels run at pair_cost a compare): kernel_test
+ * bench-program-count measured 3.4e10 pairs/s for an 11-instruction band
+ * program and 8.8e10 pairs/s for two compares and a 6-instruction qual on
+ * the H200 (issue 37), 0.3e-6 to 0.9e-6 an instruction at 0.008 ms a unit.
+ * The cpu backend's interpreter takes about one compare's time for an
+ * instruction's.
+ */
+/*		backend	startup	row		transfer	pair		sort		output	columnar	program */
+GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.05, 0.0, 0.00035, 0.0011, 0.006, 0.05, 0.0002};
+GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.0027, 0.0000001, 0.00005, 0.0012, 0.0075, 0.0000006};
 
 /* One GUC per constant and backend: gpujoin.<backend>_<name>. */
 typedef struct CostGucSpec
@@ -82,6 +119,10 @@ static const CostGucSpec cost_gucs[] = {
 	"Planner's estimate of the cost of one step of sorting or searching keys in a sort-merge or hash GpuJoin on the %s backend.", false},
 	{"output_cost", offsetof(GpuJoinCostProfile, output_cost),
 	"Planner's estimate of the cost of returning one joined row from the %s backend.", false},
+	{"columnar_row_cost", offsetof(GpuJoinCostProfile, columnar_row_cost),
+	"Planner's estimate of the cost of reading one row with the columnar heap reader and draining it for the %s backend.", false},
+	{"program_pair_cost", offsetof(GpuJoinCostProfile, program_pair_cost),
+	"Planner's estimate of the cost of one interpreted instruction of the device program on one pair on the %s backend.", false},
 };
 
 static void
@@ -109,6 +150,24 @@ gpujoin_define_cost_gucs(void)
 {
 	define_profile_gucs(&gpujoin_cpu_costs, "cpu");
 	define_profile_gucs(&gpujoin_cuda_costs, "CUDA");
+}
+
+/* Is the relation a table of the heap access method? */
+static bool
+relation_is_heap(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		heap = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tuple);
+
+		heap = (form->relkind == RELKIND_RELATION || form->relkind == RELKIND_MATVIEW ||
+				form->relkind == RELKIND_TOASTVALUE) && form->relam == HEAP_TABLE_AM_OID;
+		ReleaseSysCache(tuple);
+	}
+	return heap;
 }
 
 /*
@@ -198,6 +257,159 @@ gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 
 	kbytes = ((outer_rows + inner_rows) * Max(device_columns, 1) * 8.0 + candidates * 8.0) / 1024.0;
 	return work + kbytes * costs->transfer_cost;
+}
+
+/*
+ * The leading compares of a program keep about half of the pairs each: a
+ * compare of two columns drawn from one distribution, the case the band and
+ * inequality joins measured (issue 37) were.
+ */
+#define LEADING_COMPARE_PASS	0.5
+
+/*
+ * The cost of evaluating a device program on pairs.  A conjunction of plain
+ * column compares runs in the compare kernels at pair_cost a compare
+ * (device_qual_ops of them, from cost_qual_eval); any other program runs
+ * its leading compares so (gj_program_leading_compares) and interprets the
+ * rest, program_pair_cost an instruction, on the pairs they pass.
+ */
+static int
+program_rest(const GjProgram *program, int *ncompares)
+{
+	GjLeadingCompares lead;
+	int			rest = 0;
+
+	*ncompares = gj_program_leading_compares(program->instrs, program->ninstrs, &lead);
+	for (int pc = lead.pc; pc < program->ninstrs; pc++)
+	{
+		if (program->instrs[pc].op != GJOP_AND)
+			rest++;
+	}
+	return rest;
+}
+
+/* Is the program a conjunction of plain column compares? */
+bool
+gpujoin_program_compares_only(const GjProgram *program)
+{
+	int			ncompares;
+
+	return program_rest(program, &ncompares) == 0 && ncompares > 0;
+}
+
+Cost
+gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs, const GjProgram *program,
+						   double pairs, double device_qual_ops)
+{
+	int			ncompares;
+	int			rest = program_rest(program, &ncompares);
+
+	if (ncompares > 0 && rest == 0)
+		return pairs * Max(device_qual_ops, 1.0) * costs->pair_cost;
+	return pairs * (ncompares * costs->pair_cost +
+					pow(LEADING_COMPARE_PASS, ncompares) * rest * costs->program_pair_cost);
+}
+
+/*
+ * Would the nested loop be worth costing beside the chooser's pick?  Where
+ * a sort-merge or hash join filters its candidates through the rest of the
+ * program: a bound that keeps half of the pairs leaves the filter as much
+ * work as the nested loop, without the compare kernels (issue 35: a
+ * sort-merge join of r.a < s.a AND r.b > s.b AND r.a + s.b > 0 took 4 times
+ * the nested loop's time).
+ */
+bool
+gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info)
+{
+	return gpujoin_algorithm == GJ_ALGO_AUTO &&
+		info->algorithm == GJ_ALGO_SORTMERGE && info->filter_needed;
+}
+
+/*
+ * The device work of a classified join: the algorithm's own
+ * (gpujoin_device_work_cost) and, for a sort-merge or hash join whose keys
+ * are not the whole condition, the program evaluated on every candidate the
+ * keys find, interpreted without the compare kernels' prefilter (the
+ * candidates of a sort-merge range come one outer row at a time).  The
+ * candidates the keys find: a band's from the inner key's histogram, else
+ * the key clauses' selectivity; never fewer than those that match.
+ */
+Cost
+gpujoin_join_work_cost(PlannerInfo *root, const GpuJoinCostProfile *costs,
+					   const GpuJoinPlanInfo *info, Relids outer_relids, Relids inner_relids,
+					   double outer_rows, double inner_rows, double candidates,
+					   int device_columns, double device_qual_ops, SpecialJoinInfo *sjinfo)
+{
+	Cost		work;
+
+	if (info->algorithm == GJ_ALGO_NESTLOOP)
+	{
+		double		kbytes;
+
+		work = gpujoin_program_pairs_cost(costs, &info->program, outer_rows * inner_rows,
+										  device_qual_ops);
+		kbytes = ((outer_rows + inner_rows) * Max(device_columns, 1) * 8.0 + candidates * 8.0) / 1024.0;
+		return work + kbytes * costs->transfer_cost;
+	}
+	work = gpujoin_device_work_cost(costs, info->algorithm, outer_rows, inner_rows, candidates,
+									device_columns, device_qual_ops);
+	if (info->filter_needed)
+	{
+		double		key_candidates = candidates;
+		int			ninstrs = 0;
+
+		/* a hash join's candidates are its key matches: about the result */
+		if (info->algorithm == GJ_ALGO_SORTMERGE)
+		{
+			List	   *band_clauses;
+			Selectivity key_sel;
+
+			key_sel = gpujoin_band_selectivity(root, info->key_clauses, outer_relids,
+											   inner_relids, &band_clauses);
+			if (key_sel >= 0)
+				key_sel *= clauselist_selectivity(root,
+												  list_difference_ptr(info->key_clauses,
+																	  band_clauses),
+												  0, JOIN_INNER, sjinfo);
+			else
+				key_sel = clauselist_selectivity(root, info->key_clauses, 0, JOIN_INNER,
+												 sjinfo);
+			key_candidates = Max(outer_rows * inner_rows * key_sel, candidates);
+		}
+		for (int pc = 0; pc < info->program.ninstrs; pc++)
+		{
+			if (info->program.instrs[pc].op != GJOP_AND)
+				ninstrs++;
+		}
+		work += key_candidates * ninstrs * costs->program_pair_cost;
+	}
+	return work;
+}
+
+/*
+ * What an input costs GpuJoin: its plan and the drain of each row into the
+ * host buffers (row_cost), or, where the columnar heap reader will read the
+ * table itself (a plain Seq Scan of a heap table: heap_reader.c), the scan's
+ * pages and quals as the Seq Scan costs them and columnar_row_cost for each
+ * row read instead of the scan's cpu_tuple_cost and the drain.  The executor
+ * makes the final choice (it also needs plain columns and an MVCC
+ * snapshot); the planner's test is the part it can see.
+ */
+Cost
+gpujoin_input_cost(PlannerInfo *root, Path *path, const GpuJoinCostProfile *costs)
+{
+	RelOptInfo *rel = path->parent;
+
+	if (gpujoin_columnar_input && path->pathtype == T_SeqScan && IsA(path, Path) &&
+		rel->reloptkind == RELOPT_BASEREL && rel->rtekind == RTE_RELATION &&
+		path->param_info == NULL && relation_is_heap(planner_rt_fetch(rel->relid, root)->relid))
+	{
+		/* a partial scan reads its share of the table */
+		double		read = rel->tuples * (path->rows / Max(rel->rows, 1.0));
+
+		return Max(path->total_cost + read * (costs->columnar_row_cost - cpu_tuple_cost), 0);
+	}
+	return path->total_cost + path->rows * costs->row_cost;
 }
 
 /*

@@ -86,7 +86,7 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
 			 Path *inner_share, List *device_rinfos, List *host_rinfos, List *other_rinfos,
-			 JoinType jointype, JoinPathExtraData *extra, int algorithm,
+			 JoinType jointype, JoinPathExtraData *extra, const GpuJoinPlanInfo *info,
 			 const GpuJoinCostProfile *costs)
 {
 	double		outer_rows = outer_path->rows;
@@ -107,6 +107,16 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	Cost		startup;
 	Cost		run;
 	double		chunk_pairs;
+	SpecialJoinInfo pair_sjinfo;
+
+	/*
+	 * The selectivities below are per pair: those of an inner join of the
+	 * two inputs.  A semi or anti join's own (eqjoinsel_semi) are the
+	 * fraction of outer rows with a match, which counted per pair made a
+	 * semi join of 1M rows cost a trillion candidates.
+	 */
+	pair_sjinfo = *extra->sjinfo;
+	pair_sjinfo.jointype = JOIN_INNER;
 
 	/* a band: from the inner key's histogram (gpujoin_costs.c), not 1/9 */
 	device_clauses = extract_actual_clauses(device_rinfos, false);
@@ -115,9 +125,9 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	if (band_sel >= 0)
 		device_sel = band_sel *
 			clauselist_selectivity(root, list_difference_ptr(device_clauses, band_clauses),
-								   0, JOIN_INNER, extra->sjinfo);
+								   0, JOIN_INNER, &pair_sjinfo);
 	else
-		device_sel = clauselist_selectivity(root, device_clauses, 0, JOIN_INNER, extra->sjinfo);
+		device_sel = clauselist_selectivity(root, device_clauses, 0, JOIN_INNER, &pair_sjinfo);
 	candidates = clamp_row_est(outer_rows * inner_rows * device_sel);
 	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
 												 PVC_RECURSE_PLACEHOLDERS));
@@ -130,8 +140,8 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	if (jointype == JOIN_RIGHT || jointype == JOIN_FULL)
 		unmatched_scan += inner_rows;
 
-	startup = outer_path->total_cost + inner_drained->total_cost +
-		costs->startup_cost + (outer_rows + inner_drained->rows) * costs->row_cost;
+	startup = gpujoin_input_cost(root, outer_path, costs) +
+		gpujoin_input_cost(root, inner_drained, costs) + costs->startup_cost;
 	/*
 	 * A semi or anti join decides an outer row by its first match: the
 	 * device's other matches of that row are skipped on the host without
@@ -141,15 +151,17 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	if (jointype == JOIN_SEMI || jointype == JOIN_ANTI)
 		formed = Min(candidates, outer_rows);
 
-	run = gpujoin_device_work_cost(costs, algorithm, outer_rows, inner_rows, candidates,
-								   device_columns, device_cost.per_tuple / cpu_operator_cost) +
+	run = gpujoin_join_work_cost(root, costs, info, outer_path->parent->relids,
+								 inner_path->parent->relids, outer_rows, inner_rows, candidates,
+								 device_columns, device_cost.per_tuple / cpu_operator_cost,
+								 &pair_sjinfo) +
 		formed * (host_cost.per_tuple + cpu_tuple_cost * 0.5) +
 		(candidates - formed) * cpu_operator_cost +
 		unmatched_scan * cpu_operator_cost +
 		(formed + unmatched_scan) * other_cost.per_tuple +
 		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
 	/* inputs past gpujoin.max_host_memory: written and read in chunks */
-	startup += gpujoin_spill_cost(costs, algorithm, outer_path, inner_path, &chunk_pairs);
+	startup += gpujoin_spill_cost(costs, info->algorithm, outer_path, inner_path, &chunk_pairs);
 
 	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;
 	cpath->path.total_cost = cpath->path.startup_cost + run;
@@ -300,7 +312,8 @@ static CustomPath *
 make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,
 				  Path *inner_share, List *device_rinfos, List *host_rinfos, List *join_rinfos,
 				  List *other_rinfos, JoinType jointype, JoinPathExtraData *extra,
-				  int algorithm, double rows, int parallel_workers)
+				  const GpuJoinPlanInfo *info, int requested, double rows,
+				  int parallel_workers)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -326,17 +339,18 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	else
 		cpath->custom_paths = list_make2(outer_path, inner_path);
 	cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos, join_rinfos,
-													  other_rinfos, jointype);
+													  other_rinfos, jointype, requested);
 	cpath->methods = &gpujoin_path_methods;
 	cost_gpujoin(root, cpath, outer_path, inner_path, inner_share, device_rinfos, host_rinfos,
-				 other_rinfos, jointype, extra, algorithm,
+				 other_rinfos, jointype, extra, info,
 				 parallel_workers > 0 ? gpujoin_parallel_costs() : gpujoin_planning_costs());
 	return cpath;
 }
 
 /*
  * Split a join's quals into those the device evaluates and those the host
- * does, and choose the algorithm.  Returns false when no device qual links
+ * does, and choose the algorithm (requested: gpujoin.algorithm, or the
+ * alternative the caller costs as well).  Returns false when no device qual links
  * the two sides (GpuJoin is then pointless) or a qual is pseudoconstant.
  *
  * PostgreSQL evaluates the quals of a pair in order_qual_clauses() order and
@@ -349,8 +363,8 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
  */
 bool
 gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_relids,
-					   List *join_rinfos, List **device_rinfos, List **host_rinfos,
-					   GpuJoinPlanInfo *info)
+					   List *join_rinfos, int requested, List **device_rinfos,
+					   List **host_rinfos, GpuJoinPlanInfo *info)
 {
 	DeviceCompileContext cxt;
 	bool		links_sides = false;
@@ -375,7 +389,7 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 	/* the program of the device quals (the aggregate paths read its shape) */
 	info->program = cxt.program;
 	gj_device_choose_algorithm(&cxt, extract_actual_clauses(device, false),
-							gpujoin_algorithm, info);
+							requested, info);
 
 	*device_rinfos = NIL;
 	*host_rinfos = NIL;
@@ -420,84 +434,32 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 		}
 		memset(info, 0, sizeof(GpuJoinPlanInfo));
 		gj_device_choose_algorithm(&cxt, extract_actual_clauses(*device_rinfos, false),
-								gpujoin_algorithm, info);
+								requested, info);
 	}
 	return true;
 }
 
-void
-gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
-					   RelOptInfo *outerrel, RelOptInfo *innerrel,
-					   JoinType jointype, JoinPathExtraData *extra)
+/*
+ * Offer the GpuJoin paths of one classified join: the whole join, and the
+ * partial ones for parallel plans.  requested is the algorithm the
+ * classification was asked for (the plan compiles its keys for it again).
+ */
+static void
+offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					RelOptInfo *innerrel, List *device_rinfos, List *host_rinfos,
+					List *join_rinfos, List *other_rinfos, JoinType jointype,
+					JoinPathExtraData *extra, const GpuJoinPlanInfo *info, int requested)
 {
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
-	GpuJoinPlanInfo info;
-	List	   *device_rinfos = NIL;
-	List	   *host_rinfos = NIL;
-	List	   *join_rinfos = NIL;
-	List	   *other_rinfos = NIL;
 	CustomPath *cpath;
 	ListCell   *lc;
-
-	if (!gpujoin_enabled)
-		return;
-	switch (jointype)
-	{
-		case JOIN_INNER:
-		case JOIN_LEFT:
-		case JOIN_RIGHT:
-		case JOIN_FULL:
-		case JOIN_SEMI:
-		case JOIN_ANTI:
-			break;
-		default:
-			/* JOIN_UNIQUE_OUTER/INNER: the planner unique-ifies a side first */
-			elog(DEBUG1, "GpuJoin: join type %d is not offered", (int) jointype);
-			return;
-	}
-	if (outer_path == NULL || inner_path == NULL ||
-		outer_path->param_info != NULL || inner_path->param_info != NULL ||
-		!bms_is_empty(joinrel->lateral_relids))
-		return;
-
-	/*
-	 * For an outer join only the join quals decide what matches; quals
-	 * pushed down to this join from WHERE filter the joined rows, including
-	 * the null-extended ones (createplan.c does the same split).  Inner and
-	 * semi joins treat every qual as a join qual.
-	 */
-	foreach(lc, extra->restrictlist)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-
-		if (rinfo->pseudoconstant)
-			return;
-		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
-			other_rinfos = lappend(other_rinfos, rinfo);
-		else
-			join_rinfos = lappend(join_rinfos, rinfo);
-	}
-	if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, join_rinfos,
-								&device_rinfos, &host_rinfos, &info))
-		return;
-	if (jointype == JOIN_FULL && !native_full_join_exists(join_rinfos, outerrel, innerrel))
-	{
-		elog(DEBUG1, "GpuJoin: not offered for a FULL JOIN that PostgreSQL cannot plan itself");
-		return;
-	}
-
-	/* every Var we must return or test has to come out of one input */
-	if (!vars_available(joinrel->reltarget->exprs, outer_path->pathtarget, inner_path->pathtarget) ||
-		!vars_available(extract_actual_clauses(extra->restrictlist, false),
-						outer_path->pathtarget, inner_path->pathtarget))
-		return;
 
 	if (host_memory_fits(outer_path, inner_path, true))
 	{
 		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, NULL, device_rinfos,
 								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
-								  info.algorithm, joinrel->rows, 0);
+								  info, requested, joinrel->rows, 0);
 		add_path(joinrel, &cpath->path);
 	}
 
@@ -540,7 +502,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 		{
 			cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe, NULL,
 									  device_rinfos, host_rinfos, join_rinfos,
-									  other_rinfos, jointype, extra, info.algorithm,
+									  other_rinfos, jointype, extra, info, requested,
 									  clamp_row_est(joinrel->rows * share),
 									  outer_partial->parallel_workers);
 			add_partial_path(joinrel, &cpath->path);
@@ -551,13 +513,96 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 				cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe,
 										  linitial(innerrel->partial_pathlist),
 										  device_rinfos, host_rinfos, join_rinfos,
-										  other_rinfos, jointype, extra, info.algorithm,
+										  other_rinfos, jointype, extra, info, requested,
 										  clamp_row_est(joinrel->rows * share),
 										  outer_partial->parallel_workers);
 				add_partial_path(joinrel, &cpath->path);
 			}
 		}
 	}
+}
+
+void
+gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
+					   RelOptInfo *outerrel, RelOptInfo *innerrel,
+					   JoinType jointype, JoinPathExtraData *extra)
+{
+	Path	   *outer_path = outerrel->cheapest_total_path;
+	Path	   *inner_path = innerrel->cheapest_total_path;
+	GpuJoinPlanInfo info;
+	List	   *device_rinfos = NIL;
+	List	   *host_rinfos = NIL;
+	List	   *join_rinfos = NIL;
+	List	   *other_rinfos = NIL;
+	ListCell   *lc;
+
+	if (!gpujoin_enabled)
+		return;
+	switch (jointype)
+	{
+		case JOIN_INNER:
+		case JOIN_LEFT:
+		case JOIN_RIGHT:
+		case JOIN_FULL:
+		case JOIN_SEMI:
+		case JOIN_ANTI:
+			break;
+		default:
+			/* JOIN_UNIQUE_OUTER/INNER: the planner unique-ifies a side first */
+			elog(DEBUG1, "GpuJoin: join type %d is not offered", (int) jointype);
+			return;
+	}
+	if (outer_path == NULL || inner_path == NULL ||
+		outer_path->param_info != NULL || inner_path->param_info != NULL ||
+		!bms_is_empty(joinrel->lateral_relids))
+		return;
+
+	/*
+	 * For an outer join only the join quals decide what matches; quals
+	 * pushed down to this join from WHERE filter the joined rows, including
+	 * the null-extended ones (createplan.c does the same split).  Inner and
+	 * semi joins treat every qual as a join qual.
+	 */
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant)
+			return;
+		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
+			other_rinfos = lappend(other_rinfos, rinfo);
+		else
+			join_rinfos = lappend(join_rinfos, rinfo);
+	}
+	if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, join_rinfos,
+								gpujoin_algorithm, &device_rinfos, &host_rinfos, &info))
+		return;
+	if (jointype == JOIN_FULL && !native_full_join_exists(join_rinfos, outerrel, innerrel))
+	{
+		elog(DEBUG1, "GpuJoin: not offered for a FULL JOIN that PostgreSQL cannot plan itself");
+		return;
+	}
+
+	/* every Var we must return or test has to come out of one input */
+	if (!vars_available(joinrel->reltarget->exprs, outer_path->pathtarget, inner_path->pathtarget) ||
+		!vars_available(extract_actual_clauses(extra->restrictlist, false),
+						outer_path->pathtarget, inner_path->pathtarget))
+		return;
+
+	offer_gpujoin_paths(root, joinrel, outerrel, innerrel, device_rinfos, host_rinfos,
+						join_rinfos, other_rinfos, jointype, extra, &info, gpujoin_algorithm);
+
+	/*
+	 * A sort-merge or hash join whose candidates still go through the rest
+	 * of the program may lose to the nested loop, whose compares run in the
+	 * compare kernels: offer it too, the cost decides.
+	 */
+	if (gpujoin_nestloop_may_win(&info) &&
+		gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, join_rinfos,
+							   GJ_ALGO_NESTLOOP, &device_rinfos, &host_rinfos, &info))
+		offer_gpujoin_paths(root, joinrel, outerrel, innerrel, device_rinfos, host_rinfos,
+							join_rinfos, other_rinfos, jointype, extra, &info,
+							GJ_ALGO_NESTLOOP);
 }
 
 /*

@@ -101,7 +101,8 @@ key_column_hashes(List *vars, List **hashfuncs, List **collations)
  */
 static void
 plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
-					Plan *inner_plan, List *device_clauses, GpuJoinPlanInfo *info)
+					Plan *inner_plan, List *device_clauses, int requested,
+					GpuJoinPlanInfo *info)
 {
 	DeviceCompileContext cxt;
 	ListCell   *lc;
@@ -113,7 +114,7 @@ plan_device_program(Path *outer_path, Path *inner_path, Plan *outer_plan,
 			elog(ERROR, "GpuJoin device qual no longer compiles");
 	}
 	info->program = cxt.program;
-	gj_device_choose_algorithm(&cxt, device_clauses, gpujoin_algorithm, info);
+	gj_device_choose_algorithm(&cxt, device_clauses, requested, info);
 	key_columns(cxt.outer_vars, outer_plan, &info->outer_key_attnos, &info->outer_key_types);
 	key_columns(cxt.inner_vars, inner_plan, &info->inner_key_attnos, &info->inner_key_types);
 	key_column_hashes(cxt.outer_vars, &info->outer_key_hashfuncs, &info->outer_key_collations);
@@ -149,7 +150,8 @@ gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path, List *custom_plans,
 	memset(&join->info, 0, sizeof(GpuJoinPlanInfo));
 	join->info.jointype = gpujoin_path_private_jointype(path_private);
 	plan_device_program(join->outer_path, join->inner_path, join->outer_plan,
-						join->inner_plan, join->device_clauses, &join->info);
+						join->inner_plan, join->device_clauses,
+						gpujoin_path_private_algorithm(path_private), &join->info);
 }
 
 /*

@@ -376,10 +376,10 @@ gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info)
 /* The custom_private of a GpuJoin or GpuJoinAgg path: GpuJoinPathPrivateIndex. */
 List *
 gpujoin_path_private_make(List *device_rinfos, List *host_rinfos, List *join_rinfos,
-						  List *filter_rinfos, JoinType jointype)
+						  List *filter_rinfos, JoinType jointype, int algorithm)
 {
 	List	   *private = list_make5(device_rinfos, host_rinfos, join_rinfos,
-									 filter_rinfos, list_make1_int(jointype));
+									 filter_rinfos, list_make2_int(jointype, algorithm));
 
 	Assert(list_length(private) == GJ_PATH_PRIVATE_LENGTH);
 	return private;
@@ -389,4 +389,14 @@ JoinType
 gpujoin_path_private_jointype(List *path_private)
 {
 	return (JoinType) linitial_int(list_nth(path_private, GJ_PATH_JOINTYPE));
+}
+
+/*
+ * The algorithm the path was costed with (a GjAlgorithm, or GJ_ALGO_AUTO for
+ * the chooser's own pick): the plan compiles its keys for the same one.
+ */
+int
+gpujoin_path_private_algorithm(List *path_private)
+{
+	return lsecond_int(list_nth(path_private, GJ_PATH_JOINTYPE));
 }

@@ -125,7 +125,8 @@ typedef enum GpuJoinPathPrivateIndex
 
 extern List *gpujoin_path_private_make(List *device_rinfos, List *host_rinfos,
 									   List *join_rinfos, List *filter_rinfos,
-									   JoinType jointype);
+									   JoinType jointype, int algorithm);
 extern JoinType gpujoin_path_private_jointype(List *path_private);
+extern int	gpujoin_path_private_algorithm(List *path_private);
 
 #endif							/* GPUJOIN_PLAN_PRIVATE_H */
