@@ -647,7 +647,11 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 			}
 			if (type == GJT_FLOAT8)
 			{
-				if (isinf(acc->fsum) && !acc->saw_nonfinite)
+				/*
+				 * Finite inputs give a NaN only from partials that overflowed
+				 * to +Infinity and -Infinity, merged: an overflow too.
+				 */
+				if (!isfinite(acc->fsum) && !acc->saw_nonfinite)
 					float_overflow_error();
 				return Float8GetDatum(acc->fsum);
 			}

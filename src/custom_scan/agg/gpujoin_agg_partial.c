@@ -205,7 +205,7 @@ gpujoin_agg_int8_state(int64 count, gj_int128 sum)
  * merge across rows the backend reduced together), NaN once an input was
  * NaN or infinite, as float8_accum() makes it.  float8_accum() raises
  * "value out of range: overflow" when Sx or Sxx becomes infinite from finite
- * inputs: so does this, when either is infinite and every input finite
+ * inputs: so does this, when either is not finite and every input is
  * (where the order of the additions decides, PostgreSQL's own parallel
  * plans may differ as much).
  */
@@ -222,8 +222,8 @@ gpujoin_agg_float_avg_state(const GjAggAcc *acc)
 		sxx = acc->fsxx;
 		if (acc->saw_nonfinite)
 			sxx = get_float8_nan();
-		else if (isinf(sx) || isinf(sxx))
-			float_overflow_error();
+		else if (!isfinite(sx) || !isfinite(sxx))
+			float_overflow_error();	/* a NaN too: +-Infinity partials merged */
 	}
 	elems[0] = Float8GetDatum((double) acc->count);
 	elems[1] = Float8GetDatum(sx);
