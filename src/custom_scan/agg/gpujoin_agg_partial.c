@@ -10,9 +10,10 @@
  * return (Aggrefs with AGGSPLIT_INITIAL_SERIAL); the Finalize Agg above the
  * Gather combines them with the aggregate's combine function and applies
  * its final function and HAVING.  A partial node is offered only when every
- * aggregate's state is one the node reproduces bit for bit, which this file
- * decides from the aggregate's pg_aggregate row (its transition type and
- * combine function), not from a list of OIDs:
+ * aggregate's state is one the node reproduces (bit for bit; floats up to
+ * the order of their additions, below), which this file decides from the
+ * aggregate's pg_aggregate row (its transition type and combine function,
+ * for floats its transition function too), not from a list of OIDs:
  *
  *	- count(*), count(x): the state is the int8 count (initial value 0);
  *	- sum(int2/int4): the int8 sum, NULL without a non-NULL input, wrapped
@@ -42,7 +43,7 @@
  * order; which rows a process gets is arbitrary in PostgreSQL's parallel
  * plans too, so their results differ in the same way.  Overflow raises
  * float8pl's and float8_accum()'s error, "value out of range: overflow",
- * when a state becomes infinite with every input finite.  sum(float4) gets
+ * when a state is not finite with every input finite.  sum(float4) gets
  * no partial node (float4pl rounds to float4 at every row), nor does any
  * other aggregate; their queries keep PostgreSQL's Partial Agg (over a
  * partial GpuJoin) or the non-partial aggregate node.
