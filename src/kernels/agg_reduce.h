@@ -42,6 +42,15 @@ typedef struct GjAggAcc
 								 * float sums start from the first value, so
 								 * that a sum of -0.0 is -0.0) */
 	int32_t		saw_nonfinite;	/* an input was NaN or +-Infinity */
+
+	/*
+	 * With GjAggArg.need_sxx: the number of terms of fsum and the sum of
+	 * their squared deviations from their mean, as float8_accum() and
+	 * float8_combine() keep it for avg/variance (Youngs-Cramer, Chan et al.
+	 * to merge); meaningless once saw_nonfinite (PostgreSQL's is NaN then).
+	 */
+	int64_t		fn;
+	double		fsxx;
 	int32_t		has_minmax;
 	int64_t		min_key;
 	int64_t		max_key;
@@ -64,25 +73,55 @@ typedef struct GjAggPartial
 	GjAggAcc   *group_acc;		/* per group and argument, or NULL */
 } GjAggPartial;
 
+/*
+ * Add a float value that weight pairs share to fsum and, with sxx, to fn
+ * and fsxx.  One value at a time this is float8_accum()'s Youngs-Cramer
+ * update, its very operations (N += 1; Sx += X; tmp = X * N - Sx;
+ * Sxx += tmp * tmp / (N * (N - 1))); weight equal values at once add the
+ * block (weight, weight * X, 0) by the same merge as gj_agg_merge.
+ */
 static inline void
-gj_agg_add_sum(GjAggAcc *acc, int cls, int64_t v, int64_t weight)
+gj_agg_add_float(GjAggAcc *acc, double d, int64_t weight, bool sxx)
 {
-	if (cls == GJ_CLASS_FLOAT)
+	double		term = weight == 1 ? d : d * (double) weight;
+	double		sx_old = acc->fsum;
+
+	if (!isfinite(d))
+		acc->saw_nonfinite = 1;
+	if (acc->fsum_started)
+		acc->fsum += term;
+	else
 	{
-		double		d = gj_bits_to_double(v);
+		acc->fsum = term;
+		acc->fsum_started = 1;
+	}
+	if (!sxx)
+		return;
+	if (acc->fn > 0)
+	{
+		double		n_old = (double) acc->fn;
 
-		double		term = weight == 1 ? d : d * (double) weight;
+		if (weight == 1)
+		{
+			double		tmp = d * (n_old + 1.0) - acc->fsum;
 
-		if (!isfinite(d))
-			acc->saw_nonfinite = 1;
-		if (acc->fsum_started)
-			acc->fsum += term;
+			acc->fsxx += tmp * tmp / ((n_old + 1.0) * n_old);
+		}
 		else
 		{
-			acc->fsum = term;
-			acc->fsum_started = 1;
+			double		tmp = d * n_old - sx_old;
+
+			acc->fsxx += (double) weight * tmp * tmp / (n_old * (n_old + (double) weight));
 		}
 	}
+	acc->fn += weight;
+}
+
+static inline void
+gj_agg_add_sum(GjAggAcc *acc, int cls, int64_t v, int64_t weight, bool sxx)
+{
+	if (cls == GJ_CLASS_FLOAT)
+		gj_agg_add_float(acc, gj_bits_to_double(v), weight, sxx);
 	else
 		acc->isum += (gj_int128) v * weight;
 }
@@ -117,7 +156,7 @@ gj_agg_add(GjAggAcc *acc, const GjAggArg *arg, int64_t v, int64_t weight)
 {
 	acc->count += weight;
 	if (arg->need_sum)
-		gj_agg_add_sum(acc, arg->cls, v, weight);
+		gj_agg_add_sum(acc, arg->cls, v, weight, arg->need_sxx);
 	if (arg->need_minmax)
 		gj_agg_add_minmax(acc, arg->cls, v);
 }
@@ -128,6 +167,25 @@ gj_agg_merge(GjAggAcc *into, const GjAggAcc *from, int cls)
 {
 	into->count += from->count;
 	into->isum += from->isum;
+
+	/*
+	 * float8_combine()'s merge of {N, Sx, Sxx}: Sxx1 + Sxx2 + N1 * N2 *
+	 * (Sx1/N1 - Sx2/N2)^2 / N, from the sums before they are added
+	 */
+	if (from->fn > 0)
+	{
+		if (into->fn > 0)
+		{
+			double		n1 = (double) into->fn;
+			double		n2 = (double) from->fn;
+			double		tmp = into->fsum / n1 - from->fsum / n2;
+
+			into->fsxx = into->fsxx + from->fsxx + n1 * n2 * tmp * tmp / (n1 + n2);
+		}
+		else
+			into->fsxx = from->fsxx;
+		into->fn += from->fn;
+	}
 	if (from->fsum_started)
 	{
 		if (into->fsum_started)

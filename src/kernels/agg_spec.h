@@ -69,6 +69,14 @@ typedef struct GjAggArg
 	int32_t		cls;			/* GjClass of the values */
 	int32_t		need_sum;
 	int32_t		need_minmax;
+
+	/*
+	 * Floats: also the sum of squared deviations from the mean (GjAggAcc's
+	 * fsxx), which avg(float4/float8)'s partial state carries; only the
+	 * host's folds compute it (agg_reduce.h), so a backend folds the pairs
+	 * of such a spec on the host, never into device accumulators.
+	 */
+	int32_t		need_sxx;
 	const int64_t *values;		/* one side: per row; floats as double bits */
 	const uint8_t *flags;		/* one side: per row, GJ_AGG_ROW_* */
 	const GjInstr *instrs;		/* pair: program over pair_cols */
@@ -101,6 +109,20 @@ typedef struct GjAggSpec
 	 */
 	const uint8_t *host_later[2];
 } GjAggSpec;
+
+/* Does some argument need its float sum of squared deviations? */
+GJ_HD bool
+gj_agg_spec_needs_sxx(const GjAggSpec *spec)
+{
+	int			a;
+
+	for (a = 0; a < spec->nargs; a++)
+	{
+		if (spec->args[a].need_sxx)
+			return true;
+	}
+	return false;
+}
 
 /* Is the pair one whose rows the host joins after the last step? */
 GJ_HD bool

@@ -3,7 +3,9 @@
  * kt_runs.c
  *	  kernel_test's checks of the range-run reduction (shared/agg_runs.c):
  *	  min and max of an inner argument over a run answered by the
- *	  range-minimum tables must equal a walk over the run's positions.
+ *	  range-minimum tables must equal a walk over the run's positions;
+ *	  and the float sum of squared deviations that avg(float)'s partial
+ *	  state needs (agg_reduce.h) must be float8_accum()'s.
  *
  * The joins of kt_cpu.c reduce runs too, but their arguments all need a
  * sum, so float arguments walk, and their runs are at most a few hundred
@@ -32,7 +34,7 @@
 int
 runs_test_count(void)
 {
-	return 2;
+	return 3;
 }
 
 static int64_t
@@ -173,9 +175,110 @@ check_runs(bool grouped)
 	free(perm);
 }
 
+#define SXX_BLOCKS		20000
+
+/* Is got within 1e-9 relative of want? */
+static bool
+close_to(double got, double want)
+{
+	return fabs(got - want) <= 1e-9 * fabs(want);
+}
+
+/*
+ * The sum of squared deviations of float arguments (GjAggArg.need_sxx,
+ * avg(float)'s partial state {N, Sx, Sxx}) against float8_accum()'s update
+ * row by row: value by value (gj_agg_add, weight 1) it is the same
+ * operations, so the same bits; blocks of equal values added at once
+ * (weights, as the count paths add a row's matches) and partials of
+ * random slices merged (gj_agg_merge, float8_combine()'s formula) agree to
+ * 1e-9.  The values have a large mean and a small spread, where a naive
+ * sum of squares would lose every digit.
+ */
+static void
+check_sxx(void)
+{
+	double	   *value = xmalloc(sizeof(double) * SXX_BLOCKS);
+	int64_t    *weight = xmalloc(sizeof(int64_t) * SXX_BLOCKS);
+	GjAggArg	arg;
+	GjAggAcc	single,
+				weighted,
+				merged,
+				slice;
+	double		n = 0.0,
+				sx = 0.0,
+				sxx = 0.0;
+	uint64_t	seed = 35;
+	int64_t		i,
+				j,
+				slice_left = 0;
+	bool		same = true;
+	char		detail[160];
+
+	memset(&arg, 0, sizeof(arg));
+	arg.side = GJ_AGG_SIDE_INNER;
+	arg.cls = GJ_CLASS_FLOAT;
+	arg.need_sum = 1;
+	arg.need_sxx = 1;
+	memset(&single, 0, sizeof(single));
+	memset(&weighted, 0, sizeof(weighted));
+	memset(&merged, 0, sizeof(merged));
+	memset(&slice, 0, sizeof(slice));
+	for (i = 0; i < SXX_BLOCKS; i++)
+	{
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		value[i] = 1e6 + (double) (int64_t) ((seed >> 20) % 200003) / 7.0;
+		weight[i] = 1 + (int64_t) ((seed >> 50) % 40);
+	}
+	for (i = 0; i < SXX_BLOCKS; i++)
+	{
+		int64_t		bits = gj_double_to_bits(value[i]);
+
+		gj_agg_add(&weighted, &arg, bits, weight[i]);
+		for (j = 0; j < weight[i]; j++)
+		{
+			double		tmp;
+
+			/* float8_accum() */
+			n += 1.0;
+			sx += value[i];
+			if (n > 1.0)
+			{
+				tmp = value[i] * n - sx;
+				sxx += tmp * tmp / (n * (n - 1.0));
+			}
+			gj_agg_add(&single, &arg, bits, 1);
+			same = same && single.fsxx == sxx && single.fsum == sx;
+
+			/* slices of 1 to 5000 values, each merged when it ends */
+			if (slice_left == 0)
+			{
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				slice_left = 1 + (int64_t) ((seed >> 30) % 5000);
+			}
+			gj_agg_add(&slice, &arg, bits, 1);
+			if (--slice_left == 0)
+			{
+				gj_agg_merge(&merged, &slice, GJ_CLASS_FLOAT);
+				memset(&slice, 0, sizeof(slice));
+			}
+		}
+	}
+	gj_agg_merge(&merged, &slice, GJ_CLASS_FLOAT);
+	snprintf(detail, sizeof(detail), "%.0f values, Sxx %.17g: row by row %s, weighted %.17g, merged %.17g",
+			 n, sxx, same ? "the same bits" : "DIFFERS", weighted.fsxx, merged.fsxx);
+	report(same && single.fn == (int64_t) n && weighted.fn == (int64_t) n &&
+		   merged.fn == (int64_t) n && merged.count == (int64_t) n &&
+		   close_to(weighted.fsxx, sxx) && close_to(merged.fsxx, sxx) &&
+		   close_to(weighted.fsum, sx) && close_to(merged.fsum, sx),
+		   "float Sxx (avg(float) partial state) = float8_accum()'s (%s)%s", detail, "");
+	free(value);
+	free(weight);
+}
+
 void
 run_runs_tests(void)
 {
 	check_runs(false);
 	check_runs(true);
+	check_sxx();
 }

@@ -6,9 +6,11 @@
 -- results, with and without GROUP BY, with HAVING, grouping by both sides,
 -- over empty inputs, NULLs and groups that are all NULL, no matching pair
 -- at all; sum and avg of int8 (a serialised state) past the int8 range;
+-- sum(float8) and avg(float4/float8) (float states; their edge cases are
+-- sql/agg_partial_float.sql's);
 -- an overflow in an argument raises the native plan's error; aggregates
--- whose transition state the node does not reproduce exactly (sum of
--- float8, string_agg) get no partial node; left and semi
+-- whose transition state the node does not reproduce (string_agg) get no
+-- partial node; left and semi
 -- joins (the aggregate node takes inner joins only) still give the native
 -- results with parallel plans.
 -- Run on the cpu backend in each process, and through the GPU service where
@@ -18,7 +20,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(37);
+SELECT plan(40);
 
 CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
@@ -72,6 +74,7 @@ ANALYZE gj_pa_empty;
 \set q_left 'SELECT count(*), count(d.w), sum(d.w), min(f.v), avg(d.h) FROM gj_pa_fact f LEFT JOIN gj_pa_dim d ON f.k = d.k + 300'
 \set q_semi 'SELECT count(*), sum(f.v), max(f.v) FROM gj_pa_fact f WHERE EXISTS (SELECT 1 FROM gj_pa_dim d WHERE d.k = f.k AND d.h = 1)'
 \set q_float 'SELECT count(*), sum(f.f) FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k'
+\set q_float_exact 'SELECT f.g, d.h, count(*), sum(f.v::float8 * d.w), avg(f.v::float8), avg(d.w::float4), sum(d.h::float8) FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k GROUP BY f.g, d.h'
 \set q_int8 'SELECT f.s, count(*), sum(f.b), avg(f.b), sum(f.b / 3), avg(f.b / 2 + d.k), sum(f.b % 1000 * d.k) FROM gj_pa_big f JOIN gj_pa_dim d ON f.k < d.k GROUP BY f.s'
 \set q_int8_plain 'SELECT count(*), sum(f.b), avg(f.b) FROM gj_pa_big f JOIN gj_pa_dim d ON f.k < d.k AND f.s < 3'
 \set q_int8_none 'SELECT sum(f.b), avg(f.b) FROM gj_pa_big f JOIN gj_pa_dim d ON f.k < d.k - 1000'
@@ -96,6 +99,7 @@ SELECT count(*) AS native_pairs FROM gj_pa_fact f JOIN gj_pa_dim d ON f.k < d.k 
 :digest native_int8_plain FROM (:q_int8_plain) t \gset
 :digest native_int8_none FROM (:q_int8_none) t \gset
 :digest native_semi FROM (:q_semi) t \gset
+:digest native_float_exact FROM (:q_float_exact) t \gset
 
 -- parallel plans on small tables
 SET LOCAL gpujoin.enabled = on;
@@ -139,6 +143,7 @@ SELECT is(substring(pg_temp.explain_analyze(:'q_plain') FROM 'Pairs Aggregated: 
 :digest par_int8_plain FROM (:q_int8_plain) t \gset
 :digest par_int8_none FROM (:q_int8_none) t \gset
 :digest par_semi FROM (:q_semi) t \gset
+:digest par_float_exact FROM (:q_float_exact) t \gset
 SELECT is(:'par_plain'::text, :'native_plain'::text, 'count/sum/min/max/avg without GROUP BY: the native results');
 SELECT is(:'par_group'::text, :'native_group'::text, 'GROUP BY (a group whose values are all NULL): the native results');
 SELECT is(:'par_having'::text, :'native_having'::text, 'GROUP BY with HAVING: the native results');
@@ -155,6 +160,9 @@ SELECT is(:'par_int8_none'::text, :'native_int8_none'::text,
           'sum/avg(int8) over no pair: NULL, as native');
 SELECT is(:'par_left'::text, :'native_left'::text, 'a left join in parallel: the native results');
 SELECT is(:'par_semi'::text, :'native_semi'::text, 'a semi join in parallel: the native results');
+-- float sums of integer values: exact in any order, so the native results
+SELECT is(:'par_float_exact'::text, :'native_float_exact'::text,
+          'sum(float8) and avg(float4/float8), grouping by both sides: the native results');
 SELECT matches(pg_temp.plan_of(:'q_both'), 'Aggregate Mode: partial',
                'grouping by both sides is a partial aggregate node too');
 SELECT matches(pg_temp.plan_of(:'q_empty'), 'Gather(.*\n)*\s+Aggregate Mode: partial',
@@ -162,13 +170,16 @@ SELECT matches(pg_temp.plan_of(:'q_empty'), 'Gather(.*\n)*\s+Aggregate Mode: par
 SELECT matches(pg_temp.plan_of(:'q_nopair'), 'Gather(.*\n)*\s+Aggregate Mode: partial',
                'so is the plan with no pair');
 
--- aggregates whose partial state the node does not produce: no partial node
-SELECT doesnt_match(pg_temp.plan_of(:'q_float'), 'Aggregate Mode: partial',
-                    'sum(float8) gets no partial node (its state is summed row by row)');
+SELECT matches(pg_temp.plan_of(:'q_float'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.f\)(.*\n)*\s+Aggregate Mode: partial',
+               'sum(float8) (a float8 state, float8pl) is a partial aggregate node');
+SELECT matches(pg_temp.plan_of(:'q_float_exact'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(\(\(f.v\)::double precision \* \(d.w\)::double precision\)\), PARTIAL avg(.*\n)*\s+Aggregate Mode: partial',
+               'avg(float4/float8) (float8_accum''s {N, Sx, Sxx}) are a partial aggregate node');
 SELECT matches(pg_temp.plan_of(:'q_int8'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.b\)(.*\n)*\s+Aggregate Mode: partial',
                'sum/avg(int8) (a serialised state) are a partial aggregate node');
 SELECT matches(pg_temp.plan_of(:'q_int8_none'), 'Aggregate Mode: partial',
                'so is the plan over no pair');
+
+-- aggregates whose partial state the node does not produce: no partial node
 SELECT doesnt_match(pg_temp.plan_of(:'q_strings'), 'Aggregate Mode: partial',
                     'string_agg gets no partial node');
 SELECT doesnt_match(pg_temp.plan_of(:'q_strings'), 'GPU Aggregates',
@@ -212,12 +223,15 @@ SELECT matches(pg_temp.explain_analyze(:'q_group'),
 :digest svc_empty FROM (:q_empty) t \gset
 :digest svc_nopair FROM (:q_nopair) t \gset
 :digest svc_int8 FROM (:q_int8) t \gset
+:digest svc_float_exact FROM (:q_float_exact) t \gset
 SELECT is(:'svc_plain'::text, :'native_plain'::text, 'through the service, no GROUP BY: the native results');
 SELECT is(:'svc_group'::text, :'native_group'::text, 'through the service, GROUP BY: the native results');
 SELECT is(:'svc_both'::text, :'native_both'::text, 'through the service, grouping by both sides: the native results');
 SELECT is(:'svc_empty'::text, :'native_empty'::text, 'through the service, an empty inner side: the native results');
 SELECT is(:'svc_nopair'::text, :'native_nopair'::text, 'through the service, no pair: the native results');
 SELECT is(:'svc_int8'::text, :'native_int8'::text, 'through the service, sum/avg(int8): the native results');
+SELECT is(:'svc_float_exact'::text, :'native_float_exact'::text,
+          'through the service, sum(float8) and avg(float4/float8): the native results');
 \set ON_ERROR_STOP 0
 SAVEPOINT overflow;
 :q_overflow \g /dev/null
@@ -227,7 +241,7 @@ ROLLBACK TO SAVEPOINT overflow;
 SELECT is(:'svc_error'::text, :'native_error'::text,
           'through the service, an int4 overflow in an argument: the native plan''s error');
 \else
-SELECT skip('the cluster runs no GPU service', 8);
+SELECT skip('the cluster runs no GPU service', 9);
 \endif
 
 SELECT * FROM finish();

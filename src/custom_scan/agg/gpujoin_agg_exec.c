@@ -202,6 +202,9 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 			continue;
 		if (gas->agg.agg_kind[i] == GJ_AGGK_SUM || gas->agg.agg_kind[i] == GJ_AGGK_AVG)
 			gas->spec.args[a].need_sum = true;
+		/* avg of floats is only partial: its state has Sxx */
+		if (gas->agg.agg_kind[i] == GJ_AGGK_AVG && gas->spec.args[a].cls == GJ_CLASS_FLOAT)
+			gas->spec.args[a].need_sxx = true;
 		if (gas->agg.agg_kind[i] == GJ_AGGK_MIN || gas->agg.agg_kind[i] == GJ_AGGK_MAX)
 			gas->spec.args[a].need_minmax = true;
 	}
@@ -608,7 +611,8 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 	 * count, sum(int2/int4), min and max are their own results; avg's is
 	 * {count, sum}, also without input; sum/avg(int8)'s is serialised, NULL
 	 * without a pair (its transition function never ran) and a zero count
-	 * when every argument was NULL.
+	 * when every argument was NULL; avg(float4/float8)'s is {N, Sx, Sxx}
+	 * and sum(float8)'s the sum, below.
 	 */
 	if (gas->agg.partial && (kind == GJ_AGGK_SUM || kind == GJ_AGGK_AVG) && type == GJT_INT8)
 	{
@@ -619,6 +623,8 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 		}
 		return gpujoin_agg_int8_state(acc->count, acc->isum);
 	}
+	if (gas->agg.partial && kind == GJ_AGGK_AVG && (type == GJT_FLOAT4 || type == GJT_FLOAT8))
+		return gpujoin_agg_float_avg_state(acc);
 	if (gas->agg.partial && kind == GJ_AGGK_AVG)
 		return gpujoin_agg_avg_state(acc->count, wrapped_int64(acc->isum));
 	if (acc->count == 0)
@@ -641,7 +647,11 @@ gpujoin_agg_result(GpuJoinAggState *gas, int i, int64 pairs, const GjAggAcc *acc
 			}
 			if (type == GJT_FLOAT8)
 			{
-				if (isinf(acc->fsum) && !acc->saw_nonfinite)
+				/*
+				 * Finite inputs give a NaN only from partials that overflowed
+				 * to +Infinity and -Infinity, merged: an overflow too.
+				 */
+				if (!isfinite(acc->fsum) && !acc->saw_nonfinite)
 					float_overflow_error();
 				return Float8GetDatum(acc->fsum);
 			}

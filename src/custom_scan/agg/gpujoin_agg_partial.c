@@ -10,9 +10,10 @@
  * return (Aggrefs with AGGSPLIT_INITIAL_SERIAL); the Finalize Agg above the
  * Gather combines them with the aggregate's combine function and applies
  * its final function and HAVING.  A partial node is offered only when every
- * aggregate's state is one the node reproduces bit for bit, which this file
- * decides from the aggregate's pg_aggregate row (its transition type and
- * combine function), not from a list of OIDs:
+ * aggregate's state is one the node reproduces (bit for bit; floats up to
+ * the order of their additions, below), which this file decides from the
+ * aggregate's pg_aggregate row (its transition type and combine function,
+ * for floats its transition function too), not from a list of OIDs:
  *
  *	- count(*), count(x): the state is the int8 count (initial value 0);
  *	- sum(int2/int4): the int8 sum, NULL without a non-NULL input, wrapped
@@ -24,12 +25,28 @@
  *	  partial Agg returns serialised by int8_avg_serialize(): the count, then
  *	  the sum as numeric.c's NumericVar (gpujoin_agg_int8_state).  Only that
  *	  serialisation function is accepted, by OID: its format is what the
- *	  Finalize Agg's int8_avg_deserialize() reads.
+ *	  Finalize Agg's int8_avg_deserialize() reads;
+ *	- sum(float8): the float8 sum, NULL without a non-NULL input (float8pl
+ *	  transition and combine);
+ *	- avg(float4/float8): float8_accum()'s float8[3] {N, Sx, Sxx}, '{0,0,0}'
+ *	  without input (float8_combine), gpujoin_agg_float_avg_state.  Sxx, the
+ *	  sum of squared deviations from the mean, is kept only for this
+ *	  (GjAggArg.need_sxx): by float8_accum()'s own update where the host
+ *	  folds a value (kernels/agg_reduce.h) and float8_combine()'s merge
+ *	  where it adds partials, so the cuda backend folds such a spec's pairs
+ *	  on the host rather than in device accumulators.  The whole node does
+ *	  not compute avg of floats (gpujoin_agg_path.c).
  *
- * Everything else gets no partial node, float sums among them: the node
- * sums in double in an order of its own while PostgreSQL's float8pl adds
- * row by row.  Their queries keep PostgreSQL's Partial Agg (over a partial
- * GpuJoin) or the non-partial aggregate node.
+ * Float states are exact in format, not in their last bits: the node adds
+ * a process's values in an order of its own (on the device, by range, by
+ * weight) where PostgreSQL's Partial Agg adds them row by row in scan
+ * order; which rows a process gets is arbitrary in PostgreSQL's parallel
+ * plans too, so their results differ in the same way.  Overflow raises
+ * float8pl's and float8_accum()'s error, "value out of range: overflow",
+ * when a state is not finite with every input finite.  sum(float4) gets
+ * no partial node (float4pl rounds to float4 at every row), nor does any
+ * other aggregate; their queries keep PostgreSQL's Partial Agg (over a
+ * partial GpuJoin) or the non-partial aggregate node.
  *
  *-------------------------------------------------------------------------
  */
@@ -41,6 +58,7 @@
 #include "libpq/pqformat.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
+#include "utils/float.h"
 #include "utils/fmgroids.h"
 #include "utils/syscache.h"
 
@@ -59,10 +77,14 @@ partial_state_type(int kind, Oid arg_type)
 		case GJ_AGGK_SUM:
 			if (arg_type == INT8OID)
 				return INTERNALOID;
+			if (arg_type == FLOAT8OID)
+				return FLOAT8OID;
 			return arg_type == INT2OID || arg_type == INT4OID ? INT8OID : InvalidOid;
 		case GJ_AGGK_AVG:
 			if (arg_type == INT8OID)
 				return INTERNALOID;
+			if (arg_type == FLOAT4OID || arg_type == FLOAT8OID)
+				return FLOAT8ARRAYOID;
 			return arg_type == INT2OID || arg_type == INT4OID ? INT8ARRAYOID : InvalidOid;
 		case GJ_AGGK_MIN:
 		case GJ_AGGK_MAX:
@@ -99,6 +121,17 @@ gpujoin_agg_partial_supported(Aggref *aggref, int kind)
 		return false;
 	agg = (Form_pg_aggregate) GETSTRUCT(tuple);
 	ok = agg->aggtranstype == expected && OidIsValid(agg->aggcombinefn);
+
+	/*
+	 * Float sums and averages only where the node reproduces the arithmetic:
+	 * float8pl's sum, float8_accum()'s {N, Sx, Sxx} (float4_accum() widens
+	 * its argument and keeps the same) that float8_combine() merges.
+	 */
+	if (kind == GJ_AGGK_SUM && expected == FLOAT8OID)
+		ok = ok && agg->aggtransfn == F_FLOAT8PL && agg->aggcombinefn == F_FLOAT8PL;
+	if (kind == GJ_AGGK_AVG && expected == FLOAT8ARRAYOID)
+		ok = ok && (agg->aggtransfn == F_FLOAT8_ACCUM || agg->aggtransfn == F_FLOAT4_ACCUM) &&
+			agg->aggcombinefn == F_FLOAT8_COMBINE;
 	if (expected == INTERNALOID)
 		ok = ok && agg->aggserialfn == F_INT8_AVG_SERIALIZE && aggref->aggtype == BYTEAOID;
 	else
@@ -163,4 +196,39 @@ gpujoin_agg_int8_state(int64 count, gj_int128 sum)
 	for (i = ndigits - 1; i >= 0; i--)
 		pq_sendint16(&buf, digits[i]);
 	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/*
+ * avg(float4/float8)'s state: the float8[3] {N, Sx, Sxx} of float8_accum()
+ * (float4_accum()), '{0,0,0}' without input.  Sx is fsum added to 0.0, as
+ * float8_accum() starts from 0 (a sum of -0.0 values is 0 there); Sxx is
+ * fsxx (agg_reduce.h: float8_accum()'s update row by row, float8_combine()'s
+ * merge across rows the backend reduced together), NaN once an input was
+ * NaN or infinite, as float8_accum() makes it.  float8_accum() raises
+ * "value out of range: overflow" when Sx or Sxx becomes infinite from finite
+ * inputs: so does this, when either is not finite and every input is
+ * (where the order of the additions decides, PostgreSQL's own parallel
+ * plans may differ as much).
+ */
+Datum
+gpujoin_agg_float_avg_state(const GjAggAcc *acc)
+{
+	Datum		elems[3];
+	double		sx = 0.0;
+	double		sxx = 0.0;
+
+	if (acc->count > 0)
+	{
+		sx = 0.0 + acc->fsum;
+		sxx = acc->fsxx;
+		if (acc->saw_nonfinite)
+			sxx = get_float8_nan();
+		else if (!isfinite(sx) || !isfinite(sxx))
+			float_overflow_error();	/* a NaN too: +-Infinity partials merged */
+	}
+	elems[0] = Float8GetDatum((double) acc->count);
+	elems[1] = Float8GetDatum(sx);
+	elems[2] = Float8GetDatum(sxx);
+	return PointerGetDatum(construct_array(elems, 3, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }

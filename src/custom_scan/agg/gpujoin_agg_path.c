@@ -71,12 +71,17 @@ static const CustomPathMethods gpujoin_agg_path_methods = {
 	.PlanCustomPath = gpujoin_agg_plan_path,
 };
 
-/* Aggregate functions we compute, by pg_proc OID; arg -1: any device type. */
+/*
+ * Aggregate functions we compute, by pg_proc OID; arg -1: any device type.
+ * partial_only: only as a partial aggregate, whose result is the transition
+ * state (gpujoin_agg_partial.c), not the final value.
+ */
 typedef struct AggFunc
 {
 	Oid			aggfnoid;
 	int			kind;
 	int			arg;
+	bool		partial_only;
 } AggFunc;
 
 static const AggFunc agg_functions[] = {
@@ -94,6 +99,13 @@ static const AggFunc agg_functions[] = {
 	{F_AVG_INT2, GJ_AGGK_AVG, GJT_INT2},
 	{F_AVG_INT4, GJ_AGGK_AVG, GJT_INT4},
 	{F_AVG_INT8, GJ_AGGK_AVG, GJT_INT8},
+
+	/*
+	 * avg(float4/float8) as a partial aggregate only: its state {N, Sx, Sxx}
+	 * is float8_accum()'s; the whole node has no final avg of floats.
+	 */
+	{F_AVG_FLOAT4, GJ_AGGK_AVG, GJT_FLOAT4, true},
+	{F_AVG_FLOAT8, GJ_AGGK_AVG, GJT_FLOAT8, true},
 	{F_MIN_INT2, GJ_AGGK_MIN, GJT_INT2},
 	{F_MIN_INT4, GJ_AGGK_MIN, GJT_INT4},
 	{F_MIN_INT8, GJ_AGGK_MIN, GJT_INT8},
@@ -268,7 +280,7 @@ analyse_aggregates(PlannerInfo *root, List *exprs, Relids relids[2], bool partia
 			info->naggs >= GJ_AGG_MAX_AGGS)
 			return false;
 		af = lookup_agg_func(aggref->aggfnoid);
-		if (af == NULL)
+		if (af == NULL || (af->partial_only && !partial))
 			return false;
 		/* a partial node returns transition states: only those it has exactly */
 		if (partial && !gpujoin_agg_partial_supported(aggref, af->kind))

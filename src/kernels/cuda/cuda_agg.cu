@@ -27,6 +27,9 @@
  *	  device cannot compute exactly), a counting pass of the same kernel
  *	  finds it first, and the step runs as run_step instead, its pairs folded
  *	  on the host (../shared/agg_fold.c), so nothing is reduced twice.
+ *	  A spec that needs a float argument's sum of squared deviations
+ *	  (need_sxx: avg(float4/float8) as a partial aggregate) folds no step
+ *	  on the device either: atomics cannot merge it.
  *
  * Float sums are added in whatever order the atomics land, so they may
  * differ from the cpu backend's (and PostgreSQL's) in their last bits, as
@@ -906,6 +909,14 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 	if (state->input.algorithm == GJ_ALGO_NESTLOOP && gj_agg_spec_outer_only(spec))
 		return cuda_agg_program_count_step(state, tile, outer_next, spec, partial, matches,
 										   stats, err);
+
+	/*
+	 * The device accumulators add float sums with atomics and keep no sum
+	 * of squared deviations (avg(float8)'s partial state): the host folds
+	 * such a step's pairs.
+	 */
+	if (gj_agg_spec_needs_sxx(spec))
+		return cuda_agg_pairs_step(state, tile, outer_next, spec, partial, matches, stats, err);
 	return cuda_agg_fold_step(state, tile, outer_next, spec, partial, matches, stats, err);
 }
 

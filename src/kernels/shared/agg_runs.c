@@ -323,7 +323,7 @@ gj_agg_runs_reduce(const GjAggRuns *runs, const GjAggSpec *spec, GjAggPartial *p
 			if (runs->sorted_flags[a][q] != GJ_AGG_ROW_VALUE)
 				continue;
 			if (ga->need_sum && ga->cls == GJ_CLASS_FLOAT)
-				gj_agg_add_sum(acc, ga->cls, runs->sorted_values[a][q], 1);
+				gj_agg_add_sum(acc, ga->cls, runs->sorted_values[a][q], 1, ga->need_sxx);
 			if (ga->need_minmax)
 				gj_agg_add_minmax(acc, ga->cls, runs->sorted_values[a][q]);
 		}
