@@ -40,6 +40,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -109,6 +110,22 @@ static void refresh_free_memory(void);
 
 /* Seconds the postmaster waits before restarting a service that failed. */
 #define GJ_SERVICE_RESTART_SECONDS 1
+
+/*
+ * Does this machine have an NVIDIA GPU?  Only the driver's control device is
+ * looked at, once per process; nothing is opened.  Here in
+ * the service's room because the service decides on it whether to start;
+ * the planner (gpujoin_plans_for_cpu) asks it from above.
+ */
+bool
+gpujoin_nvidia_driver_present(void)
+{
+	static int	exists = -1;
+
+	if (exists < 0)
+		exists = (access("/dev/nvidiactl", F_OK) == 0) ? 1 : 0;
+	return exists == 1;
+}
 
 /*
  * Does the service run on this server?  gpujoin.service on, and for the
