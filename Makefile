@@ -50,6 +50,7 @@ OBJS = \
 	src/service/service_client.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \
+	src/kernels/cpu/cpu_step.o \
 	src/kernels/cpu/cpu_nestloop.o \
 	src/kernels/cpu/cpu_sorted.o \
 	src/kernels/cpu/cpu_agg.o \
