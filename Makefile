@@ -48,6 +48,7 @@ OBJS = \
 	src/service/service_budget.o \
 	src/service/service_devices.o \
 	src/service/service_client.o \
+	src/service/service_request.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \
 	src/kernels/cpu/cpu_step.o \

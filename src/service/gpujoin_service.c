@@ -804,10 +804,11 @@ handle_agg_finish(GjServiceSlot *slot, int pid)
  * Serve the request in the slot of client slotno, on a worker thread
  * (service_workers.c), and answer it.  The client's pid and latch come
  * from its PGPROC, not from what it wrote: a slot answers only the process
- * that owns it.
+ * that owns it.  The workers are handed this function at start
+ * (gj_service_workers_start), not linked to it: they are below this file.
  */
-void
-gj_service_serve_request(int slotno)
+static void
+serve_request(int slotno)
 {
 	GjServiceSlot *slot = &gj_service->slots[slotno];
 	PGPROC	   *proc = GetPGProcByNumber(slotno);
@@ -979,7 +980,7 @@ gpujoin_service_main(Datum main_arg)
 		proc_exit(0);
 	}
 	pg_atomic_init_u64(&served, 0);
-	gj_service_workers_start(gpujoin_service_workers);
+	gj_service_workers_start(gpujoin_service_workers, serve_request);
 	gj_service_devices_start_helpers(gj_service_workers_running());
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.state = GJ_SERVICE_READY;
