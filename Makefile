@@ -32,6 +32,7 @@ OBJS = \
 	src/custom_scan/plan/gpujoin_band_guard.o \
 	src/custom_scan/plan/gpujoin_row_identity.o \
 	src/host_chunking/shared_inner.o \
+	src/host_chunking/side_drain.o \
 	src/host_chunking/spill.o \
 	src/host_chunking/spill_range.o \
 	src/host_chunking/device_partitions.o \

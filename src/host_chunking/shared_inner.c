@@ -70,7 +70,7 @@
 #include "utils/wait_event.h"
 
 #include "gpujoin.h"
-#include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging_internal.h"
 #include "service/service_shared.h"
 
 typedef enum GjSharedInnerState

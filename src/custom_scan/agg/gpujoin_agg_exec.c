@@ -75,6 +75,7 @@
 #include "custom_scan/agg/gpujoin_agg.h"
 #include "custom_scan/agg/gpujoin_agg_groups.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 
 /*
  * The aggregate node's own EXPLAIN ANALYZE counters, of one process.  A

@@ -55,6 +55,7 @@
 #include "gpujoin.h"
 #include "custom_scan/agg/gpujoin_agg.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 
 /*
  * EMIT reads the stored columns of the pair this many pairs ahead into the
