@@ -67,6 +67,7 @@ CUDA_OBJS = \
 	src/kernels/cuda/cuda_device.o \
 	src/kernels/cuda/cuda_memory.o \
 	src/kernels/cuda/cuda_backend.o \
+	src/kernels/cuda/cuda_step.o \
 	src/kernels/cuda/cuda_nestloop.o \
 	src/kernels/cuda/cuda_sorted.o \
 	src/kernels/cuda/cuda_agg.o \
