@@ -46,6 +46,10 @@
  * once: hash partitions hold each row once, range partitions each inner
  * row once.
  *
+ * The executor is above this file (host_chunking/staging.h): the budget,
+ * the service's reservation, and opening and releasing a piece's backend
+ * are its functions, called through gjs->staging.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

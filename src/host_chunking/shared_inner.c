@@ -55,6 +55,10 @@
  * neither a process, a join nor the hold uses it, and its sweep drops the
  * processes (and a holding leader) that are gone.
  *
+ * A side is drained by side_drain.c, below this file; the executor
+ * (gpujoin_open.c, gpujoin_parallel.c) calls in through
+ * host_chunking/staging.h.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

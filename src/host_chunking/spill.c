@@ -61,6 +61,10 @@
  * again.  The files belong to the query's resource owner: an ERROR or a
  * cancel removes them; the node's End closes them.
  *
+ * Opening a chunk pair and releasing the last pair's backend are the
+ * executor's, which is above this file (host_chunking/staging.h): they are
+ * called through gjs->staging.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
