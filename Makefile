@@ -32,6 +32,7 @@ OBJS = \
 	src/custom_scan/plan/gpujoin_band_guard.o \
 	src/custom_scan/plan/gpujoin_row_identity.o \
 	src/host_chunking/shared_inner.o \
+	src/host_chunking/side_drain.o \
 	src/host_chunking/spill.o \
 	src/host_chunking/spill_range.o \
 	src/host_chunking/device_partitions.o \
@@ -48,8 +49,10 @@ OBJS = \
 	src/service/service_budget.o \
 	src/service/service_devices.o \
 	src/service/service_client.o \
+	src/service/service_request.o \
 	src/kernels/backend_dispatch.o \
 	src/kernels/cpu/cpu_backend.o \
+	src/kernels/cpu/cpu_step.o \
 	src/kernels/cpu/cpu_nestloop.o \
 	src/kernels/cpu/cpu_sorted.o \
 	src/kernels/cpu/cpu_agg.o \
@@ -64,6 +67,7 @@ CUDA_OBJS = \
 	src/kernels/cuda/cuda_device.o \
 	src/kernels/cuda/cuda_memory.o \
 	src/kernels/cuda/cuda_backend.o \
+	src/kernels/cuda/cuda_step.o \
 	src/kernels/cuda/cuda_nestloop.o \
 	src/kernels/cuda/cuda_sorted.o \
 	src/kernels/cuda/cuda_agg.o \

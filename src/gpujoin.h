@@ -68,7 +68,6 @@ typedef struct GpuJoinCostProfile
 extern GpuJoinCostProfile gpujoin_cpu_costs;
 extern GpuJoinCostProfile gpujoin_cuda_costs;
 extern void gpujoin_define_cost_gucs(void);
-extern bool gpujoin_nvidia_driver_present(void);
 extern bool gpujoin_plans_for_cpu(void);
 extern bool gpujoin_plans_parallel(void);
 extern bool gpujoin_inner_drain_may_share(double inner_bytes);
@@ -255,8 +254,7 @@ typedef struct GpuJoinPlanInputs
 	GpuJoinPlanInfo info;		/* all but the scan columns */
 } GpuJoinPlanInputs;
 
-extern const CustomScanMethods gpujoin_scan_methods;
-extern void gpujoin_register_methods(void);
+extern const CustomPathMethods gpujoin_path_methods;
 extern Plan *gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel,
 							   CustomPath *best_path, List *tlist,
 							   List *clauses, List *custom_plans);
@@ -272,8 +270,15 @@ extern CustomScan *gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_pa
 extern void gpujoin_add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel,
 								  RelOptInfo *grouped_rel, GroupPathExtraData *extra);
 
-/* custom_scan/agg/gpujoin_agg_exec.c */
+/*
+ * custom_scan/agg/gpujoin_agg_exec.c: the aggregate node's methods, and the
+ * join's, the ones registered under the name GpuJoin: a plan read back in a
+ * parallel worker may be either node, and only the aggregate's room, above
+ * the join's executor, may create both.
+ */
 extern const CustomScanMethods gpujoin_agg_scan_methods;
+extern const CustomScanMethods gpujoin_scan_methods;
+extern void gpujoin_register_methods(void);
 
 /*
  * custom_scan/plan/gpujoin_plan_private.c: GpuJoinPlanInfo in and out of

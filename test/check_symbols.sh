@@ -18,19 +18,7 @@
 # check and ends with "symbols: N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
-passed=0
-failed=0
-report() {
-	local ok=$1 name=$2 bad=$3
-	if [ "$ok" = 1 ]; then
-		echo "ok - $name"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $name"
-		echo "$bad" | sed 's/^/#   /'
-		failed=$((failed + 1))
-	fi
-}
+. test/lib/check.sh
 
 if [ ! -f gpujoin.so ]; then
 	echo "not ok - gpujoin.so is not built"

@@ -8,7 +8,8 @@
 # output) and the pgTAP suite (test/pgtap/) with pg_prove, and ends
 # with one line: "N passed, N failed".  Exit status 0 only if nothing failed.
 #
-# Then the symbol check (test/check_symbols.sh), kernel_test's cpu mode
+# Then the symbol check (test/check_symbols.sh), the layer check
+# (test/check_layers.sh), kernel_test's cpu mode
 # (test/kernels: the cpu backend against a brute-force reference, no
 # server), and the reliability tests on the same
 # cluster: the randomized differential test (test/fuzz, one test per query),
@@ -30,8 +31,8 @@
 # SKIP_DEPS=1 not to look for missing Debian packages; SKIP_RELIABILITY=1 to
 # leave out the fuzz, load and SQLsmith tests (kernel_test still runs);
 # SUITES="load spill_cleanup ..." to run only the parts named (pg_regress,
-# isolation_native, pg_prove, symbols, kernel_test, fuzz, fuzz_spill, load,
-# sqlsmith, service_crash, service_budget, spill_cleanup, service_devices,
+# isolation_native, pg_prove, symbols, layers, kernel_test, fuzz, fuzz_spill,
+# load, sqlsmith, service_crash, service_budget, spill_cleanup, service_devices,
 # service_parallel_kill): a GPU call that ran out of time goes on there;
 # REGRESS_TESTS="setup spill" runs only those pg_regress tests.
 set -u
@@ -174,6 +175,10 @@ run_suite() {
 # symbols: the library exports only what PostgreSQL looks up, and every
 # global of ours carries the gj_/gpujoin_ prefix (test/check_symbols.sh).
 run_suite symbols test/check_symbols.sh
+
+# layers: calls only go down between the rooms of src/ and no cycle between
+# the files of a room (test/check_layers.sh, on the built objects).
+run_suite layers test/check_layers.sh
 
 # kernel_test: the cpu backend against a brute-force reference, without the
 # server or a GPU (test/kernels; with nvcc the build links the cuda backend,

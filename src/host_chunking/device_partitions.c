@@ -46,6 +46,10 @@
  * once: hash partitions hold each row once, range partitions each inner
  * row once.
  *
+ * The executor is above this file (host_chunking/staging.h): the budget,
+ * the service's reservation, and opening and releasing a piece's backend
+ * are its functions, called through gjs->staging.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -55,7 +59,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging_internal.h"
 #include "kernels/shared/gj_keys.h"
 #include "service/service_shared.h"
 
@@ -448,7 +452,7 @@ gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input)
 	if (gpujoin_device_memory_kb == 0 && gjs->backend != &gj_cuda_backend &&
 		gjs->backend != &gj_service_cuda_backend)
 		return false;
-	budget = gpujoin_join_budget(gjs);
+	budget = gjs->staging->join_budget(gjs);
 	share = GJ_RESIDENT_SHARE(budget);
 	bytes = piece_bytes(input, input->outer_nrows, input->inner_nrows);
 	if (bytes <= share)
@@ -690,11 +694,11 @@ open_ahead(GpuJoinState *gjs)
 		return;
 	MemoryContextReset(parts->ahead_cxt);
 	parts->ahead_spec = piece_input(parts, piece, parts->ahead_cxt, &input);
-	budget = gpujoin_service_reservation(gjs, &input, gpujoin_join_budget(gjs));
+	budget = gjs->staging->service_reservation(gjs, &input, gjs->staging->join_budget(gjs));
 	least = gj_sorted_resident_bytes(input.outer_nrows, input.inner_nrows,
 									 input.outer.ncols, input.inner.ncols) / 3 * 4 + 4;
 	budget = Max(budget, least);
-	if (budget > gpujoin_join_budget(gjs))
+	if (budget > gjs->staging->join_budget(gjs))
 		return;
 	gj_tile_schedule_plan(&parts->ahead_sched,
 						  input.outer_nrows, gj_host_buffer_key_row_bytes(&gjs->outer_buf),
@@ -783,7 +787,7 @@ gpujoin_partitions_open_next(GpuJoinState *gjs)
 	GjJoinInput input;
 
 	/* the previous piece's backend state and keys go first */
-	gpujoin_release_backend(gjs);
+	gjs->staging->release_backend(gjs);
 	MemoryContextReset(parts->piece_cxt);
 	parts->piece_spec = NULL;
 	parts->outer_map = parts->inner_map = NULL;
@@ -801,7 +805,7 @@ gpujoin_partitions_open_next(GpuJoinState *gjs)
 		if (piece->nestloop)
 			gjs->counters.partitions_nestloop++;
 		gjs->counters.partition_pieces++;
-		gpujoin_open_backend(gjs, &input);
+		gjs->staging->open_backend(gjs, &input);
 	}
 	gjs->tile_open = false;
 	open_ahead(gjs);

@@ -498,3 +498,23 @@ gj_host_buffer_key_row_bytes(const HostSideBuffer *buf)
 {
 	return buf->nkeys * (sizeof(int64) + 1);
 }
+
+/*
+ * A cleared bitmap of one match flag per row, reusing the previous one
+ * (kept in join_cxt across rescans) when it is big enough.
+ */
+uint8 *
+gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated, int64 nrows)
+{
+	int64		bytes = Max((nrows + 7) / 8, 1);
+
+	if (flags == NULL || bytes > *allocated)
+	{
+		if (flags != NULL)
+			pfree(flags);
+		flags = MemoryContextAlloc(cxt, bytes);
+		*allocated = bytes;
+	}
+	memset(flags, 0, bytes);
+	return flags;
+}

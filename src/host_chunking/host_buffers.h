@@ -121,5 +121,7 @@ extern void gj_host_buffer_reset(HostSideBuffer *buf);
 extern void gj_host_buffer_check_limit(HostSideBuffer *buf, int64 other_side_bytes);
 extern void gj_host_buffer_key_columns(const HostSideBuffer *buf, GjKeyColumns *out);
 extern int	gj_host_buffer_key_row_bytes(const HostSideBuffer *buf);
+extern uint8 *gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated,
+										int64 nrows);
 
 #endif							/* GPUJOIN_HOST_BUFFERS_H */

@@ -55,6 +55,10 @@
  * neither a process, a join nor the hold uses it, and its sweep drops the
  * processes (and a holding leader) that are gone.
  *
+ * A side is drained by side_drain.c, below this file; the executor
+ * (gpujoin_open.c, gpujoin_parallel.c) calls in through
+ * host_chunking/staging.h.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -70,7 +74,7 @@
 #include "utils/wait_event.h"
 
 #include "gpujoin.h"
-#include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging_internal.h"
 #include "service/service_shared.h"
 
 typedef enum GjSharedInnerState

@@ -5,7 +5,7 @@
  *	  them to temporary files in chunks, and the join runs as a block nested
  *	  loop over the chunks, chunk pair by chunk pair.
  *
- * While a side is drained (gpujoin_open.c), its host buffer may hold its
+ * While a side is drained (side_drain.c), its host buffer may hold its
  * share of gpujoin.max_host_memory: half of it for the inner side, drained
  * first, and what the inner side leaves (at least a quarter) for the outer
  * one.  Past its share, the rows drained so far are written to the side's
@@ -61,6 +61,10 @@
  * again.  The files belong to the query's resource owner: an ERROR or a
  * cancel removes them; the node's End closes them.
  *
+ * Opening a chunk pair and releasing the last pair's backend are the
+ * executor's, which is above this file (host_chunking/staging.h): they are
+ * called through gjs->staging.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -70,7 +74,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging_internal.h"
 #include "kernels/shared/gj_keys.h"
 
 /* The smallest share of the limit the outer side is given. */
@@ -105,29 +109,6 @@ static inline HostSideBuffer *
 side_buffer(GpuJoinState *gjs, int side)
 {
 	return side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
-}
-
-/* A key type whose device value is one per PostgreSQL value, at drain time. */
-bool
-gpujoin_spill_key_partitionable(const HostKeyColumn *key)
-{
-	if (key->hashed)
-		return false;
-	switch (key->type)
-	{
-		case GJT_INT2:
-		case GJT_INT4:
-		case GJT_INT8:
-		case GJT_OID:
-		case GJT_DATE:
-		case GJT_TIMESTAMP:
-		case GJT_TIMESTAMPTZ:
-		case GJT_FLOAT4:
-		case GJT_FLOAT8:
-			return true;
-		default:
-			return false;	/* numeric, interval, timetz, bool, ... */
-	}
 }
 
 /*
@@ -729,7 +710,7 @@ gpujoin_spill_next(GpuJoinState *gjs)
 				end;
 
 	/* the previous pair's backend state goes before the next is opened */
-	gpujoin_release_backend(gjs);
+	gjs->staging->release_backend(gjs);
 	for (;;)
 	{
 		switch (gjs->spill_stage)
@@ -755,7 +736,7 @@ gpujoin_spill_next(GpuJoinState *gjs)
 					if (gjs->fill_inner)
 						gjs->inner_matched = inner_chunk_flags(gjs, gjs->inner_chunk);
 					gjs->counters.chunk_pairs++;
-					phase = gpujoin_open_pair(gjs);
+					phase = gjs->staging->open_pair(gjs);
 					if (phase == GJ_PHASE_RUN_STEP)
 						return phase;
 					/* a side is empty: the next pair */

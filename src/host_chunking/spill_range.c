@@ -49,7 +49,7 @@
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
-#include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging_internal.h"
 #include "kernels/shared/gj_keys.h"
 
 /* Inner keys sampled from each spilled chunk, and at most in all. */
@@ -62,6 +62,32 @@
  * unpartitioned: each copy is written and read once more.
  */
 #define MAX_OUTER_SPAN		4
+
+/*
+ * A key type whose device value is one per PostgreSQL value, at drain time:
+ * the keys a spill may partition by hash (spill.c) or by range (here).
+ */
+bool
+gpujoin_spill_key_partitionable(const HostKeyColumn *key)
+{
+	if (key->hashed)
+		return false;
+	switch (key->type)
+	{
+		case GJT_INT2:
+		case GJT_INT4:
+		case GJT_INT8:
+		case GJT_OID:
+		case GJT_DATE:
+		case GJT_TIMESTAMP:
+		case GJT_TIMESTAMPTZ:
+		case GJT_FLOAT4:
+		case GJT_FLOAT8:
+			return true;
+		default:
+			return false;	/* numeric, interval, timetz, bool, ... */
+	}
+}
 
 /* Does the device value of this column equal, as order key, its drained value? */
 static bool

@@ -40,6 +40,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -109,6 +110,22 @@ static void refresh_free_memory(void);
 
 /* Seconds the postmaster waits before restarting a service that failed. */
 #define GJ_SERVICE_RESTART_SECONDS 1
+
+/*
+ * Does this machine have an NVIDIA GPU?  Only the driver's control device is
+ * looked at, once per process; nothing is opened.  Here in
+ * the service's room because the service decides on it whether to start;
+ * the planner (gpujoin_plans_for_cpu) asks it from above.
+ */
+bool
+gpujoin_nvidia_driver_present(void)
+{
+	static int	exists = -1;
+
+	if (exists < 0)
+		exists = (access("/dev/nvidiactl", F_OK) == 0) ? 1 : 0;
+	return exists == 1;
+}
 
 /*
  * Does the service run on this server?  gpujoin.service on, and for the
@@ -787,10 +804,11 @@ handle_agg_finish(GjServiceSlot *slot, int pid)
  * Serve the request in the slot of client slotno, on a worker thread
  * (service_workers.c), and answer it.  The client's pid and latch come
  * from its PGPROC, not from what it wrote: a slot answers only the process
- * that owns it.
+ * that owns it.  The workers are handed this function at start
+ * (gj_service_workers_start), not linked to it: they are below this file.
  */
-void
-gj_service_serve_request(int slotno)
+static void
+serve_request(int slotno)
 {
 	GjServiceSlot *slot = &gj_service->slots[slotno];
 	PGPROC	   *proc = GetPGProcByNumber(slotno);
@@ -962,7 +980,7 @@ gpujoin_service_main(Datum main_arg)
 		proc_exit(0);
 	}
 	pg_atomic_init_u64(&served, 0);
-	gj_service_workers_start(gpujoin_service_workers);
+	gj_service_workers_start(gpujoin_service_workers, serve_request);
 	gj_service_devices_start_helpers(gj_service_workers_running());
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->status.state = GJ_SERVICE_READY;

@@ -67,6 +67,8 @@ extern int	gpujoin_service_device_memory_kb;
 extern void gpujoin_service_init(void);
 extern void gpujoin_service_status(GjServiceStatus *status);
 extern const char *gpujoin_service_state_name(GjServiceState state);
+/* gpujoin_service.c: an NVIDIA driver is installed (the planner asks too) */
+extern bool gpujoin_nvidia_driver_present(void);
 
 /* service_client.c: the service is ready on the cuda backend */
 extern bool gpujoin_service_runs_cuda(void);

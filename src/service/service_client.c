@@ -108,21 +108,6 @@ typedef struct GjServiceJoinClient
 	bool		agg_finished;
 } GjServiceJoinClient;
 
-/* Is the service running, ready for requests? */
-bool
-gpujoin_service_ready(void)
-{
-	bool		ready;
-
-	if (gj_service == NULL || gj_service->staging_granules == 0)
-		return false;
-	SpinLockAcquire(&gj_service->mutex);
-	ready = gj_service->service_latch != NULL &&
-		gj_service->status.state == GJ_SERVICE_READY;
-	SpinLockRelease(&gj_service->mutex);
-	return ready;
-}
-
 /*
  * The longest a query waits for a GPU service that is still starting: the
  * postmaster starts it with the server (and again one second after it
@@ -222,94 +207,6 @@ gj_service_max_matches(void)
 		return 0;
 	return Max(Min((int64) gj_service->staging_granules * GJ_STAGING_GRANULE / 8 /
 				   (2 * sizeof(uint32)), SERVICE_MAX_STEP_MATCHES), 1024);
-}
-
-/* The generation of the service running now (requests name it). */
-uint64
-gj_service_generation(void)
-{
-	uint64		generation;
-
-	SpinLockAcquire(&gj_service->mutex);
-	generation = gj_service->generation;
-	SpinLockRelease(&gj_service->mutex);
-	return generation;
-}
-
-static void
-set_error(GjError *err, int code, const char *message)
-{
-	err->code = code;
-	strlcpy(err->message, message, sizeof(err->message));
-}
-
-GjServiceSlot *
-gj_service_my_slot(GjError *err)
-{
-	if (MyProc == NULL || MyProc->pgprocno >= gj_service->nslots)
-	{
-		set_error(err, GJ_ERR_UNAVAILABLE, "this process has no request slot of the GPU service");
-		return NULL;
-	}
-	return &gj_service->slots[MyProc->pgprocno];
-}
-
-/*
- * Submit the request in slot and wait for the answer.  Fails when the
- * service is not running or stops (another generation answers nothing of
- * this one's).
- */
-bool
-gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
-{
-	Latch	   *service_latch;
-
-	SpinLockAcquire(&gj_service->mutex);
-	service_latch = gj_service->generation == generation ? gj_service->service_latch : NULL;
-	SpinLockRelease(&gj_service->mutex);
-	if (service_latch == NULL)
-	{
-		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
-		return false;
-	}
-	slot->client_pid = MyProcPid;
-	slot->generation = generation;
-	slot->ok = false;
-	memset(&slot->stats, 0, sizeof(slot->stats));
-	memset(&slot->err, 0, sizeof(slot->err));
-	pg_write_barrier();
-	slot->state = GJ_REQ_SUBMITTED;
-	SetLatch(service_latch);
-
-	for (;;)
-	{
-		bool		alive;
-
-		if (slot->state == GJ_REQ_DONE)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 100L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		if (slot->state == GJ_REQ_DONE)
-			break;
-		SpinLockAcquire(&gj_service->mutex);
-		alive = gj_service->generation == generation && gj_service->service_latch != NULL;
-		SpinLockRelease(&gj_service->mutex);
-		if (!alive)
-		{
-			slot->state = GJ_REQ_IDLE;
-			set_error(err, GJ_ERR_DEVICE, "the GPU service stopped while it ran this join");
-			return false;
-		}
-	}
-	pg_read_barrier();
-	slot->state = GJ_REQ_IDLE;
-	if (!slot->ok)
-	{
-		*err = slot->err;
-		return false;
-	}
-	return true;
 }
 
 /* Copy n bytes to *at in the chunk, MAXALIGNed; returns where they went. */
@@ -530,7 +427,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 
 	if (!gpujoin_service_ready())
 	{
-		set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
+		gj_service_set_error(err, GJ_ERR_UNAVAILABLE, "the GPU service is not running");
 		return NULL;
 	}
 	if ((slot = gj_service_my_slot(err)) == NULL)
@@ -573,7 +470,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	if (join == NULL)
 	{
 		gj_staging_free(chunk);
-		set_error(err, GJ_ERR_OUT_OF_MEMORY, "out of memory");
+		gj_service_set_error(err, GJ_ERR_OUT_OF_MEMORY, "out of memory");
 		return NULL;
 	}
 	join->chunk = chunk;
@@ -813,7 +710,7 @@ service_agg_step(void *state, const GjTile *tile, int64_t *outer_next,
 
 	if (spec != join->agg_spec || join->agg_finished)
 	{
-		set_error(err, GJ_ERR_DEVICE,
+		gj_service_set_error(err, GJ_ERR_DEVICE,
 				  "an aggregate step in the GPU service needs the spec the join was opened with");
 		return false;
 	}
@@ -838,7 +735,7 @@ service_agg_finish(void *state, const GjAggSpec *spec, GjAggPartial *partial,
 
 	if (spec != join->agg_spec || join->agg_finished)
 	{
-		set_error(err, GJ_ERR_DEVICE,
+		gj_service_set_error(err, GJ_ERR_DEVICE,
 				  "aggregates in the GPU service are finished once, with the spec the join was opened with");
 		return false;
 	}

@@ -165,10 +165,16 @@ extern int64 gj_staging_free_dead_owners(void);
 extern Size gj_staging_transfer(void *chunk, int from_pid, int to_pid);
 extern void gj_staging_free_owned(void *chunk, int owner_pid);
 
+/* service_request.c: a client's round trip to the service */
+extern bool gpujoin_service_ready(void);
+extern uint64 gj_service_generation(void);
+extern void gj_service_set_error(GjError *err, int code, const char *message);
+extern GjServiceSlot *gj_service_my_slot(GjError *err);
+extern bool gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err);
+
 /* service_client.c */
 extern const GjBackend gj_service_cpu_backend;
 extern const GjBackend gj_service_cuda_backend;
-extern bool gpujoin_service_ready(void);
 extern bool gpujoin_service_await_start(void);
 
 /* Does this backend run the join in the GPU service? */
@@ -179,10 +185,7 @@ gj_backend_in_service(const GjBackend *backend)
 }
 extern int64 gj_service_max_matches(void);
 extern double gj_service_queue_ms;
-extern GjServiceSlot *gj_service_my_slot(GjError *err);
-extern bool gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err);
 extern bool gj_service_join_wait_open(void *state, GjError *err);
-extern uint64 gj_service_generation(void);
 
 /* service_shared_join.c, the client's side: shared inner sides */
 extern bool gj_service_share_inner(char *chunk, int64 len, uint64 token, int holder_pid,
@@ -208,9 +211,7 @@ extern void gj_service_shared_inners_orphan(void);
 
 /* gpujoin_service.c: the service's side of a request */
 extern void gj_service_handle_requests(void);
-extern void gj_service_serve_request(int slotno);
 
-/* service_workers.c: the threads that serve requests */
 /* service_budget.c: the device memory of all joins together */
 extern void gj_service_budget_init(void);
 extern int64 gj_service_budget_total(void);
@@ -218,7 +219,13 @@ extern int64 gj_service_budget_wait(int64 budget, int64 min_budget,
 									double *deadline_ms, double *waited_ms);
 extern double gj_service_budget_wait_bound(void);
 
-extern void gj_service_workers_start(int nworkers);
+/*
+ * service_workers.c: the threads that serve requests.  They serve one with
+ * the function the service passes at start (gpujoin_service.c's), so that
+ * this file, below gpujoin_service.c, never calls up into it.
+ */
+typedef void (*GjServeRequestFn) (int slotno);
+extern void gj_service_workers_start(int nworkers, GjServeRequestFn serve);
 extern int	gj_service_workers_running(void);
 extern void gj_service_workers_submit(int slotno);
 extern void gj_service_workers_stop(void);

@@ -9,8 +9,9 @@
  * The main thread stays the PostgreSQL process: it waits on its latch,
  * handles signals and interrupts, finds the slots whose clients submitted a
  * request, marks them RUNNING and queues their numbers here.  A worker
- * takes a slot number off the queue and calls gj_service_serve_request,
- * which calls the backend contract (plain C: kernels/backend.h), takes
+ * takes a slot number off the queue and calls the function the service
+ * passed to gj_service_workers_start (gpujoin_service.c's serve_request,
+ * handed down so that this file never calls up into it), which calls the backend contract (plain C: kernels/backend.h), takes
  * spinlocks of the staging area and ends with SetLatch on the client's
  * latch; no worker calls anything that could ereport.  A client has one
  * request at a time, so a join is never served by two workers at once.
@@ -46,6 +47,9 @@ static int	queue_head = 0;
 static int	queue_tail = 0;
 static bool stopping = false;
 
+/* gpujoin_service.c's serve_request, set before any thread starts */
+static GjServeRequestFn serve_request = NULL;
+
 static void *
 worker_main(void *arg)
 {
@@ -64,16 +68,17 @@ worker_main(void *arg)
 		slotno = queue[queue_head];
 		queue_head = (queue_head + 1) % queue_size;
 		pthread_mutex_unlock(&queue_lock);
-		gj_service_serve_request(slotno);
+		serve_request(slotno);
 	}
 }
 
 void
-gj_service_workers_start(int n)
+gj_service_workers_start(int n, GjServeRequestFn serve)
 {
 	sigset_t	all_signals,
 				old_signals;
 
+	serve_request = serve;
 	queue_size = gj_service->nslots + 1;
 	queue = MemoryContextAlloc(TopMemoryContext, sizeof(int) * queue_size);
 	queue_head = queue_tail = 0;
@@ -103,7 +108,7 @@ gj_service_workers_submit(int slotno)
 {
 	if (nworkers == 0)
 	{
-		gj_service_serve_request(slotno);
+		serve_request(slotno);
 		return;
 	}
 	pthread_mutex_lock(&queue_lock);

@@ -31,7 +31,7 @@
  * transition states (gpujoin_agg_partial.c), and it has no HAVING.  Its
  * custom_private makes a worker's copy of the plan, which finds the join's
  * registered methods, come back to the aggregate node
- * (gpujoin_create_scan_state).
+ * (gpujoin_any_create_scan_state in gpujoin_agg_exec.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -113,7 +113,7 @@ typedef struct GpuJoinAggInfo
 extern List *gpujoin_agg_info_serialize(const GpuJoinAggInfo *info);
 extern void gpujoin_agg_info_deserialize(List *private, GpuJoinAggInfo *info);
 
-/* custom_scan/agg/gpujoin_agg_exec.c: a device value of GjType type as a Datum */
+/* custom_scan/agg/gpujoin_agg_groups.c: a device value of GjType type as a Datum */
 extern Datum gpujoin_agg_value_to_datum(int64 v, int type);
 
 /* custom_scan/agg/gpujoin_agg_partial.c */

@@ -75,6 +75,7 @@
 #include "custom_scan/agg/gpujoin_agg.h"
 #include "custom_scan/agg/gpujoin_agg_groups.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 
 /*
  * The aggregate node's own EXPLAIN ANALYZE counters, of one process.  A
@@ -139,12 +140,42 @@ static void gpujoin_agg_shutdown(CustomScanState *node);
  * is only looked up to read a plan back from text, which PostgreSQL does
  * for the parallel-safe part of a plan that it sends to workers, and the
  * join's CreateCustomScanState hands a partial aggregate node (the only
- * parallel-safe one) back here (gpujoin_create_scan_state).
+ * parallel-safe one) back here (gpujoin_any_create_scan_state).
  */
 const CustomScanMethods gpujoin_agg_scan_methods = {
 	.CustomName = GPUJOIN_NAME,
 	.CreateCustomScanState = gpujoin_agg_create_scan_state,
 };
+
+/*
+ * CreateCustomScanState of the join's methods.  A plan read back from text
+ * finds these, the ones registered under the name both nodes share, so a
+ * parallel worker's copy of a partial aggregate node
+ * (gpujoin_agg_partial.c) comes here too: its private data goes on past
+ * the join's.  This is why the join's methods are defined in this room
+ * and not in the executor's: only a room above both nodes may choose
+ * between them, calls going only down.
+ */
+static Node *
+gpujoin_any_create_scan_state(CustomScan *cscan)
+{
+	if (list_length(cscan->custom_private) > GJ_PRIVATE_JOIN_LENGTH)
+		return gpujoin_agg_create_scan_state(cscan);
+	return gpujoin_create_scan_state(cscan);
+}
+
+/* The join's methods (gpujoin_plan.c sets them). */
+const CustomScanMethods gpujoin_scan_methods = {
+	.CustomName = GPUJOIN_NAME,
+	.CreateCustomScanState = gpujoin_any_create_scan_state,
+};
+
+/* At load time, so that a plan read back (parallel workers) finds its node. */
+void
+gpujoin_register_methods(void)
+{
+	RegisterCustomScanMethods(&gpujoin_scan_methods);
+}
 
 static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.CustomName = GPUJOIN_NAME,
@@ -223,29 +254,6 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 		gpujoin_agg_groups_init(&gas->groups, &gas->agg,
 								list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS),
 								&node->ss.ps, estate);
-}
-
-/* A device value of GjType type (one of the argument types) as a Datum. */
-Datum
-gpujoin_agg_value_to_datum(int64 v, int type)
-{
-	switch (type)
-	{
-		case GJT_BOOL:
-			return BoolGetDatum(v != 0);
-		case GJT_INT2:
-			return Int16GetDatum((int16) v);
-		case GJT_INT4:
-			return Int32GetDatum((int32) v);
-		case GJT_DATE:
-			return DateADTGetDatum((DateADT) v);
-		case GJT_FLOAT4:
-			return Float4GetDatum((float4) gj_bits_to_double(v));
-		case GJT_FLOAT8:
-			return Float8GetDatum(gj_bits_to_double(v));
-		default:				/* int8, timestamp, timestamptz */
-			return Int64GetDatum(v);
-	}
 }
 
 /*

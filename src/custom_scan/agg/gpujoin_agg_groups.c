@@ -19,6 +19,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/date.h"
 #include "utils/memutils.h"
 
 #include "gpujoin.h"
@@ -30,6 +31,33 @@ typedef struct GjAggExtraGroup
 	uint64		key;			/* outer group << 32 | inner group */
 	int64		group;
 } GjAggExtraGroup;
+
+/*
+ * A device value of GjType type (one of the argument types) as a Datum.
+ * Here, below gpujoin_agg_exec.c, because both the groups' keys and the
+ * aggregate's MIN/MAX results are converted with it.
+ */
+Datum
+gpujoin_agg_value_to_datum(int64 v, int type)
+{
+	switch (type)
+	{
+		case GJT_BOOL:
+			return BoolGetDatum(v != 0);
+		case GJT_INT2:
+			return Int16GetDatum((int16) v);
+		case GJT_INT4:
+			return Int32GetDatum((int32) v);
+		case GJT_DATE:
+			return DateADTGetDatum((DateADT) v);
+		case GJT_FLOAT4:
+			return Float4GetDatum((float4) gj_bits_to_double(v));
+		case GJT_FLOAT8:
+			return Float8GetDatum(gj_bits_to_double(v));
+		default:				/* int8, timestamp, timestamptz */
+			return Int64GetDatum(v);
+	}
+}
 
 /*
  * Set up each side's key slot, hashing and equality functions and key

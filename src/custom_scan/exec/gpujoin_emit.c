@@ -55,6 +55,7 @@
 #include "gpujoin.h"
 #include "custom_scan/agg/gpujoin_agg.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 
 /*
  * EMIT reads the stored columns of the pair this many pairs ahead into the
@@ -89,19 +90,17 @@ static const CustomExecMethods gpujoin_exec_methods = {
 };
 
 /*
- * CreateCustomScanState of gpujoin_scan_methods (gpujoin_path.c).  The
- * aggregate node has its own methods (gpujoin_agg_scan_methods), but a
- * plan read back from text finds these, the ones registered under the
- * name both share: a parallel worker's copy of a partial aggregate node
- * (gpujoin_agg_partial.c).  Its private data goes on past the join's.
+ * The join node's state, for CreateCustomScanState of gpujoin_scan_methods
+ * (gpujoin_agg_exec.c).  That table is the one registered under the name
+ * GpuJoin, which the aggregate node shares, so its CreateCustomScanState,
+ * above this room, sends a worker's copy of a partial aggregate node to
+ * gpujoin_agg_create_scan_state and only a join here.
  */
 Node *
 gpujoin_create_scan_state(CustomScan *cscan)
 {
 	GpuJoinState *gjs;
 
-	if (list_length(cscan->custom_private) > GJ_PRIVATE_JOIN_LENGTH)
-		return gpujoin_agg_create_scan_state(cscan);
 	gjs = palloc0(sizeof(GpuJoinState));
 	Assert(list_length(cscan->custom_private) == GJ_PRIVATE_JOIN_LENGTH);
 	NodeSetTag(gjs, T_CustomScanState);

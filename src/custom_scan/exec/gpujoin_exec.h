@@ -4,17 +4,35 @@
  *	  The executor state of a GpuJoin node, shared by the executor files of
  *	  both GpuJoin nodes and their EXPLAIN code.
  *
- * The executor is layered, and calls go down only:
+ * The extension is in rooms, and calls go down only, between rooms and
+ * between the files of a room (test/check_layers.sh; docs/architecture.md,
+ * "Layout"):
+ *
+ *	planner_hook.c		the hooks and the GUCs
+ *	custom_scan/agg/	the aggregate node: its paths, its methods and state,
+ *						the reduction of the pairs; and the methods
+ *						registered under the name GpuJoin, which create
+ *						either node (gpujoin_agg_exec.c)
+ *	custom_scan/exec/	the join node's execution, this header's room
+ *	custom_scan/plan/	paths, costs, plans
+ *	host_chunking/		the staging of a join's inputs (staging.h): drain,
+ *						spill, device partitions, the shared inner side
+ *	devices.c			the backend a join runs on
+ *	service/			the GPU service and its clients
+ *	kernels/			the backends (cpu, cuda)
+ *
+ * Within custom_scan/exec/, from the top:
  *
  *	gpujoin_emit.c		the GpuJoin node: its methods and state machine, and
  *						forming its output rows
- *	gpujoin_agg_exec.c	the aggregate node: its own methods and state, and
- *						the reduction of the pairs
  *	gpujoin_explain.c	EXPLAIN of both nodes' join part
  *	gpujoin_parallel.c	the workers' counters for the leader's EXPLAIN
  *	gpujoin_steps.c		the steps of a join and the pairs they return
  *	gpujoin_open.c		begin, drain, open the backend, rescan, end
  *	gpujoin_overlap.c	the next step on a helper thread
+ *
+ * Data may be referred to across rooms in any direction (the GUCs, the
+ * service's shared memory, methods tables); only calls count.
  *
  * The aggregate node's state embeds GpuJoinState, so every function below
  * takes either node.
@@ -50,6 +68,9 @@ typedef enum GpuJoinPhase
 
 /* A join cut into device partitions (device_partitions.c). */
 typedef struct GjDevicePartitions GjDevicePartitions;
+
+/* What host_chunking/ calls back in the executor (host_chunking/staging.h). */
+struct GjStagingCallbacks;
 
 /* Where a spilled join is in its chunk pairs (spill.c). */
 typedef enum GjSpillStage
@@ -232,6 +253,12 @@ typedef struct GpuJoinState
 
 	MemoryContext join_cxt;
 	MemoryContextCallback cleanup;
+
+	/*
+	 * The executor's functions the staging of the inputs (host_chunking/)
+	 * calls, which may not link to them: set by gpujoin_begin.
+	 */
+	const struct GjStagingCallbacks *staging;
 	HostSideBuffer outer_buf;
 	HostSideBuffer inner_buf;
 	/* the columnar heap readers of the sides, or NULL: the child plan */
@@ -367,54 +394,6 @@ extern GpuJoinPhase gpujoin_open_pair(GpuJoinState *gjs);
 extern int64 gpujoin_join_budget(GpuJoinState *gjs);
 extern int64 gpujoin_service_reservation(GpuJoinState *gjs, GjJoinInput *input, int64 budget);
 extern void gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input);
-extern uint8 *gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated,
-										int64 nrows);
-
-/*
- * spill.c: inputs larger than gpujoin.max_host_memory, spilled to
- * temporary files during the drain and joined chunk pair by chunk pair.
- */
-extern void gpujoin_spill_before_drain(GpuJoinState *gjs, int side);
-extern void gpujoin_spill_after_drain(GpuJoinState *gjs, int side);
-extern GpuJoinPhase gpujoin_spill_start(GpuJoinState *gjs);
-extern GpuJoinPhase gpujoin_spill_next(GpuJoinState *gjs);
-extern void gpujoin_spill_rescan_side(GpuJoinState *gjs, int side, bool redrain);
-extern void gpujoin_spill_end(GpuJoinState *gjs);
-extern bool gpujoin_spill_key_partitionable(const HostKeyColumn *key);
-extern bool gpujoin_spill_outer_tied_to_inner(GpuJoinState *gjs);
-extern bool gpujoin_spill_inner_tied_to_outer(GpuJoinState *gjs);
-
-/* spill_range.c: a sort-merge join's spill cut by key range */
-extern int	gpujoin_quantile_cuts(int64 *sample, int64 n, int nparts, int64 *cuts);
-extern bool gpujoin_spill_range_eligible(GpuJoinState *gjs, bool *by_outer);
-extern void gpujoin_spill_range_reset(GpuJoinState *gjs);
-extern void gpujoin_spill_range_sample(GpuJoinState *gjs, HostSideBuffer *buf);
-extern int	gpujoin_spill_range_cuts(GpuJoinState *gjs, GjSpillFile *spill, int nparts);
-extern int64 gpujoin_spill_range_rows(GpuJoinState *gjs, HostSideBuffer *buf, bool outer,
-									  const GjSpillFile *cuts, uint16 *first, uint16 *last);
-extern bool gpujoin_spill_range_span_ok(int64 copies, int64 nrows);
-extern void gpujoin_spill_range_outer_rows(GpuJoinState *gjs, HostSideBuffer *buf,
-										   const GjSpillFile *cuts, int64 *max_hi, uint16 *part);
-extern bool gpujoin_spill_range_inner_span_ok(const GjSpillFile *cuts, const int64 *max_hi);
-extern void gpujoin_spill_range_inner_spans(GpuJoinState *gjs, HostSideBuffer *buf,
-											const GjSpillFile *cuts, const int64 *max_hi,
-											uint16 *first, uint16 *last);
-extern void gpujoin_spill_explain(GpuJoinState *gjs, const GpuJoinCounters *c,
-								  struct ExplainState *es);
-
-/*
- * device_partitions.c: a sort-merge or hash join over the device memory
- * budget, cut into partition pairs that fit, opened piece by piece.
- */
-extern bool gpujoin_partitions_plan(GpuJoinState *gjs, const GjJoinInput *input);
-extern bool gpujoin_partitions_open_next(GpuJoinState *gjs);
-extern void gpujoin_partitions_translate(GpuJoinState *gjs);
-extern const struct GjAggSpec *gpujoin_partitions_spec(GpuJoinState *gjs,
-													   const struct GjAggSpec *spec);
-extern bool gpujoin_partitions_more(GpuJoinState *gjs);
-extern void gpujoin_partitions_reset(GpuJoinState *gjs);
-extern MemoryContext gpujoin_partitions_keys_context(GpuJoinState *gjs);
-extern void gpujoin_partitions_explain(const GpuJoinCounters *c, struct ExplainState *es);
 
 /*
  * gpujoin_steps.c: the steps of a join and the pairs they return, for both
@@ -453,17 +432,6 @@ extern void gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc,
 extern void gpujoin_shutdown(CustomScanState *node);
 extern void gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c);
 extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
-
-/* shared_inner.c: the inner side of a parallel join, drained once */
-extern Size gpujoin_shared_inner_size(void);
-extern Size gpujoin_shared_inner_shares_size(int nworkers);
-extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelContext *pcxt,
-									  Size shares_offset);
-extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
-extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
-extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);
-extern void gpujoin_drain_side(GpuJoinState *gjs, int side);
-extern void gpujoin_drain_inner_share(GpuJoinState *gjs);
 
 /* Add one step's (or process's) backend counters to *total. */
 static inline void

@@ -28,6 +28,7 @@
 
 #include "gpujoin.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 #include "service/service_shared.h"
 
 static void

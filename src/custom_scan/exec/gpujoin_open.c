@@ -10,12 +10,13 @@
  * call, run gpujoin_prepare:
  *
  *	- drain the inner input, then the outer one, into host buffers (the
- *	  outer side is not read when no inner row can match): a Seq Scan of a
- *	  heap table is read by the columnar heap reader
- *	  (host_chunking/heap_reader.c), any other child plan row by row;
- *	  a side past its share of gpujoin.max_host_memory spills to a
- *	  temporary file in chunks, and the join then runs chunk pair by chunk
- *	  pair (spill.c), each pair opened as below (gpujoin_open_pair);
+ *	  outer side is not read when no inner row can match;
+ *	  host_chunking/side_drain.c): a Seq Scan of a heap table is read by
+ *	  the columnar heap reader (host_chunking/heap_reader.c), any other
+ *	  child plan row by row; a side past its share of
+ *	  gpujoin.max_host_memory spills to a temporary file in chunks, and the
+ *	  join then runs chunk pair by chunk pair (host_chunking/spill.c), each
+ *	  pair opened as below (gpujoin_open_pair);
  *	- clear the match flags of the outer join types;
  *	- choose the backend that runs the join (the cpu backend for a partial
  *	  plan, or one that has the planned algorithm);
@@ -34,6 +35,12 @@
  * ERROR too; a step still running on the overlap thread is waited for
  * first (gpujoin_overlap.c).
  *
+ * The staging of the inputs (host_chunking/staging.h) is below this room:
+ * what it needs of the executor -- the join's budget, opening and releasing
+ * the backend, opening a chunk pair -- it calls through the
+ * GjStagingCallbacks that gpujoin_begin puts in the node's state, never by
+ * name.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -49,11 +56,10 @@
 #include "gpujoin.h"
 #include "custom_scan/exec/gpujoin_exec.h"
 #include "host_chunking/key_encoding.h"
+#include "host_chunking/staging.h"
 #include "kernels/shared/gj_keys.h"
 #include "service/gpujoin_service.h"
 #include "service/service_shared.h"
-
-static void drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader);
 
 /* Budget of one join on the cpu backend when gpujoin.device_memory is 0. */
 #define CPU_DEFAULT_BUDGET		((int64) 256 * 1024 * 1024)
@@ -61,6 +67,18 @@ static void drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapRea
 #define MIN_RETRY_BUDGET		((int64) 1024 * 1024)
 
 static void gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan);
+
+/*
+ * What the staging of the inputs (host_chunking/) calls back here: it is
+ * below this room and may not call these by name (staging.h).
+ */
+static const GjStagingCallbacks staging_callbacks = {
+	.join_budget = gpujoin_join_budget,
+	.service_reservation = gpujoin_service_reservation,
+	.open_backend = gpujoin_open_backend,
+	.release_backend = gpujoin_release_backend,
+	.open_pair = gpujoin_open_pair,
+};
 
 /*
  * Release the backend's memory; safe to call more than once.  Also the
@@ -172,6 +190,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	gj_spill_file_init(&gjs->inner_spill, gjs->join_cxt);
 	/* the aggregate node turns it off where it cannot join in chunks */
 	gjs->spill_allowed = true;
+	gjs->staging = &staging_callbacks;
 	gjs->cleanup.func = gpujoin_release_backend;
 	gjs->cleanup.arg = gjs;
 	MemoryContextRegisterResetCallback(gjs->join_cxt, &gjs->cleanup);
@@ -213,83 +232,6 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
 			gjs->npair_cols = n;
 	}
 	bms_free(pair_attrs);
-}
-
-/*
- * Drain one side into its buffer: all of it (where the inner side is drained
- * in parallel, from its whole plan, the third child).
- */
-void
-gpujoin_drain_side(GpuJoinState *gjs, int side)
-{
-	if (side == GJ_SIDE_INNER && gjs->inner_whole_ps != NULL)
-		drain_child(gjs, side, gjs->inner_whole_ps, gjs->inner_whole_reader);
-	else if (side == GJ_SIDE_INNER)
-		drain_child(gjs, side, gjs->inner_ps, gjs->inner_reader);
-	else
-		drain_child(gjs, side, gjs->outer_ps, gjs->outer_reader);
-}
-
-/*
- * Drain this process's share of an inner side drained in parallel: its
- * partial plan, the second child (shared_inner.c).
- */
-void
-gpujoin_drain_inner_share(GpuJoinState *gjs)
-{
-	Assert(gjs->inner_whole_ps != NULL);
-	drain_child(gjs, GJ_SIDE_INNER, gjs->inner_ps, gjs->inner_reader);
-}
-
-/*
- * Drain a child into its side's buffer: through its columnar heap reader if
- * it has one, else row by row from the child plan.
- */
-static void
-drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader)
-{
-	bool		outer = side == GJ_SIDE_OUTER;
-	HostSideBuffer *buf = outer ? &gjs->outer_buf : &gjs->inner_buf;
-	int64		other_side_bytes = outer ? gjs->inner_buf.bytes_stored : gjs->outer_buf.bytes_stored;
-	GjHeapReaderCounters before,
-				after;
-	instr_time	start,
-				end;
-
-	INSTR_TIME_SET_CURRENT(start);
-	gpujoin_spill_before_drain(gjs, side);
-	if (reader != NULL)
-		gj_heap_reader_counters(reader, &before);
-	if (reader != NULL && gj_heap_reader_drain(reader, buf, other_side_bytes))
-	{
-		gj_heap_reader_counters(reader, &after);
-		gjs->counters.input_pages[outer ? 0 : 1] += after.pages - before.pages;
-	}
-	else
-	{
-		for (;;)
-		{
-			TupleTableSlot *slot;
-
-			CHECK_FOR_INTERRUPTS();
-			slot = ExecProcNode(child);
-			if (TupIsNull(slot))
-				break;
-			gj_host_buffer_append(buf, slot);
-			gj_host_buffer_check_limit(buf, other_side_bytes);
-		}
-		gjs->counters.child_plan_drains[outer ? 0 : 1]++;
-	}
-	gpujoin_spill_after_drain(gjs, side);
-	buf->complete = true;
-	if (outer)
-		gjs->counters.outer_drained += buf->nrows + gjs->outer_spill.rows;
-	else
-		gjs->counters.inner_drained += buf->nrows + gjs->inner_spill.rows;
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	gjs->counters.input_ms[outer ? 0 : 1] += INSTR_TIME_GET_MILLISEC(end);
-	gjs->counters.drain_ms += INSTR_TIME_GET_MILLISEC(end);
 }
 
 /*
@@ -360,25 +302,6 @@ gpujoin_backend_error(GpuJoinState *gjs, const GjError *err)
 			 errhint("Set gpujoin.device to \"cpu\" to run GpuJoin without the GPU.")));
 }
 
-/*
- * A cleared bitmap of one match flag per row, reusing the previous one
- * (kept in join_cxt across rescans) when it is big enough.
- */
-uint8 *
-gpujoin_match_flags_reset(MemoryContext cxt, uint8 *flags, int64 *allocated, int64 nrows)
-{
-	int64		bytes = Max((nrows + 7) / 8, 1);
-
-	if (flags == NULL || bytes > *allocated)
-	{
-		if (flags != NULL)
-			pfree(flags);
-		flags = MemoryContextAlloc(cxt, bytes);
-		*allocated = bytes;
-	}
-	memset(flags, 0, bytes);
-	return flags;
-}
 
 /*
  * A device program that hands every pair to the host: int8 division by

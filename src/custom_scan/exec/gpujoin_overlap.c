@@ -54,6 +54,7 @@
 
 #include "gpujoin.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 
 /* Steps running on a helper thread in this process, joined at exit. */
 static dlist_head running_steps = DLIST_STATIC_INIT(running_steps);

@@ -27,6 +27,7 @@
 #include "access/parallel.h"
 
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 
 typedef struct GpuJoinSharedCounters
 {

@@ -32,6 +32,7 @@
 
 #include "gpujoin.h"
 #include "custom_scan/exec/gpujoin_exec.h"
+#include "host_chunking/staging.h"
 #include "kernels/agg_reduce.h"
 
 /* Pairs of rows with inexact keys formed per batch (GJ_PHASE_HOST_PAIRS). */

@@ -25,7 +25,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <unistd.h>
 
 #include "access/htup_details.h"
 #include "catalog/pg_am_d.h"
@@ -168,20 +167,6 @@ relation_is_heap(Oid relid)
 		ReleaseSysCache(tuple);
 	}
 	return heap;
-}
-
-/*
- * Does this machine have an NVIDIA GPU?  Only the driver's control device is
- * looked at, once per process; nothing is opened.
- */
-bool
-gpujoin_nvidia_driver_present(void)
-{
-	static int	exists = -1;
-
-	if (exists < 0)
-		exists = (access("/dev/nvidiactl", F_OK) == 0) ? 1 : 0;
-	return exists == 1;
 }
 
 /*

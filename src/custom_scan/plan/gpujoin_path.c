@@ -40,11 +40,6 @@
 
 static List *rinfos_in_native_order(PlannerInfo *root, List *rinfos);
 
-static const CustomPathMethods gpujoin_path_methods = {
-	.CustomName = GPUJOIN_NAME,
-	.PlanCustomPath = gpujoin_plan_path,
-};
-
 /* Are all Vars of the expression list produced by one of the two inputs? */
 static bool
 vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)

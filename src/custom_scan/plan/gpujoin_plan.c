@@ -30,17 +30,15 @@
 
 #include "gpujoin.h"
 
-const CustomScanMethods gpujoin_scan_methods = {
+/*
+ * The path's methods (gpujoin_path.c sets them): here, with the function
+ * they name, so that gpujoin_path.c refers to this table as data and the
+ * calls between the two files go one way (plan to path).
+ */
+const CustomPathMethods gpujoin_path_methods = {
 	.CustomName = GPUJOIN_NAME,
-	.CreateCustomScanState = gpujoin_create_scan_state,
+	.PlanCustomPath = gpujoin_plan_path,
 };
-
-/* At load time, so that a plan read back (parallel workers) finds its node. */
-void
-gpujoin_register_methods(void)
-{
-	RegisterCustomScanMethods(&gpujoin_scan_methods);
-}
 
 /* 1-based position of a Var in a child plan's target list, or 0. */
 static int

@@ -2,8 +2,8 @@
  *
  * cpu_backend.c
  *	  The cpu backend: the tile algorithms of GpuJoin in plain C.  This file
- *	  holds the GjBackend table, beginning and ending a join, run_step and
- *	  the second match buffer of step overlap.
+ *	  holds the GjBackend table, beginning and ending a join and the second
+ *	  match buffer of step overlap; run_step is cpu_step.c's.
  *
  * It runs exactly the schedule the cuda backend runs (same tiles, same steps,
  * same match-buffer contract, see backend.h), so it is the reference for the
@@ -147,101 +147,6 @@ cpu_end_join(void *arg)
 	free(state->row_counts);
 	gj_dominance_free(state->dominance);
 	free(state);
-}
-
-bool
-gj_cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
-				GjMatches *matches, GjStats *stats, GjError *err)
-{
-	CpuJoinState *state = arg;
-	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
-	int64_t		o_begin = *outer_next;
-	uint32_t   *swap;
-	int64_t		rows_fit,
-				rows_work,
-				o_end,
-				n;
-
-	/* double buffered: write into the buffer the executor is done with */
-	if (state->spare_outer_rows != NULL)
-	{
-		swap = state->outer_rows;
-		state->outer_rows = state->spare_outer_rows;
-		state->spare_outer_rows = swap;
-		swap = state->inner_rows;
-		state->inner_rows = state->spare_inner_rows;
-		state->spare_inner_rows = swap;
-	}
-
-	/*
-	 * Take as many outer rows as surely fit the match buffer (each can match
-	 * every inner row of the tile) and as the work bound allows.
-	 */
-	if (inner_rows <= 0)
-	{
-		*outer_next = tile->outer_end;
-		matches->count = 0;
-		return true;
-	}
-	if (state->capacity < inner_rows)
-	{
-		err->code = GJ_ERR_DEVICE;
-		snprintf(err->message, sizeof(err->message),
-				 "match buffer of %lld pairs is smaller than an inner tile of %lld rows",
-				 (long long) state->capacity, (long long) inner_rows);
-		return false;
-	}
-	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
-	{
-		int64_t		pairs = 0;
-
-		if (!gj_cpu_fix_outer_order(state, tile))
-		{
-			if (state->outer_order_fixed)
-			{
-				err->code = GJ_ERR_DEVICE;
-				snprintf(err->message, sizeof(err->message),
-						 "a tile covers part of the outer rows of a hash join whose first tile covered all of them");
-			}
-			else
-			{
-				err->code = GJ_ERR_OUT_OF_MEMORY;
-				snprintf(err->message, sizeof(err->message),
-						 "could not allocate host memory to sort %lld outer rows",
-						 (long long) state->input.outer_nrows);
-			}
-			return false;
-		}
-
-		n = gj_cpu_sorted_step(state, tile, outer_next, &pairs);
-		stats->pairs_evaluated += pairs;
-		stats->device_matches += n;
-		matches->outer_rows = state->outer_rows;
-		matches->inner_rows = state->inner_rows;
-		matches->count = n;
-		return true;
-	}
-
-	rows_fit = state->capacity / inner_rows;
-	rows_work = CPU_PAIRS_PER_STEP / inner_rows;
-	if (rows_work < 1)
-		rows_work = 1;
-	if (rows_fit > rows_work)
-		rows_fit = rows_work;
-	o_end = o_begin + rows_fit < tile->outer_end ? o_begin + rows_fit : tile->outer_end;
-
-	if (state->simple)
-		n = gj_cpu_nestloop_compare(state, tile, o_begin, o_end);
-	else
-		n = gj_cpu_nestloop_program(state, tile, o_begin, o_end);
-
-	stats->pairs_evaluated += (o_end - o_begin) * inner_rows;
-	stats->device_matches += n;
-	matches->outer_rows = state->outer_rows;
-	matches->inner_rows = state->inner_rows;
-	matches->count = n;
-	*outer_next = o_end;
-	return true;
 }
 
 /*

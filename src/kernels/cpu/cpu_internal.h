@@ -6,10 +6,10 @@
  *	  calls in another.
  *
  * The backend is split by concern: cpu_backend.c (the GjBackend table,
- * beginning and ending a join, run_step, the double buffer), cpu_nestloop.c
- * (the nested loops), cpu_sorted.c (sort-merge/range and hash: sorting both
- * sides, tile pruning and the sorted step) and cpu_agg.c (the aggregate
- * fast path).  The keys, hashes and bounds that order a sorted join's rows
+ * beginning and ending a join, the double buffer), cpu_step.c (run_step),
+ * cpu_nestloop.c (the nested loops), cpu_sorted.c (sort-merge/range and
+ * hash: sorting both sides, tile pruning and the sorted step) and cpu_agg.c
+ * (the aggregate fast path).  The keys, hashes and bounds that order a sorted join's rows
  * are ../shared/gj_keys.h, which the cuda backend compiles too.
  *
  *-------------------------------------------------------------------------
@@ -179,7 +179,7 @@ extern bool gj_cpu_sorted_tile_can_match(CpuJoinState *state, const GjTile *tile
 extern int64_t gj_cpu_sorted_step(CpuJoinState *state, const GjTile *tile,
 								  int64_t *outer_next, int64_t *pairs);
 
-/* cpu_backend.c */
+/* cpu_step.c */
 extern bool gj_cpu_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 							GjMatches *matches, GjStats *stats, GjError *err);
 

@@ -4,7 +4,7 @@
  *	  The cuda backend: the nested-loop, sort-merge/range and hash tile
  *	  algorithms of GpuJoin on an NVIDIA GPU, implementing the contract of
  *	  backend.h.  This file holds the GjBackend table, opening and closing
- *	  a join, and the dispatch of a step to its algorithm.
+ *	  a join; the dispatch of a step to its algorithm is cuda_step.cu's.
  *
  * A nested-loop step counts, then writes (cuda_nestloop.cu); a sort-merge or
  * hash join puts both sides in exactly the order the cpu backend uses, on
@@ -310,53 +310,6 @@ bad_program:
 			 "device program of %d instructions does not fit its key columns",
 			 (int) input->ninstrs);
 	return NULL;
-}
-
-/* ---------------------------------------------------------------------
- * Steps
- * ---------------------------------------------------------------------
- */
-
-/*
- * run_step: what every algorithm's step shares (the double buffer, an empty
- * tile, the inner tile against the match capacity, the device buffer for at
- * least one outer row's matches), then the algorithm's own step.
- */
-bool
-gj_cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
-				 GjMatches *matches, GjStats *stats, GjError *err)
-{
-	CudaJoinState *state = (CudaJoinState *) arg;
-	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
-	int64_t		o_begin = *outer_next;
-
-	if (!gj_cuda_use_device(state, err))
-		return false;
-	if (state->double_buffered)
-		gj_cuda_swap_host_matches(state);
-	matches->outer_rows = state->h_out_outer;
-	matches->inner_rows = state->h_out_inner;
-	matches->count = 0;
-	if (inner_rows <= 0 || o_begin >= tile->outer_end)
-	{
-		*outer_next = tile->outer_end;
-		return true;
-	}
-	if (state->capacity < inner_rows)
-	{
-		err->code = GJ_ERR_DEVICE;
-		snprintf(err->message, sizeof(err->message),
-				 "match buffer of %lld pairs is smaller than an inner tile of %lld rows",
-				 (long long) state->capacity, (long long) inner_rows);
-		return false;
-	}
-
-	/* the device buffer holds at least one outer row's matches */
-	if (!gj_cuda_ensure_device_matches(state, inner_rows, inner_rows, err))
-		return false;
-	if (state->input.algorithm != GJ_ALGO_NESTLOOP)
-		return gj_cuda_sorted_step(state, tile, outer_next, matches, stats, err);
-	return gj_cuda_nestloop_step(state, tile, outer_next, matches, stats, err);
 }
 
 /*

@@ -268,28 +268,6 @@ gj_cuda_pin_host(void *ptr, size_t len, GjError *err)
 	return true;
 }
 
-/*
- * The device's memory pool keeps what joins free, up to bytes, instead of
- * giving it back to the driver at the next synchronisation: the service
- * retains its budget, so a join's allocations are the pool's, not the
- * driver's, and keeps freed pinned host memory for its next joins.  A backend keeps the default (nothing retained), since memory
- * it keeps is memory other processes cannot have.
- */
-extern "C" void
-gj_cuda_pool_retain(int device, int64_t bytes)
-{
-	cudaMemPool_t pool;
-	uint64_t	threshold = bytes > 0 ? (uint64_t) bytes : 0;
-
-	if (!gj_cuda_probe_device(device, NULL, NULL))
-		return;
-	/* pinned host memory too (cuda_memory.cu): one process runs every join */
-	gj_pinned_cache_enable();
-	if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
-		(void) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-	(void) cudaGetLastError();
-}
-
 extern "C" void
 gj_cuda_unpin_host(void *ptr)
 {

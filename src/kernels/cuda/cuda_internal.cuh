@@ -6,11 +6,12 @@
  *	  the backend calls in another.
  *
  * The backend is split by concern: cuda_device.cu (opening and probing the
- * device, errors), cuda_memory.cu (match buffers, scratch, uploads),
- * cuda_backend.cu (the GjBackend table: begin and end a join, dispatch a
- * step), cuda_nestloop.cu (the nested-loop kernels and step), cuda_sorted.cu
- * (sort-merge/range and hash: sorting the sides and the sorted step) and
- * cuda_agg.cu (the aggregate fast path).  nvcc compiles each file on its
+ * device, errors), cuda_memory.cu (match buffers, scratch, uploads, the
+ * pools' retention), cuda_backend.cu (the GjBackend table: begin and end a
+ * join), cuda_step.cu (run_step: dispatch a step), cuda_nestloop.cu (the
+ * nested-loop kernels and step), cuda_sorted.cu (sort-merge/range and hash:
+ * sorting the sides and the sorted step) and cuda_agg.cu (the aggregate
+ * fast path).  nvcc compiles each file on its
  * own, without relocatable device code: every kernel is launched from host
  * code in its own file, and device code used by several files is inline in
  * a header (the keys, hashes and bounds in ../shared/gj_keys.h, which the
@@ -410,7 +411,7 @@ gj_cuda_grid_for(int64_t n, int block)
 }
 
 /* ---------------------------------------------------------------------
- * Steps (cuda_backend.cu, cuda_nestloop.cu, cuda_sorted.cu, cuda_agg.cu)
+ * Steps (cuda_step.cu, cuda_nestloop.cu, cuda_sorted.cu, cuda_agg.cu)
  * ---------------------------------------------------------------------
  */
 

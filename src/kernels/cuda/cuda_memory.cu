@@ -2,8 +2,9 @@
  *
  * cuda_memory.cu
  *	  The cuda backend's memory: the device and pinned host match buffers,
- *	  the per-step scratch and CUB's temporary storage, and the key columns
- *	  of the resident tiles.
+ *	  the per-step scratch and CUB's temporary storage, the key columns
+ *	  of the resident tiles, and what the GPU service's process keeps of
+ *	  freed memory (gj_cuda_pool_retain).
  *
  * Everything grows on demand and is released by end_join (cuda_backend.cu),
  * which the executor calls from a memory context callback, also on ERROR.
@@ -403,4 +404,28 @@ gj_cuda_device_columns(const DeviceSide *side, int ncols, GjKeyColumns *cols)
 		cols->values[c] = side->values[c];
 		cols->isnull[c] = side->isnull[c];
 	}
+}
+
+/*
+ * The device's memory pool keeps what joins free, up to bytes, instead of
+ * giving it back to the driver at the next synchronisation: the service
+ * retains its budget, so a join's allocations are the pool's, not the
+ * driver's, and keeps freed pinned host memory for its next joins.  A
+ * backend keeps the default (nothing retained), since memory it keeps is
+ * memory other processes cannot have.  Here, with the pinned cache it turns
+ * on, so that cuda_memory.cu calls cuda_device.cu and not the other way.
+ */
+extern "C" void
+gj_cuda_pool_retain(int device, int64_t bytes)
+{
+	cudaMemPool_t pool;
+	uint64_t	threshold = bytes > 0 ? (uint64_t) bytes : 0;
+
+	if (!gj_cuda_probe_device(device, NULL, NULL))
+		return;
+	/* pinned host memory too: one process runs every join */
+	gj_pinned_cache_enable();
+	if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+		(void) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+	(void) cudaGetLastError();
 }
