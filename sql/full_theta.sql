@@ -234,6 +234,8 @@ SET gpujoin.device_memory = '4kB';
 SELECT cond, (ft_each_algorithm(cond)).*
 FROM (VALUES ('s.b BETWEEN r.a - 1 AND r.a + 1'), ('r.a < s.b - 30')) AS v(cond)
 ORDER BY cond, forced;
+SELECT gj_plan_lines('SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON s.b BETWEEN r.a - 1 AND r.a + 1',
+                     'Device Partitions: [1-9]', options => 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') <> '' AS device_partitions;
 RESET gpujoin.device_memory;
 
 -- spilled: inputs past gpujoin.max_host_memory are joined chunk pair by
@@ -342,6 +344,12 @@ RESET gpujoin.enabled;
 SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.t < s.t;
 SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.t < s.t AND r.a < 10;
 SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON s.n BETWEEN r.n - 0.5 AND r.n + 0.5;
+-- inputs past gpujoin.max_host_memory that may not spill
+SET gpujoin.max_host_memory = '64kB';
+SET gpujoin.enable_spill = off;
+SELECT count(*) FROM ft_big_r r FULL JOIN ft_big_s s ON s.b BETWEEN r.a - 1 AND r.a + 1;
+RESET gpujoin.enable_spill;
+RESET gpujoin.max_host_memory;
 -- a value of the nullable side the join must carry as a placeholder
 SELECT r.id, s.one FROM ft_r r FULL JOIN (SELECT b, 1 AS one FROM ft_s) s ON r.a < s.b;
 -- and with an equality PostgreSQL plans it as ever (GpuJoin or native)
