@@ -147,6 +147,22 @@ SELECT ft_compare('r.k <= s.k AND s.k <= r.k + 1', 'r.k AS rk, s.k AS sk',
 -- floats: NaN, infinities, -0 and 0, NULLs
 SELECT ft_compare('r.f8 < s.f8 - 10', 'r.id AS rid, r.f8 AS rf, s.id AS sid, s.f8 AS sf',
                   r_tab => 't_flt', s_tab => 't_flt') AS floats;
+-- numerics no int64 holds, and NaN: their pairs are evaluated on the host
+-- (Pairs with Inexact Keys), and they match, or not, like any other pair
+CREATE TABLE ft_num_r AS
+SELECT g AS id, CASE WHEN g % 5 = 0 THEN g::numeric * 1e25 + 0.123456789012345
+                     WHEN g % 7 = 0 THEN NULL ELSE g::numeric / 3 END AS n
+FROM generate_series(1, 200) g;
+CREATE TABLE ft_num_s AS
+SELECT g AS id, CASE WHEN g % 4 = 0 THEN g::numeric * 1e25
+                     WHEN g % 9 = 0 THEN 'NaN'::numeric ELSE g::numeric / 7 END AS n
+FROM generate_series(1, 200) g;
+ANALYZE ft_num_r, ft_num_s;
+SELECT (ft_each_algorithm('r.n < s.n AND s.n <= r.n * 2', 'r.id AS rid, r.n AS rn, s.id AS sid, s.n AS sn',
+                          r_tab => 'ft_num_r', s_tab => 'ft_num_s')).*;
+SELECT gj_plan_lines('SELECT r.id, s.id FROM ft_num_r r FULL JOIN ft_num_s s ON r.n < s.n AND s.n <= r.n * 2',
+                     'Pairs with Inexact Keys: [1-9]', options => 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') <> '' AS inexact_keys;
+DROP TABLE ft_num_r, ft_num_s;
 -- an empty side: every row of the other comes back null-extended
 SELECT ft_compare('r.a < s.b', 'r.id AS rid, s.id AS sid', r_tab => 'ft_r', s_tab => 't_empty') AS empty_inner,
        ft_compare('r.b < s.b', 'r.id AS rid, s.id AS sid', r_tab => 't_empty', s_tab => 'ft_s') AS empty_outer;
