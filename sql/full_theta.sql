@@ -311,6 +311,19 @@ FROM (VALUES
 ) AS v(cond, r_tab, s_tab, shape)
 ORDER BY cond;
 
+-- LATERAL: the FULL join below a nested loop, its parameter in a host qual
+SELECT ft_compare('r.a < s.b - 20 AND r.id > z.id * 50', 'r.id AS rid, s.id AS sid',
+                  'SELECT z.id, j.rid, j.sid FROM (SELECT id FROM ft_r WHERE id <= 4) z,
+                   LATERAL ($JOIN OFFSET 0) j') AS lateral_host_qual;
+-- (a LATERAL reference in a FULL join's ON keeps the subquery from being
+-- pulled up, OFFSET 0 or not)
+SELECT ft_compare('r.a < s.b - 20 AND r.id > z.id * 50', 'r.id AS rid, s.id AS sid',
+                  'SELECT z.id, j.rid, j.sid FROM (SELECT id FROM ft_r WHERE id <= 4) z,
+                   LATERAL ($JOIN) j') AS lateral_not_pulled_up;
+SELECT gj_plan_lines('SELECT z.id, j.* FROM (SELECT id FROM ft_r WHERE id <= 4) z, LATERAL
+                      (SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.a < s.b - 20 AND r.id > z.id * 50 OFFSET 0) j',
+                     'Nested Loop|GpuJoin|^\s*Host Quals', options => 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF') AS plan;
+
 -- a FULL GpuJoin as the inner side of a nested loop, rescanned with no
 -- parameter: it runs again over the rows it kept
 BEGIN;
@@ -360,6 +373,10 @@ RESET gpujoin.enabled;
 SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.t < s.t;
 SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.t < s.t AND r.a < 10;
 SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON s.n BETWEEN r.n - 0.5 AND r.n + 0.5;
+-- the only qual linking the sides uses a parameter (the device program
+-- has none)
+SELECT z.id, j.* FROM (SELECT id FROM ft_r WHERE id <= 4) z,
+       LATERAL (SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.a < s.b + z.id) j;
 -- inputs past gpujoin.max_host_memory that may not spill
 SET gpujoin.max_host_memory = '64kB';
 SET gpujoin.enable_spill = off;
