@@ -33,6 +33,14 @@
 # the pairs) unless FUZZ_STRICT_ERRORS=1.  Different rows, an error where
 # PostgreSQL returns rows, and a crash always fail.
 #
+# A FULL JOIN with no equality in its condition (shape full_theta) has no
+# native plan: PostgreSQL raises "FULL JOIN is only supported with
+# merge-joinable or hash-joinable join conditions".  Its native settings run
+# the same rows written out by hand instead (the LEFT JOIN, plus each s row no
+# r row matches with r's columns NULL), which GpuJoin must return where it
+# offers the join; where it does not (nothing device-evaluable links the
+# sides), PostgreSQL's error is its outcome, counted as "FULL joins declined".
+#
 # Every failure (different rows, different error, a crash) is printed as a
 # self-contained SQL script (tables, query, settings) and written to
 # FUZZ_OUT; the fuzzer then shrinks the tables and the condition while the
@@ -427,6 +435,25 @@ sub render
 	return $sql;
 }
 
+# The query the native settings run: render()'s, or where PostgreSQL cannot
+# plan that one (full_theta), its hand-written equivalent.
+sub render_native
+{
+	my ($q) = @_;
+	return render($q) unless defined $q->{native_tmpl};
+	my $on = join(' AND ', @{ $q->{conj} });
+	$on = 'true' if $on eq '';
+	return $q->{native_tmpl} =~ s/\bON_COND\b/$on/gr;
+}
+
+# The arguments of fuzz_run() that name the query: the query, and the native
+# settings' query where it differs.
+sub run_args
+{
+	my ($sql, $native_sql) = @_;
+	return dq($sql) . (defined $native_sql && $native_sql ne $sql ? ', ' . dq($native_sql) : '');
+}
+
 sub new_query
 {
 	my ($nr, $ns) = @_;
@@ -449,14 +476,23 @@ sub new_query
 	elsif ($shape eq 'left' || $shape eq 'right' || $shape eq 'full')
 	{
 		my $jt = uc($shape);
-		# PostgreSQL plans a FULL JOIN only with a hashable or mergeable condition
-		if ($shape eq 'full' && chance(0.8))
+		my $filter = chance(0.3) ? pick('s.id IS NULL', 'r.id IS NULL', 'r.id IS NOT NULL') : undef;
+		$where = defined $filter ? " WHERE $filter" : '';
+		$q{tmpl} = "SELECT $cols FROM r $jt JOIN s ON ON_COND$where";
+		# PostgreSQL plans a FULL JOIN only with a hashable or mergeable
+		# condition; without one, the native settings run it by hand
+		if ($shape eq 'full' && chance(0.5))
 		{
 			my $c = pick(@COLS);
 			unshift @{ $q{conj} }, "r.$c = s.$c";
 		}
-		$where = chance(0.3) ? ' WHERE ' . pick('s.id IS NULL', 'r.id IS NULL', 'r.id IS NOT NULL') : '';
-		$q{tmpl} = "SELECT $cols FROM r $jt JOIN s ON ON_COND$where";
+		elsif ($shape eq 'full')
+		{
+			$q{shape} = 'full_theta';
+			$q{native_tmpl} = "SELECT $cols FROM r LEFT JOIN s ON ON_COND$where UNION ALL "
+			  . "SELECT $cols FROM s LEFT JOIN r ON false "
+			  . "WHERE NOT EXISTS (SELECT 1 FROM r WHERE ON_COND)" . (defined $filter ? " AND $filter" : '');
+		}
 	}
 	elsif ($shape eq 'semi' || $shape eq 'anti')
 	{
@@ -541,7 +577,7 @@ sub new_query
 # ---------------------------------------------------------------- running
 
 my %stat = (cases => 0, passed => 0, failed => 0, tolerated => 0, plan_dependent => 0,
-	timeout => 0, used => 0, invalid => 0, native_error => 0, crashes => 0);
+	timeout => 0, used => 0, invalid => 0, native_error => 0, crashes => 0, full_declined => 0);
 my %alg_count;
 my %shape_used;
 my %shape_count;
@@ -611,15 +647,16 @@ sub settings_sql
 
 sub reproducer
 {
-	my ($why, $tables, $sql, $v, $details) = @_;
+	my ($why, $tables, $sql, $v, $details, $native_sql) = @_;
 	my $q = "SELECT q::text AS r FROM ($sql) q";
+	my $nq = "SELECT q::text AS r FROM (" . ($native_sql // $sql) . ") q";
 	return "-- gpujoin fuzz failure: $why\n"
 	  . "-- seed $seed; rerun: FUZZ_SEED=$seed FUZZ_CASES=$n_cases FUZZ_MAX_ROWS=$max_rows "
 	  . "FUZZ_MAX_PAIRS=$max_pairs FUZZ_QUERIES_PER_ROUND=$per_round test/fuzz/run_fuzz.sh\n"
 	  . join('', map { "-- $_\n" } @$details)
 	  . "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s, fz_native, fz_gpujoin;\n$tables\nANALYZE r, s;\n\n"
 	  . "-- the native plan\nSET gpujoin.enabled = off;\n"
-	  . "CREATE TEMP TABLE fz_native AS $q;\n"
+	  . "CREATE TEMP TABLE fz_native AS $nq;\n"
 	  . "-- GpuJoin\n"
 	  . settings_sql($v) . "\n"
 	  . "EXPLAIN (COSTS OFF) $sql;\n"
@@ -633,12 +670,12 @@ sub reproducer
 # the outcome lines, undef for those it did not get, and whether it crashed
 sub run_query
 {
-	my ($tables, $sql, $variants, $tag) = @_;
+	my ($tables, $sql, $variants, $tag, $native_sql) = @_;
 	my $script = "$round_settings$HASH_FUNC\nDROP TABLE IF EXISTS r, s;\n$tables\nANALYZE r, s;\n";
 	for my $i (0 .. $#$variants)
 	{
 		my ($mode, $alg, $mem) = @{ $variants->[$i] };
-		$script .= "SELECT 'R|$i|' || fuzz_run(" . dq($sql) . ", '$mode', '$alg', '$mem');\n";
+		$script .= "SELECT 'R|$i|' || fuzz_run('$mode', '$alg', '$mem', " . run_args($sql, $native_sql) . ");\n";
 	}
 	my ($rc, $out, $err) = psql_run($script, $tag);
 	my @res;
@@ -674,7 +711,7 @@ sub shrink
 	my @nat = ([ 'native', 'auto', '0' ], [ 'nl', 'auto', '0' ], [ 'hj', 'auto', '0' ], [ 'mj', 'auto', '0' ]);
 	my $still_fails = sub {
 		my ($tables, $sql) = @_;
-		my ($res, $crashed) = run_query($tables, $sql, [ @nat, $v ], 'shrink');
+		my ($res, $crashed) = run_query($tables, $sql, [ @nat, $v ], 'shrink', render_native($q));
 		server_ready() if $crashed;
 		return 1 if $crashed && !defined $res->[4];
 		return 0 if grep { !defined } @$res[ 0 .. 4 ];
@@ -720,7 +757,7 @@ sub report_failure
 	make_path($out_dir);
 	my $sql = render($q);
 	my $file = "$out_dir/seed$seed-case$case.sql";
-	my $text = reproducer("case $case: $why", $t->{sql}, $sql, $v, $details);
+	my $text = reproducer("case $case: $why", $t->{sql}, $sql, $v, $details, render_native($q));
 	open(my $fh, '>', $file) or die "$file: $!";
 	print $fh $text;
 	close($fh);
@@ -728,11 +765,12 @@ sub report_failure
 	print "# reproducer ($file):\n", map { "#   $_\n" } split(/\n/, $text);
 	my %copy = (%$q, conj => [ @{ $q->{conj} } ]);
 	my ($st, $ssql) = shrink($t, \%copy, $v);
+	my $snative = render_native(\%copy);
 	if ($ssql ne $sql || $st ne $t->{sql})
 	{
 		my $small = "$out_dir/seed$seed-case$case-small.sql";
 		open($fh, '>', $small) or die "$small: $!";
-		print $fh reproducer("case $case (shrunk): $why", $st, $ssql, $v, []);
+		print $fh reproducer("case $case (shrunk): $why", $st, $ssql, $v, [], $snative);
 		close($fh);
 		print "# shrunk reproducer: $small\n#   $ssql\n";
 	}
@@ -785,10 +823,10 @@ while ($case < $n_cases)
 			[ pick('force', 'force', 'cheap'), pick('auto', 'nestloop', 'sortmerge', 'hash'),
 				pick('1kB', '2kB', '4kB', '64kB') ]);
 		$variants_of[$k] = \@v;
-		my $sql = dq(render($queries[$k]));
+		my $args = run_args(render($queries[$k]), render_native($queries[$k]));
 		for my $i (0 .. $#v)
 		{
-			$script .= "SELECT 'R|$k|$i|' || fuzz_run($sql, '$v[$i][0]', '$v[$i][1]', '$v[$i][2]');\n";
+			$script .= "SELECT 'R|$k|$i|' || fuzz_run('$v[$i][0]', '$v[$i][1]', '$v[$i][2]', $args);\n";
 		}
 	}
 	my ($rc, $out, $err) = psql_run($script, 'round');
@@ -812,6 +850,7 @@ while ($case < $n_cases)
 		$stat{cases}++;
 		my $q = $queries[$k];
 		my $sql = render($q);
+		my $native_sql = render_native($q);
 		my $v = $variants_of[$k];
 		$shape_count{ $q->{shape} }++;
 		my $r = $res{$k};
@@ -821,7 +860,7 @@ while ($case < $n_cases)
 			{
 				# the first query without all its results was running when the
 				# server went down: check it alone, then count it
-				my ($res2, $crashed2, $err2) = run_query($t{sql}, $sql, $v, 'recheck');
+				my ($res2, $crashed2, $err2) = run_query($t{sql}, $sql, $v, 'recheck', $native_sql);
 				server_ready() if $crashed2;
 				if ($crashed2)
 				{
@@ -837,7 +876,7 @@ while ($case < $n_cases)
 			elsif ($crashed)
 			{
 				# after the crash: rerun alone
-				my ($res2, $crashed2) = run_query($t{sql}, $sql, $v, 'rerun');
+				my ($res2, $crashed2) = run_query($t{sql}, $sql, $v, 'rerun', $native_sql);
 				server_ready() if $crashed2;
 				$r = $res2;
 			}
@@ -854,10 +893,18 @@ while ($case < $n_cases)
 		my $used = 0;
 		my $gpu_agg = 0;
 		my $verdict = 'pass';
+		my $declined = 0;
 		my ($bad_v, $bad_res, $more);
 		for my $i (1 .. $#$v)
 		{
 			my ($plan, $g) = @{ $r->[$i] };
+			# a FULL JOIN with no native plan that GpuJoin does not offer
+			if (defined $q->{native_tmpl} && $plan eq '-' &&
+				$g =~ /^error 0A000 FULL JOIN is only supported with merge-joinable or hash-joinable/)
+			{
+				$declined = 1;
+				next;
+			}
 			if ($plan ne '-')
 			{
 				$used = 1;
@@ -871,7 +918,7 @@ while ($case < $n_cases)
 				if (!$more)
 				{
 					my ($res3, $crashed3) = run_query($t{sql}, $sql,
-						[ [ 'nl', 'auto', '0' ], [ 'hj', 'auto', '0' ], [ 'mj', 'auto', '0' ] ], 'native');
+						[ [ 'nl', 'auto', '0' ], [ 'hj', 'auto', '0' ], [ 'mj', 'auto', '0' ] ], 'native', $native_sql);
 					server_ready() if $crashed3;
 					$more = $res3;
 				}
@@ -884,6 +931,7 @@ while ($case < $n_cases)
 			}
 		}
 		$stat{used}++ if $used;
+		$stat{full_declined}++ if $declined;
 		$shape_used{ $q->{shape} }++ if $used;
 		$shape_gpu_agg{ $q->{shape} }++ if $gpu_agg;
 		if ($verdict eq 'fail')
@@ -904,7 +952,8 @@ while ($case < $n_cases)
 			my $file = "$out_dir/seed$seed-case$case-tolerated.sql";
 			open(my $fh, '>', $file) or die "$file: $!";
 			print $fh reproducer("case $case: GpuJoin returned rows where PostgreSQL raised an error",
-				$t{sql}, $sql, $bad_v, [ "native: $native", "GpuJoin (@$bad_v; plan $bad_res->[0]): $bad_res->[1]" ]);
+				$t{sql}, $sql, $bad_v, [ "native: $native", "GpuJoin (@$bad_v; plan $bad_res->[0]): $bad_res->[1]" ],
+				$native_sql);
 			close($fh);
 			print "# tolerated $case ($file): native $native; GpuJoin @$bad_v ($bad_res->[0]): $bad_res->[1]\n";
 		}
@@ -921,6 +970,7 @@ print "# queries by shape (with GpuJoin): ",
 print "# queries whose aggregates ran inside GpuJoin (algorithm:agg above), by shape: ",
   join(', ', map { "$_ $shape_gpu_agg{$_}" } sort keys %shape_gpu_agg), "\n";
 print "# native errors $stat{native_error} (invalid queries $stat{invalid}), plan-dependent errors "
-  . "$stat{plan_dependent}, tolerated $stat{tolerated}, timeouts $stat{timeout}, crashes $stat{crashes}\n";
+  . "$stat{plan_dependent}, tolerated $stat{tolerated}, timeouts $stat{timeout}, crashes $stat{crashes}, "
+  . "FULL joins declined $stat{full_declined}\n";
 print "fuzz: $stat{passed} passed, $stat{failed} failed\n";
 exit($stat{failed} ? 1 : 0);

@@ -2,8 +2,10 @@
 -- fuzz_setup.sql: server-side helpers of the randomized differential test
 -- (test/fuzz/fuzz.pl), created in its own database.
 --
--- fuzz_run(query, mode, algorithm, device_memory) runs one query under one
--- setting and returns one line: the GpuJoin algorithms in its plan ('-' for
+-- fuzz_run(mode, algorithm, device_memory, query[, native_query]) runs one
+-- query under one setting (native_query, where given, under the native ones:
+-- a FULL JOIN PostgreSQL cannot plan, written out by hand) and returns one
+-- line: the GpuJoin algorithms in its plan ('-' for
 -- none), then the outcome, either "ok <rows> <fingerprint>" or
 -- "error <SQLSTATE> <message>".  The fingerprint is two sums of 64-bit hashes
 -- of the rows' text, so it is independent of row order, counts duplicates,
@@ -65,7 +67,10 @@ BEGIN
     RETURN array_to_string(algs, ',');
 END $$;
 
-CREATE OR REPLACE FUNCTION fuzz_run(query text, mode text, algorithm text, device_memory text)
+DROP FUNCTION IF EXISTS fuzz_run(text, text, text, text);
+DROP FUNCTION IF EXISTS fuzz_run(text, text, text, text, text);
+CREATE FUNCTION fuzz_run(mode text, algorithm text, device_memory text, query text,
+                         native_query text DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     plan text := '-';
@@ -74,6 +79,9 @@ DECLARE
     h2 numeric;
 BEGIN
     PERFORM fuzz_settings(mode, algorithm, device_memory);
+    IF native_query IS NOT NULL AND mode NOT IN ('force', 'cheap') THEN
+        query := native_query;
+    END IF;
     BEGIN
         plan := fuzz_plan(query);
         EXECUTE format('SELECT count(*), coalesce(sum(hashtextextended(r, 0)), 0), '

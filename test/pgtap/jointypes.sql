@@ -1,12 +1,13 @@
 -- jointypes.sql: GpuJoin is offered for LEFT, RIGHT, FULL, SEMI and ANTI
--- joins, shows the join type and the algorithm it runs, and declines what it
--- cannot run exactly (a FULL JOIN PostgreSQL cannot plan, placeholders).
+-- joins, shows the join type and the algorithm it runs, runs the FULL joins
+-- PostgreSQL cannot plan where the device evaluates a qual linking the sides,
+-- and declines what it cannot run exactly (placeholders).
 \set ON_ERROR_STOP 1
 \pset format unaligned
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(22);
+SELECT plan(23);
 
 CREATE TEMP TABLE r AS SELECT g AS id, CASE WHEN g % 10 = 0 THEN NULL ELSE g % 100 END AS a,
     g % 7 AS b FROM generate_series(1, 2000) g;
@@ -82,11 +83,15 @@ SELECT matches(pg_temp.gpujoin_of('SELECT * FROM r LEFT JOIN s ON r.a = s.a'),
           '^(Left|Right)/sortmerge$', 'outer join, sortmerge forced');
 SET LOCAL gpujoin.algorithm = auto;
 
+-- FULL joins PostgreSQL cannot plan (no hash- or merge-joinable qual)
+SELECT is(pg_temp.gpujoin_of('SELECT * FROM r FULL JOIN s ON r.a < s.a'),
+          'Full/sortmerge', 'FULL JOIN PostgreSQL cannot plan: GpuJoin runs it');
+SELECT is(pg_temp.gpujoin_of('SELECT * FROM r FULL JOIN s ON r.a < s.a AND r.b + s.b = 3'),
+          'Full/sortmerge', 'also with an equality over both sides on one side of =');
+SELECT throws_ok('EXPLAIN SELECT * FROM r FULL JOIN s ON r.a::text < s.a::text', '0A000', NULL,
+          'no qual the device evaluates links the sides: PostgreSQL''s error stays');
+
 -- declined
-SELECT throws_ok('EXPLAIN SELECT * FROM r FULL JOIN s ON r.a < s.a', '0A000', NULL,
-          'FULL JOIN PostgreSQL cannot plan (no hash- or merge-joinable qual): not offered');
-SELECT throws_ok('SELECT * FROM r FULL JOIN s ON r.a < s.a AND r.b + s.b = 3', '0A000', NULL,
-          'nor with an equality over both sides on one side of =: PostgreSQL''s error stays');
 SELECT is(pg_temp.gpujoin_of('SELECT * FROM r LEFT JOIN (SELECT s.a, 1 AS one FROM s) ss ON r.a < ss.a'),
           'native', 'a placeholder of the nullable side: not offered');
 

@@ -4,7 +4,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(16);
+SELECT plan(17);
 
 CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, (g % 37)::float8 AS f FROM generate_series(1, 2000) g;
 CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, (g % 41)::float8 AS f FROM generate_series(1, 2000) g;
@@ -30,8 +30,8 @@ SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON s.a BETWEEN r.a - 5 AN
                'Custom Scan \(GpuJoin\)', 'forced: a band join runs as GpuJoin');
 SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a = s.a'),
                'Custom Scan \(GpuJoin\)', 'forced: an equi-join runs as GpuJoin');
-SELECT throws_ok('EXPLAIN SELECT * FROM r FULL JOIN s ON r.a > s.a', '0A000', NULL,
-               'a FULL JOIN without a hash- or merge-joinable qual is not offered');
+SELECT matches(pg_temp.plan_of('SELECT * FROM r FULL JOIN s ON r.a > s.a'),
+               'Custom Scan \(GpuJoin\)', 'a FULL JOIN PostgreSQL cannot plan runs as GpuJoin');
 SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a::text > s.a::text'),
                'GpuJoin', 'no device-evaluable qual: no GpuJoin');
 SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a AND r.id::text < s.id::text'),
@@ -40,6 +40,8 @@ SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a AND r.id::te
 SET LOCAL gpujoin.enabled = off;
 SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a'),
                'GpuJoin', 'gpujoin.enabled = off: never GpuJoin');
+SELECT throws_ok('EXPLAIN SELECT * FROM r FULL JOIN s ON r.a > s.a', '0A000', NULL,
+               'gpujoin.enabled = off: PostgreSQL''s error for a FULL JOIN it cannot plan');
 SET LOCAL gpujoin.enabled = on;
 
 SELECT results_eq(

@@ -18,6 +18,18 @@
  * decide which pairs match, and quals pushed down from WHERE become the
  * join's filter, applied to every row the join forms, null-extended or not.
  *
+ * A FULL JOIN is offered whatever its condition.  PostgreSQL runs one only
+ * as a hash or merge join; where no join clause is hash-joinable and not
+ * every one is merge-joinable, the join rel gets no path of its own and
+ * joinrels.c raises "FULL JOIN is only supported with merge-joinable or
+ * hash-joinable join conditions" unless a hook added one.  GpuJoin's path
+ * runs such a join (r FULL JOIN s ON r.a < s.b) with the same match flags
+ * as any other FULL JOIN, and the error stays where no path is offered: no
+ * qual linking both sides compiles, gpujoin.enabled is off, an input cannot
+ * be held.  A pair is a match only once the host quals passed too, so the
+ * unmatched rows are those of the whole ON condition, device and host
+ * parts alike.
+ *
  * set_join_pathlist_hook (planner_hook.c) calls gpujoin_add_join_paths for
  * every join pair, so what happens here before a path is rejected stays
  * cheap.  The path keeps its classified quals (GpuJoinPathPrivateIndex);
@@ -183,48 +195,6 @@ gpujoin_jointype_name(int jointype)
 		default:
 			return "???";
 	}
-}
-
-/* Does a join clause have one operand from each input (either way round)? */
-static bool
-clause_sides_match(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel)
-{
-	if (!rinfo->can_join)
-		return false;
-	return (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
-			bms_is_subset(rinfo->right_relids, innerrel->relids)) ||
-		(bms_is_subset(rinfo->left_relids, innerrel->relids) &&
-		 bms_is_subset(rinfo->right_relids, outerrel->relids));
-}
-
-/*
- * PostgreSQL runs a FULL JOIN only as a hash join (at least one hash-joinable
- * join clause) or a merge join (every join clause merge-joinable), and
- * otherwise raises "FULL JOIN is only supported with merge-joinable or
- * hash-joinable join conditions" because the join rel has no path at all.
- * A GpuJoin path would make such a query succeed only while gpujoin is
- * enabled, so GpuJoin offers a FULL JOIN only where PostgreSQL has a plan of
- * its own (the tests of joinpath.c's hash_inner_and_outer and
- * select_mergejoin_clauses, without their finer points: being stricter only
- * costs a path).
- */
-static bool
-native_full_join_exists(List *join_rinfos, RelOptInfo *outerrel, RelOptInfo *innerrel)
-{
-	bool		all_mergeable = true;
-	ListCell   *lc;
-
-	foreach(lc, join_rinfos)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		bool		sides_match = clause_sides_match(rinfo, outerrel, innerrel);
-
-		if (sides_match && OidIsValid(rinfo->hashjoinoperator))
-			return true;
-		if (!sides_match || rinfo->mergeopfamilies == NIL)
-			all_mergeable = false;
-	}
-	return join_rinfos != NIL && all_mergeable;
 }
 
 /*
@@ -572,11 +542,6 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, join_rinfos,
 								gpujoin_algorithm, &device_rinfos, &host_rinfos, &info))
 		return;
-	if (jointype == JOIN_FULL && !native_full_join_exists(join_rinfos, outerrel, innerrel))
-	{
-		elog(DEBUG1, "GpuJoin: not offered for a FULL JOIN that PostgreSQL cannot plan itself");
-		return;
-	}
 
 	/* every Var we must return or test has to come out of one input */
 	if (!vars_available(joinrel->reltarget->exprs, outer_path->pathtarget, inner_path->pathtarget) ||
