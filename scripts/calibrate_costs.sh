@@ -21,16 +21,25 @@
 # all algorithms of a backend (R, P, S and E as four columns).
 # transfer_cost is the reported transfer time per kB.
 #
-# Cost units: the planner's unit is seq_page_cost = 1.  The reference is
-# PostgreSQL's own plan for count(*) over a seq scan of REF_ROWS rows (pages
-# + rows * (cpu_tuple_cost + cpu_operator_cost)): its time / its cost gives
-# ms per cost unit on this machine.  Two other native plans (a hash join and a
-# nested loop) are timed the same way to show how far PostgreSQL's own units
-# disagree with each other here.
+# Cost units: the planner's unit is seq_page_cost = 1, and PostgreSQL's own
+# plans buy different times with it.  The native parts of a GpuJoin (its
+# input scans) are converted to ms at the rate of PostgreSQL's count(*) over a
+# seq scan of REF_ROWS rows (pages + rows * (cpu_tuple_cost +
+# cpu_operator_cost)).  GpuJoin's own times are converted back to units at
+# the rate of the plans it competes with: with REF_PLAN=join (the default)
+# PostgreSQL's hash join of REF_JOIN_ROWS rows (default 4M) with a tenth as
+# many random keys,
+# whose hash table is bigger than the caches as in the joins GpuJoin is for
+# (issue 35: on the H200 such a join ran at 0.008 ms a unit where the seq
+# scan ran at 0.0043); REF_PLAN=seqscan converts both ways at the seq scan's
+# rate, as before.  A small hash join (1000 keys) and a nested loop are
+# timed the same way to show how far PostgreSQL's own units disagree with
+# each other here.
 #
 # Environment: RUNS (median of, default 3), DEVICES (default "cpu cuda";
 # cuda is skipped where a GpuJoin on it cannot run), SCALE (multiplies the
-# row counts, default 1), REF_ROWS (default 1000000), OUTDIR (default
+# row counts, default 1), REF_ROWS (default 1000000), REF_PLAN (join or
+# seqscan, see above), REF_JOIN_ROWS (default 4000000), OUTDIR (default
 # bench_out/calibrate-<date>).  Like test/bench/run_bench.sh it uses the server
 # of PGHOST/PGPORT if set, else a throwaway cluster (GPUJOIN_CLUSTER_CONF).
 set -euo pipefail
@@ -40,6 +49,8 @@ RUNS=${RUNS:-3}
 DEVICES=${DEVICES:-cpu cuda}
 SCALE=${SCALE:-1}
 REF_ROWS=${REF_ROWS:-1000000}
+REF_PLAN=${REF_PLAN:-join}
+REF_JOIN_ROWS=${REF_JOIN_ROWS:-4000000}
 OUTDIR=${OUTDIR:-bench_out/calibrate-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -105,6 +116,8 @@ echo "generating data in schema gpujoin_calib"
 	done
 	echo "CREATE TABLE ref AS SELECT g AS id, g % 1000 AS k FROM generate_series(1, $REF_ROWS) g;"
 	echo "CREATE TABLE ref_dim AS SELECT g AS k, g::float8 AS w FROM generate_series(0, 999) g;"
+	echo "CREATE TABLE ref_join AS SELECT g AS id, (random() * ($REF_JOIN_ROWS / 10 - 1))::int AS k FROM generate_series(1, $REF_JOIN_ROWS) g;"
+	echo "CREATE TABLE ref_join_dim AS SELECT g AS k, g::float8 AS w FROM generate_series(0, $REF_JOIN_ROWS / 10 - 1) g;"
 	echo "CREATE TABLE ref_nl AS SELECT g AS id, (random() * 1000000)::int AS a FROM generate_series(1, 2000) g;"
 	echo "CREATE TABLE o_10 AS SELECT g AS id, g AS a, g % 3 AS k FROM generate_series(1, 10) g;"
 	echo "CREATE TABLE i_10_10 AS SELECT g AS id, g AS a, g % 3 AS k FROM generate_series(1, 10) g;"
@@ -150,6 +163,16 @@ REF_MS=$(time_sql "SET max_parallel_workers_per_gather = 0;" "$REF_Q")
 REF_COST=$(plan_cost "$REF_Q" "SET max_parallel_workers_per_gather = 0;")
 MS_PER_UNIT=$(awk -v t="$REF_MS" -v z="$TRIVIAL_MS" -v c="$REF_COST" 'BEGIN { printf "%.6g", (t - z) / c }')
 REFS="| seq scan + count(*), $REF_ROWS rows (the reference) | $REF_MS | $REF_COST | $MS_PER_UNIT |"
+JOIN_Q="SELECT sum(d.w) FROM ref_join r JOIN ref_join_dim d ON r.k = d.k"
+JOIN_SET="SET max_parallel_workers_per_gather = 0; SET gpujoin.enabled = off;"
+JOIN_MS=$(time_sql "$JOIN_SET" "$JOIN_Q")
+JOIN_COST=$(plan_cost "$JOIN_Q" "$JOIN_SET")
+JOIN_MS_PER_UNIT=$(awk -v t="$JOIN_MS" -v z="$TRIVIAL_MS" -v c="$JOIN_COST" 'BEGIN { printf "%.6g", (t - z) / c }')
+REFS="$REFS
+| hash join $REF_JOIN_ROWS x $((REF_JOIN_ROWS / 10)) random keys, sum (the join reference) | $JOIN_MS | $JOIN_COST | $JOIN_MS_PER_UNIT |"
+# the rate GpuJoin's own times are converted to units with
+FIT_MS_PER_UNIT=$MS_PER_UNIT
+[ "$REF_PLAN" = join ] && FIT_MS_PER_UNIT=$JOIN_MS_PER_UNIT
 for spec in "hash join $REF_ROWS x 1000, sum|SELECT sum(d.w) FROM ref r JOIN ref_dim d ON r.k = d.k" \
 	"nested loop 2000 x 2000, r.a < s.a, count(*)|SELECT count(*) FROM ref_nl r JOIN ref_nl s ON r.a < s.a"; do
 	name=${spec%%|*} q=${spec#*|}
@@ -234,7 +257,7 @@ done
 # elimination with partial pivoting).  transfer_cost = all reported transfer
 # time / all kB transferred (8 bytes per drained key value and per match).
 FIT=$OUTDIR/calibrate.fit
-awk -F'\t' -v u="$MS_PER_UNIT" '
+awk -F'\t' -v u="$FIT_MS_PER_UNIT" '
 function abs(v) { return v < 0 ? -v : v }
 # least squares over the features i with on[i]; result in c[]
 function solve(g,    i, j, k, m, piv, t, f, idx) {
@@ -340,7 +363,8 @@ END {
 	echo
 	echo "R = rows drained, P = pairs as gpujoin_path.c counts them, E = rows returned; native ms ="
 	echo "the scans and per-row native costs converted with $MS_PER_UNIT ms per unit; GpuJoin ms ="
-	echo "total - native - trivial statement."
+	echo "total - native - trivial statement, converted to units with $FIT_MS_PER_UNIT ms per unit"
+	echo "(REF_PLAN=$REF_PLAN)."
 	echo
 	echo "| device | algorithm | backend | outer | inner | R | P or S | E | total ms | native ms | GpuJoin ms | drain ms | backend ms | transfer ms |"
 	echo "| --- | --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |"
