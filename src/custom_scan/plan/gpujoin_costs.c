@@ -63,38 +63,45 @@
 /*
  * The unit of the cuda constants (issue 35).  A GpuJoin competes with
  * PostgreSQL's join plans, not with its seq scans, and PostgreSQL's units
- * buy different times in each: on the H200 its parallel hash join of the
- * 10M x 1M equi-join (cost 128k) took 1,023 ms, 0.008 ms a unit, where a
- * count(*) seq scan runs at 0.0043 ms a unit (the fit above).  Costed at the
- * seq scan's rate, a GpuJoin that takes 164 ms came out dearer than the
- * 1,023 ms hash join.  So the per-row, per-kB, per-step and per-match cuda
- * constants are the fit's times at 0.008 ms a unit (the fit's constants x
- * 0.54); startup_cost stays a threshold, and pair_cost comes from the kernel
- * figures as before.  sort_cost is the large joins' rate: the fit's sizes
- * (at most 300k rows) measured fixed costs more than steps, where the hash
- * kernels of the 10M x 1M join took 1-4 ms for its 18M steps (issue 36),
- * 3e-5 a step; 5e-5 keeps a margin.
+ * buy different times in each: scripts/calibrate_costs.sh on the H100
+ * (docs/results/2026-11-27-h100-plan-quality.md) measured its count(*) seq
+ * scan at 0.0046 ms a unit and its hash join of 4M x 400k random keys at
+ * 0.0157 ms a unit; the H200's parallel hash join of the 10M x 1M
+ * equi-join ran at 0.008 (1,023 ms for cost 128k).  Costed at the seq
+ * scan's rate, a GpuJoin that takes 164 ms came out dearer than that
+ * 1,023 ms hash join, so the cuda constants are GpuJoin's times at the join
+ * rate (the fit there puts GpuJoin's own per-row work below its noise at
+ * 300k rows: the figures below are the large joins', with a margin):
  *
- * columnar_row_cost replaces, for an input the columnar heap reader reads
- * (heap_reader.c), both the child Seq Scan's cpu_tuple_cost and row_cost: the
- * reader's rows/s (31.3M on the H100 host, 71.1M on the 2-core machine,
- * docs/results/2026-11-25-columnar-input.md) plus the backend's own work per
- * drained row at large sizes (303 ms of Backend Time over 11M rows of the
- * 10M x 1M equi-join on the H200, issue 36): 32 + 27 ns, 0.0075 a unit.  The
- * cpu backend's is its row_cost, the reader saving the seq scan's tuple cost.
+ *	- columnar_row_cost replaces, for an input the columnar heap reader reads
+ *	  (heap_reader.c), the Seq Scan's cpu_tuple_cost and the drain: 32 ns a
+ *	  row for the reader (31.3M rows/s on the H100 host,
+ *	  docs/results/2026-11-25-columnar-input.md) and 27 ns of the backend's
+ *	  own work (303 ms of Backend Time over 11M rows of the 10M x 1M
+ *	  equi-join, issue 36): 0.004;
+ *	- row_cost, a row drained through its child plan, 0.011 from the earlier
+ *	  fit (the child plan drains 4.4M rows/s there: it is not cheaper);
+ *	- output_cost, 10 ns a returned row beyond the native parts: 0.0006;
+ *	- transfer_cost, the reported transfer time per kB: 0.0011;
+ *	- sort_cost, the large joins' rate: the hash kernels of the 10M x 1M
+ *	  join take 1-4 ms for its 18M steps (issue 36), 1.5e-5 a step; 5e-5;
+ *	- startup_cost stays a threshold (the fit: about 70), pair_cost comes
+ *	  from the compare kernels as before;
+ *	- program_pair_cost, a pair and instruction of a program the device
+ *	  interprets (anything but a conjunction of plain column compares, which
+ *	  the compare kernels run at pair_cost a compare): kernel_test
+ *	  bench-program-count measured 3.4e10 pairs/s for an 11-instruction band
+ *	  program and 8.8e10 pairs/s for two compares and a 6-instruction qual on
+ *	  the H200 (issue 37), 0.15e-6 to 0.45e-6 an instruction: 0.4e-6.
  *
- * program_pair_cost is per pair and instruction of a program the device
- * interprets (anything but a conjunction of plain column compares, which
- * the compare kernels run at pair_cost a compare): kernel_test
- * bench-program-count measured 3.4e10 pairs/s for an 11-instruction band
- * program and 8.8e10 pairs/s for two compares and a 6-instruction qual on
- * the H200 (issue 37), 0.3e-6 to 0.9e-6 an instruction at 0.008 ms a unit.
- * The cpu backend's interpreter takes about one compare's time for an
- * instruction's.
+ * The cpu backend's constants are the 2-core machine's fit at the seq
+ * scan's rate (docs/benchmarks.md); its columnar_row_cost is its row_cost,
+ * the reader saving the seq scan's tuple cost, and its interpreter takes
+ * about a compare's time for an instruction's.
  */
 /*		backend	startup	row		transfer	pair		sort		output	columnar	program */
 GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.05, 0.0, 0.00035, 0.0011, 0.006, 0.05, 0.0002};
-GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.0027, 0.0000001, 0.00005, 0.0012, 0.0075, 0.0000006};
+GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.0011, 0.0000001, 0.00005, 0.0006, 0.004, 0.0000004};
 
 /* One GUC per constant and backend: gpujoin.<backend>_<name>. */
 typedef struct CostGucSpec
