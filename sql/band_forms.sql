@@ -105,7 +105,9 @@ SELECT gj_plan_lines(q, 'Algorithm') AS plan, gj_compare(q) AS result FROM (VALU
     ('SELECT r.id, s.id FROM band_x r JOIN band_x s ON r.t - s.t BETWEEN -12 AND 12 WHERE r.t > 0 AND s.t > 0'),
     ('SELECT r.id, s.id FROM band_x r JOIN band_x s ON r.t - s.t BETWEEN -12 AND 12 WHERE r.t < 0 AND s.t < 0'),
     ('SELECT r.id, s.id FROM band_x r JOIN band_x s ON r.a - s.a BETWEEN -12 AND 12 WHERE r.a > 0 AND s.a > 0'),
-    ('SELECT r.id, s.id FROM band_x r JOIN band_x s ON r.t - s.t >= -100 WHERE r.t >= 0 AND s.t >= 0')) v(q);
+    ('SELECT r.id, s.id FROM band_x r JOIN band_x s ON r.t - s.t >= -100 WHERE r.t >= 0 AND s.t >= 0'),
+    ('SELECT count(*), sum(s.id) FROM band_x r JOIN band_x s ON r.c - s.c BETWEEN -12 AND 12 WHERE r.c > 0 AND s.c > 0'),
+    ('SELECT r.id, count(*) FROM band_x r JOIN band_x s ON s.c - r.c <= 12 AND s.c - r.c >= -12 WHERE r.c < 0 AND s.c < 0 GROUP BY r.id')) v(q);
 
 -- the written form overflows on some pair: the native plan raises the
 -- ERROR, and so does GpuJoin (its band guard runs a nested loop)
