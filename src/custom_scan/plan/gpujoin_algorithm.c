@@ -55,7 +55,11 @@ gpujoin_algorithm_name(int algorithm)
 	}
 }
 
-/* Does the expression read only outer Vars (and constants)? */
+/*
+ * Does the expression read a Var that is not the outer side's?  (A walker
+ * stops at true, so this asks the negation of "outer-only": is_outer_only
+ * below reads the right way round.)
+ */
 static bool
 outer_only_walker(Node *node, DeviceCompileContext *cxt)
 {
