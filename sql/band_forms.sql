@@ -138,4 +138,17 @@ WHERE line ~ 'Algorithm';
 COMMIT;
 SELECT gj_compare('SELECT r.id, s.id FROM band_x r JOIN band_x s ON greatest(r.id, s.id) < 4 AND r.t - s.t BETWEEN -12 AND 12') AS result;
 
-DROP TABLE band_r, band_s, band_x, band_forms;
+-- spilled past gpujoin.max_host_memory: a guarded band is not spilled by
+-- key range, whose chunk pairs of ranges that cannot meet are never opened
+-- (the guard would not see the overflow between them)
+CREATE TABLE band_big (id int, t int4);
+INSERT INTO band_big SELECT g, g * 10 FROM generate_series(1, 20000) g;
+INSERT INTO band_big VALUES (20001, 2147483647), (20002, -100);
+ANALYZE band_big;
+SET gpujoin.max_host_memory = '64kB';
+SELECT gj_compare_error('SELECT count(*) FROM band_big r JOIN band_big s ON r.t - s.t BETWEEN -12 AND 12') AS result;
+SELECT gj_compare_error('SELECT count(*) FROM band_big r JOIN band_big s ON abs(r.t - s.t) <= 12') AS result;
+SELECT gj_compare('SELECT count(*) FROM band_big r JOIN band_big s ON r.t - s.t BETWEEN -12 AND 12 WHERE r.id <= 20000 AND s.id <= 20000') AS result;
+RESET gpujoin.max_host_memory;
+
+DROP TABLE band_r, band_s, band_x, band_forms, band_big;

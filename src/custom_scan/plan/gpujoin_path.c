@@ -87,7 +87,7 @@ static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
 			 Path *inner_share, List *device_rinfos, List *host_rinfos, List *other_rinfos,
 			 JoinType jointype, JoinPathExtraData *extra, int algorithm,
-			 const GpuJoinCostProfile *costs)
+			 bool band_guarded, const GpuJoinCostProfile *costs)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -150,6 +150,20 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
 	/* inputs past gpujoin.max_host_memory: written and read in chunks */
 	startup += gpujoin_spill_cost(costs, algorithm, outer_path, inner_path, &chunk_pairs);
+
+	/*
+	 * A band rewritten from another written form is guarded: the executor
+	 * reads both key columns once more before the join runs
+	 * (gpujoin_band_guard.c), may have to run a nested loop instead, and is
+	 * never spilled by key range.  So where the other orientation runs the
+	 * same range without a guard ("s.t BETWEEN r.t - 2 AND r.t + 2" with
+	 * s inner rather than r), that one should win: a tenth more work.
+	 */
+	if (band_guarded)
+	{
+		startup += (outer_rows + inner_rows) * cpu_operator_cost;
+		run *= 1.1;
+	}
 
 	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;
 	cpath->path.total_cost = cpath->path.startup_cost + run;
@@ -294,13 +308,14 @@ inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_ri
 
 /*
  * A GpuJoin path over the given inputs; parallel_workers > 0 for a partial
- * one, inner_share a partial path of the inner side to drain in parallel.
+ * one, inner_share a partial path of the inner side to drain in parallel;
+ * band_guarded when the algorithm's band carries a guard.
  */
 static CustomPath *
 make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,
 				  Path *inner_share, List *device_rinfos, List *host_rinfos, List *join_rinfos,
 				  List *other_rinfos, JoinType jointype, JoinPathExtraData *extra,
-				  int algorithm, double rows, int parallel_workers)
+				  int algorithm, bool band_guarded, double rows, int parallel_workers)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -329,7 +344,7 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 													  other_rinfos, jointype);
 	cpath->methods = &gpujoin_path_methods;
 	cost_gpujoin(root, cpath, outer_path, inner_path, inner_share, device_rinfos, host_rinfos,
-				 other_rinfos, jointype, extra, algorithm,
+				 other_rinfos, jointype, extra, algorithm, band_guarded,
 				 parallel_workers > 0 ? gpujoin_parallel_costs() : gpujoin_planning_costs());
 	return cpath;
 }
@@ -497,7 +512,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	{
 		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, NULL, device_rinfos,
 								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
-								  info.algorithm, joinrel->rows, 0);
+								  info.algorithm, info.band_guard.active, joinrel->rows, 0);
 		add_path(joinrel, &cpath->path);
 	}
 
@@ -541,6 +556,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 			cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe, NULL,
 									  device_rinfos, host_rinfos, join_rinfos,
 									  other_rinfos, jointype, extra, info.algorithm,
+									  info.band_guard.active,
 									  clamp_row_est(joinrel->rows * share),
 									  outer_partial->parallel_workers);
 			add_partial_path(joinrel, &cpath->path);
@@ -552,6 +568,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 										  linitial(innerrel->partial_pathlist),
 										  device_rinfos, host_rinfos, join_rinfos,
 										  other_rinfos, jointype, extra, info.algorithm,
+									  info.band_guard.active,
 										  clamp_row_est(joinrel->rows * share),
 										  outer_partial->parallel_workers);
 				add_partial_path(joinrel, &cpath->path);
