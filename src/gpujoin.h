@@ -133,19 +133,37 @@ extern bool gpujoin_backend_agg_finish(const GjBackend *backend, void *state,
 #define GJ_SIDE_INNER	1
 
 /*
- * "abs(o.x - i.y) <= c" run as the band i.y BETWEEN o.x - c AND o.x + c is
- * exact only if the subtraction cannot raise an overflow ERROR on any pair
- * (the native plan evaluates it on every pair).  The executor checks that
- * from the key columns' ranges once both sides are drained, and runs a
- * nested loop over the full device program when it cannot rule it out.
+ * A band run as a range of the inner column, i.y BETWEEN lo(o) AND hi(o), is
+ * exact only if the arithmetic of its written form cannot raise an overflow
+ * ERROR on any pair: the native plan evaluates it on every pair, the range
+ * never looks at the pairs outside.  "abs(o.x - i.y) <= c" subtracts;
+ * "o.x - i.y BETWEEN -w AND w" and "i.y + 12 >= o.x", rewritten so that
+ * i.y stands alone (gpujoin_algorithm.c), add and subtract too.  Each such
+ * node of arithmetic on the way to i.y is a term: its value is
+ * inner_sign * i.y + outer_sign * o.x + offset (in exact integers, o.x one
+ * outer key column or none), and it must stay within its type's range.  The
+ * executor checks every term from the key columns' ranges once both sides
+ * are drained, and runs a nested loop over the full device program when it
+ * cannot rule an overflow out.
  */
+#define GJ_BAND_GUARD_MAX_TERMS 6
+
+typedef struct GpuJoinGuardTerm
+{
+	int			type;			/* GjType of the node: its overflow range */
+	int			inner_sign;		/* +1 or -1 */
+	int			outer_col;		/* key column of o.x, or -1 */
+	int			outer_sign;		/* +1 or -1 */
+	int64		offset;
+	bool		strict_min;		/* must exceed the type's minimum (abs, -) */
+} GpuJoinGuardTerm;
+
 typedef struct GpuJoinBandGuard
 {
-	bool		active;
-	int			outer_col;		/* key column of o.x */
+	bool		active;			/* nterms > 0 */
 	int			inner_col;		/* key column of i.y */
-	bool		outer_minus_inner;	/* o.x - i.y, else i.y - o.x */
-	int			diff_type;		/* GjType of the subtraction */
+	int			nterms;
+	GpuJoinGuardTerm terms[GJ_BAND_GUARD_MAX_TERMS];
 } GpuJoinBandGuard;
 
 /* custom_scan/plan/gpujoin_band_guard.c */
@@ -181,7 +199,7 @@ typedef struct GpuJoinPlanInfo
 	GjRangeSpec range;			/* GJ_ALGO_SORTMERGE */
 	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
 	bool		filter_needed;	/* candidates must pass the whole program */
-	GpuJoinBandGuard band_guard;	/* GJ_ALGO_SORTMERGE from an abs() band */
+	GpuJoinBandGuard band_guard;	/* GJ_ALGO_SORTMERGE from a rewritten band */
 	List	   *key_clauses;	/* planning only: the clauses the algorithm's
 								 * keys test (hash keys, range bounds) */
 } GpuJoinPlanInfo;

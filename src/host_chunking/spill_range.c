@@ -136,6 +136,14 @@ gpujoin_spill_range_eligible(GpuJoinState *gjs, bool *by_outer)
 	*by_outer = gjs->fill_outer || gjs->once_per_outer;
 	if (range->lo_ninstrs == 0 || range->hi_ninstrs == 0)
 		return false;
+
+	/*
+	 * A guarded band (abs(), or rewritten from another written form) must
+	 * see every pair's columns: a chunk pair of ranges that cannot meet is
+	 * never opened, so the band guard would miss an overflow between them.
+	 */
+	if (gjs->info.band_guard.active)
+		return false;
 	if (range->inner_col < 0 || range->inner_col >= gjs->inner_buf.nkeys ||
 		!exact_column(&gjs->inner_buf.keys[range->inner_col], range->cls))
 		return false;

@@ -5,7 +5,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(15);
+SELECT plan(17);
 
 CREATE TEMP TABLE r AS SELECT g AS id, g % 100 AS a, (g % 37)::float8 AS f, g % 7 AS b
 FROM generate_series(1, 2000) g;
@@ -40,7 +40,9 @@ SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON abs(r.a - s.a) <= 3'),
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON 3 > abs(s.a - r.a)'), 'sortmerge', 'commuted abs() band: sortmerge');
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON abs(r.a - s.a) >= 3'), 'nestloop', 'outside an abs() band: nestloop');
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a <> s.a'), 'nestloop', 'not-equal: nestloop');
-SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a + s.a < 10'), 'nestloop', 'general expression: nestloop');
+SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a + s.a < 10'), 'sortmerge', 'a sum rewritten as a bound: sortmerge');
+SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a - s.a BETWEEN -3 AND 3'), 'sortmerge', 'a difference between two constants: sortmerge');
+SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a * s.a < 10'), 'nestloop', 'general expression: nestloop');
 
 SET LOCAL gpujoin.algorithm = hash;
 SELECT is(pg_temp.algorithm_of('SELECT * FROM r JOIN s ON r.a < s.a'), 'sortmerge', 'hash forced on an inequality: falls back to sortmerge');

@@ -550,6 +550,13 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 	if (agg_groups_inner(agg))
 		run += candidates * costs->pair_cost;
 
+	/* a guarded band: as for a GpuJoin path (cost_gpujoin, gpujoin_path.c) */
+	if (join_info->band_guard.active)
+	{
+		startup += (outer_rows + inner_rows) * cpu_operator_cost;
+		run *= 1.1;
+	}
+
 	/* nothing comes out before every pair is reduced */
 	cpath->path.startup_cost = startup + host_cost.startup + run;
 	cpath->path.total_cost = cpath->path.startup_cost +

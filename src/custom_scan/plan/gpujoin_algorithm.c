@@ -16,8 +16,11 @@
  *	  (for hashed columns, the equality of their host-computed hashes);
  *	- sortmerge: comparisons "inner Var OP outer expression" (or commuted)
  *	  on one inner column become the lower and upper bounds of the range of
- *	  inner rows each outer row searches; "abs(o.x - i.y) <= c" becomes such
- *	  a band too, guarded at run time (gpujoin_band_guard.c).
+ *	  inner rows each outer row searches.  Integer compares written another
+ *	  way ("o.x - i.y <= c", "i.y + 12 >= o.x", "abs(o.x - i.y) <= c",
+ *	  "o.x - i.y BETWEEN -w AND w") are rewritten to that form where the
+ *	  rewrite is exact, guarded at run time against the overflows of the
+ *	  written form (clause_bounds below, gpujoin_band_guard.c).
  * gpujoin.algorithm forces a choice when the condition allows it; otherwise
  * the next applicable algorithm is used (hash -> sortmerge -> nestloop),
  * never one that cannot evaluate the condition.
@@ -29,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 
 #include "gpujoin.h"
@@ -51,7 +55,11 @@ gpujoin_algorithm_name(int algorithm)
 	}
 }
 
-/* Does the expression read only outer Vars (and constants)? */
+/*
+ * Does the expression read a Var that is not the outer side's?  (A walker
+ * stops at true, so this asks the negation of "outer-only": is_outer_only
+ * below reads the right way round.)
+ */
 static bool
 outer_only_walker(Node *node, DeviceCompileContext *cxt)
 {
@@ -105,144 +113,451 @@ compile_bound(DeviceCompileContext *cxt, Node *expr, int cls,
 }
 
 /*
- * Integer subtraction "a - b" where one operand is the inner Var and the
- * other a plain outer Var: the center of an abs() band.  Sets *outer_first
- * when the outer Var is a.
+ * Rewriting a compare so that the inner column stands alone.
+ *
+ * "o.x - i.y <= c" is "i.y >= o.x - c", "i.y + 12 >= o.x" is
+ * "i.y >= o.x - 12", "abs(o.x - i.y) <= c" is both "i.y >= o.x - c" and
+ * "i.y <= o.x + c": in exact integers the compare of an expression that is
+ * +-i.y plus or minus outer-only expressions is a bound on i.y, so every
+ * written form of a band runs as the same range.  Two things differ from
+ * the written form, and both are kept exact:
+ *	- the bound is computed in int64 (the outer-only expressions themselves
+ *	  in their own types, as PostgreSQL computes them); where it overflows,
+ *	  the row compares with every inner row through the device program, as
+ *	  for any bound that would raise an error (gj_range_bound);
+ *	- the written form may overflow on a pair that the range never looks at
+ *	  (o.x - i.y in int4 for o.x = 2^31 - 1, i.y = -5), where PostgreSQL
+ *	  raises the ERROR.  Each node of arithmetic on the way to i.y is a term
+ *	  of the band guard (gpujoin.h), which the executor checks against the
+ *	  key columns' ranges before the join runs, running a nested loop over
+ *	  the device program where some pair could overflow.
+ * Only integers: a float's a - b <= c and a <= b + c differ by rounding.
  */
-static bool
-match_band_difference(DeviceCompileContext *cxt, Node *node, Var *inner_var,
-					  Var **outer_var, bool *outer_first, int *diff_type)
-{
-	const DeviceFunc *df;
-	Var		   *a,
-			   *b;
 
-	if (!IsA(node, OpExpr) || list_length(((OpExpr *) node)->args) != 2)
-		return false;
-	set_opfuncid((OpExpr *) node);
-	df = gj_device_lookup_func(((OpExpr *) node)->opfuncid);
-	if (df == NULL || df->kind != DF_ARITH || df->op != GJOP_SUB ||
-		gj_type_class(df->result) != GJ_CLASS_INT)
-		return false;
-	a = gj_device_plain_var(linitial(((OpExpr *) node)->args));
-	b = gj_device_plain_var(lsecond(((OpExpr *) node)->args));
-	if (a == NULL || b == NULL)
-		return false;
-	if (equal(b, inner_var) && bms_is_member(a->varno, cxt->outer_relids))
+/* Is the expression free of Vars other than the outer side's? */
+static bool
+is_outer_only(Node *node, DeviceCompileContext *cxt)
+{
+	return !outer_only_walker(node, cxt);
+}
+
+/* An integer as inner_sign * i.y + outer_sign * o.x + offset. */
+typedef struct LinearForm
+{
+	int			inner_sign;		/* 0: no i.y */
+	int			outer_col;		/* -1: no o.x */
+	int			outer_sign;
+	int128		offset;
+} LinearForm;
+
+/* An outer-only operand met on the way to i.y, and its sign there. */
+typedef struct BandPart
+{
+	Node	   *expr;
+	int			sign;
+} BandPart;
+
+#define GJ_MAX_BAND_PARTS 8
+
+/* The walk from one side of a compare down to i.y. */
+typedef struct Isolation
+{
+	DeviceCompileContext *cxt;
+	Var		   *inner_var;
+	int			inner_sign;		/* the side is inner_sign * i.y + parts */
+	int			nparts;
+	BandPart	parts[GJ_MAX_BAND_PARTS];
+	int			nterms;
+	GpuJoinGuardTerm terms[GJ_BAND_GUARD_MAX_TERMS];
+} Isolation;
+
+/* The device function of an operator or function call, and its arguments. */
+static const DeviceFunc *
+call_of(Node *node, List **args)
+{
+	if (IsA(node, OpExpr))
 	{
-		*outer_var = a;
-		*outer_first = true;
+		set_opfuncid((OpExpr *) node);
+		*args = ((OpExpr *) node)->args;
+		return gj_device_lookup_func(((OpExpr *) node)->opfuncid);
 	}
-	else if (equal(a, inner_var) && bms_is_member(b->varno, cxt->outer_relids))
+	if (IsA(node, FuncExpr) && !((FuncExpr *) node)->funcretset)
 	{
-		*outer_var = b;
-		*outer_first = false;
+		*args = ((FuncExpr *) node)->args;
+		return gj_device_lookup_func(((FuncExpr *) node)->funcid);
 	}
-	else
+	return NULL;
+}
+
+static bool
+is_int_type(int type)
+{
+	return type == GJT_INT2 || type == GJT_INT4 || type == GJT_INT8;
+}
+
+/* a + sign * b; false when both read an outer column, unless it is one */
+static bool
+linear_add(LinearForm *a, const LinearForm *b, int sign)
+{
+	a->inner_sign += sign * b->inner_sign;
+	a->offset += sign * b->offset;
+	if (b->outer_col < 0)
+		return true;
+	if (a->outer_col < 0)
+	{
+		a->outer_col = b->outer_col;
+		a->outer_sign = sign * b->outer_sign;
+		return true;
+	}
+	if (a->outer_col != b->outer_col || a->outer_sign + sign * b->outer_sign != 0)
 		return false;
-	*diff_type = df->result;
-	return (*outer_var)->varlevelsup == 0;
+	a->outer_col = -1;			/* o.x - o.x */
+	a->outer_sign = 0;
+	return true;
 }
 
 /*
- * "abs(o.x - i.y) <= c" (or "< c", either operand order, or commuted as
- * "c >= abs(...)") over integers, c an outer-only expression: the band
- * i.y BETWEEN o.x - c AND o.x + c.  The bounds are computed in int64 (an
- * overflow makes the row compare with every inner row, as for any bound).
- * The band equals the qual only where o.x - i.y cannot overflow for any
- * pair; the guard lets the executor check that from the columns' ranges
- * before the join runs, and run a nested loop otherwise.
+ * An outer-only integer expression as +-o.x + offset, for the guard's
+ * ranges; false for anything else (a product, a second column).  An
+ * intermediate overflow of the expression itself is an error of its row,
+ * which the bound program meets too, so the exact value is what counts.
  */
 static bool
-compile_abs_band(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var,
-				 GjRangeSpec *range, GpuJoinBandGuard *guard)
+linear_outer(DeviceCompileContext *cxt, Node *node, LinearForm *lf)
 {
-	const DeviceFunc *df = gj_device_lookup_func(op->opfuncid);
-	Node	   *absexpr;
-	Node	   *radius;
-	Node	   *diff;
-	const DeviceFunc *absf;
-	Oid			absfunc;
-	Var		   *outer_var;
-	bool		outer_first;
-	int			diff_type;
-	int			cmp;
-	int			oc;
-	int			bound;
+	const DeviceFunc *df;
+	List	   *args;
 
-	if (df == NULL || df->kind != DF_COMPARE)
-		return false;
-	cmp = df->op;
-	absexpr = linitial(op->args);
-	radius = lsecond(op->args);
-	if (!outer_only_walker(absexpr, cxt))
+	memset(lf, 0, sizeof(LinearForm));
+	lf->outer_col = -1;
+	while (IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (IsA(node, Var))
 	{
-		/* c >= abs(...): the abs() is on the right */
-		absexpr = lsecond(op->args);
-		radius = linitial(op->args);
+		lf->outer_col = existing_column(cxt->outer_vars, node);
+		lf->outer_sign = 1;
+		return lf->outer_col >= 0 && is_int_type(gj_device_type_of(((Var *) node)->vartype));
+	}
+	if (IsA(node, Const))
+	{
+		Const	   *con = (Const *) node;
+
+		if (con->constisnull)
+			return false;
+		switch (con->consttype)
+		{
+			case INT2OID:
+				lf->offset = DatumGetInt16(con->constvalue);
+				return true;
+			case INT4OID:
+				lf->offset = DatumGetInt32(con->constvalue);
+				return true;
+			case INT8OID:
+				lf->offset = DatumGetInt64(con->constvalue);
+				return true;
+			default:
+				return false;
+		}
+	}
+	df = call_of(node, &args);
+	if (df == NULL || !is_int_type(df->result))
+		return false;
+	if (df->kind == DF_WIDEN || df->kind == DF_NARROW)
+		return linear_outer(cxt, linitial(args), lf);
+	if (df->kind == DF_UNARY && df->op == GJOP_NEG)
+	{
+		if (!linear_outer(cxt, linitial(args), lf))
+			return false;
+		lf->offset = -lf->offset;
+		lf->outer_sign = -lf->outer_sign;
+		return true;
+	}
+	if (df->kind == DF_ARITH && (df->op == GJOP_ADD || df->op == GJOP_SUB))
+	{
+		LinearForm	b;
+
+		return linear_outer(cxt, linitial(args), lf) &&
+			linear_outer(cxt, lsecond(args), &b) &&
+			linear_add(lf, &b, df->op == GJOP_ADD ? 1 : -1);
+	}
+	return false;
+}
+
+/* One more term of the guard: the node of value lf must not overflow type. */
+static bool
+add_guard_term(Isolation *iso, const LinearForm *lf, int type, bool strict_min)
+{
+	GpuJoinGuardTerm *term;
+
+	if (iso->nterms >= GJ_BAND_GUARD_MAX_TERMS ||
+		lf->offset < PG_INT64_MIN || lf->offset > PG_INT64_MAX)
+		return false;
+	term = &iso->terms[iso->nterms++];
+	term->type = type;
+	term->inner_sign = lf->inner_sign;
+	term->outer_col = lf->outer_col;
+	term->outer_sign = lf->outer_sign;
+	term->offset = (int64) lf->offset;
+	term->strict_min = strict_min;
+	return true;
+}
+
+/*
+ * Walk node, whose sign in the compared side is sign, down to i.y through
+ * integer additions, subtractions, negations and casts whose other operands
+ * are outer-only; collect those operands with their signs and a guard term
+ * for every node that can overflow.  Sets *value to the node's value.
+ */
+static bool
+isolate_inner(Isolation *iso, Node *node, int sign, LinearForm *value)
+{
+	const DeviceFunc *df;
+	List	   *args;
+	Node	   *a;
+	Node	   *b;
+	LinearForm	other;
+
+	if (equal(gj_device_plain_var(node), iso->inner_var))
+	{
+		memset(value, 0, sizeof(LinearForm));
+		value->inner_sign = 1;
+		value->outer_col = -1;
+		iso->inner_sign = sign;
+		return true;
+	}
+	df = call_of(node, &args);
+	if (df == NULL || !is_int_type(df->result))
+		return false;
+	switch (df->kind)
+	{
+		case DF_WIDEN:
+			return isolate_inner(iso, linitial(args), sign, value);
+		case DF_NARROW:
+			return isolate_inner(iso, linitial(args), sign, value) &&
+				add_guard_term(iso, value, df->result, false);
+		case DF_UNARY:
+			if (df->op != GJOP_NEG ||
+				!isolate_inner(iso, linitial(args), -sign, value) ||
+				!add_guard_term(iso, value, df->result, true))
+				return false;
+			value->inner_sign = -value->inner_sign;
+			value->outer_sign = -value->outer_sign;
+			value->offset = -value->offset;
+			return true;
+		case DF_ARITH:
+			if (df->op != GJOP_ADD && df->op != GJOP_SUB)
+				return false;
+			a = linitial(args);
+			b = lsecond(args);
+			if (iso->nparts >= GJ_MAX_BAND_PARTS)
+				return false;
+			if (is_outer_only(b, iso->cxt) && !is_outer_only(a, iso->cxt))
+			{
+				/* a + X or a - X */
+				iso->parts[iso->nparts].expr = b;
+				iso->parts[iso->nparts++].sign = df->op == GJOP_ADD ? sign : -sign;
+				if (!isolate_inner(iso, a, sign, value) ||
+					!linear_outer(iso->cxt, b, &other) ||
+					!linear_add(value, &other, df->op == GJOP_ADD ? 1 : -1))
+					return false;
+			}
+			else if (is_outer_only(a, iso->cxt) && !is_outer_only(b, iso->cxt))
+			{
+				/* X + b or X - b */
+				int			bsign = df->op == GJOP_ADD ? 1 : -1;
+
+				iso->parts[iso->nparts].expr = a;
+				iso->parts[iso->nparts++].sign = sign;
+				if (!isolate_inner(iso, b, sign * bsign, value) ||
+					!linear_outer(iso->cxt, a, &other))
+					return false;
+				value->inner_sign *= bsign;
+				value->outer_sign *= bsign;
+				value->offset *= bsign;
+				if (!linear_add(value, &other, 1))
+					return false;
+			}
+			else
+				return false;
+			return add_guard_term(iso, value, df->result, false);
+		default:
+			return false;
+	}
+}
+
+/*
+ * The bound on i.y of "side cmp rhs_sign * rhs" once isolate_inner has
+ * walked side: side = s * i.y + sum(sign_k * X_k), so i.y cmp' F with
+ * F = s * (rhs_sign * rhs - sum(sign_k * X_k)), cmp' = cmp commuted when
+ * s = -1.  F is computed in int8 from the operands, each in its own type;
+ * positive terms first, so that F needs no negation unless all are
+ * negative.  Returns cmp', or -1 when F does not compile over the main
+ * program's key columns.
+ */
+static int
+emit_isolated_bound(Isolation *iso, Node *rhs, int rhs_sign, int cmp,
+					GjInstr *instrs, int32_t *ninstrs)
+{
+	DeviceCompileContext sub;
+	bool		first = true;
+	int			pass;
+	int			k;
+
+	gj_device_compile_init(&sub, iso->cxt->outer_relids, iso->cxt->inner_relids);
+	sub.outer_vars = list_copy(iso->cxt->outer_vars);
+	sub.inner_vars = list_copy(iso->cxt->inner_vars);
+	for (pass = 0; pass < 2; pass++)
+	{
+		for (k = -1; k < iso->nparts; k++)
+		{
+			Node	   *expr = k < 0 ? rhs : iso->parts[k].expr;
+			int			coef = iso->inner_sign * (k < 0 ? rhs_sign : -iso->parts[k].sign);
+
+			if ((coef > 0) != (pass == 0))
+				continue;
+			if (!is_int_type(gj_device_compile_expr(&sub, expr)))
+				return -1;
+			if (first)
+			{
+				if (coef < 0 && !gj_device_emit(&sub, GJOP_NEG, GJT_INT8, 0, 0, 0))
+					return -1;
+				first = false;
+			}
+			else if (!gj_device_emit(&sub, coef > 0 ? GJOP_ADD : GJOP_SUB, GJT_INT8, 0, 0, -1))
+				return -1;
+		}
+	}
+	if (list_length(sub.outer_vars) != list_length(iso->cxt->outer_vars) ||
+		list_length(sub.inner_vars) != list_length(iso->cxt->inner_vars))
+		return -1;
+	memcpy(instrs, sub.program.instrs, sizeof(GjInstr) * sub.program.ninstrs);
+	*ninstrs = sub.program.ninstrs;
+	return iso->inner_sign > 0 ? cmp : gj_commute_cmp(cmp);
+}
+
+/*
+ * The bounds one compare puts on i.y: at most a lower and an upper one,
+ * and the guard terms of the arithmetic its rewrite steps over.
+ */
+typedef struct ClauseBounds
+{
+	int32_t		nlo;			/* 0: no lower bound */
+	int32_t		nhi;			/* 0: no upper bound */
+	bool		lo_inclusive;
+	bool		hi_inclusive;
+	GjInstr		lo[GJ_MAX_INSTRS];
+	GjInstr		hi[GJ_MAX_INSTRS];
+	int			nterms;
+	GpuJoinGuardTerm terms[GJ_BAND_GUARD_MAX_TERMS];
+} ClauseBounds;
+
+/* Record the bound "i.y cmp (instrs)". */
+static void
+set_clause_bound(ClauseBounds *cb, int cmp, const GjInstr *instrs, int32_t ninstrs)
+{
+	if (cmp == GJOP_GT || cmp == GJOP_GE || cmp == GJOP_EQ)
+	{
+		memcpy(cb->lo, instrs, sizeof(GjInstr) * ninstrs);
+		cb->nlo = ninstrs;
+		cb->lo_inclusive = (cmp != GJOP_GT);
+	}
+	if (cmp == GJOP_LT || cmp == GJOP_LE || cmp == GJOP_EQ)
+	{
+		memcpy(cb->hi, instrs, sizeof(GjInstr) * ninstrs);
+		cb->nhi = ninstrs;
+		cb->hi_inclusive = (cmp != GJOP_LT);
+	}
+}
+
+/*
+ * The bounds of a compare on i.y, a plain inner column of storage class
+ * cls: "i.y OP e" (e outer-only, any class), and over integers
+ * "abs(side) OP c" (OP < or <=) and "side OP c", side as isolate_inner
+ * walks it, either way round.  False if the compare gives none.
+ */
+static bool
+clause_bounds(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var, int cls,
+			  ClauseBounds *cb)
+{
+	const DeviceFunc *df;
+	Node	   *side;
+	Node	   *rhs;
+	int			cmp;
+	Isolation	iso;
+	LinearForm	value;
+	const DeviceFunc *absf;
+	List	   *args;
+	GjInstr		instrs[GJ_MAX_INSTRS];
+	int32_t		ninstrs;
+
+	memset(cb, 0, sizeof(ClauseBounds));
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		return false;
+	df = gj_device_lookup_func(op->opfuncid);
+	if (df == NULL || df->kind != DF_COMPARE || df->op == GJOP_NE)
+		return false;
+
+	/* the side with i.y on the left, the outer-only one on the right */
+	side = linitial(op->args);
+	rhs = lsecond(op->args);
+	cmp = df->op;
+	if (is_outer_only(side, cxt))
+	{
+		side = lsecond(op->args);
+		rhs = linitial(op->args);
 		cmp = gj_commute_cmp(cmp);
 	}
-	if (cmp != GJOP_LE && cmp != GJOP_LT)
+	if (is_outer_only(side, cxt) || !is_outer_only(rhs, cxt))
 		return false;
 
-	if (IsA(absexpr, FuncExpr) && list_length(((FuncExpr *) absexpr)->args) == 1)
+	/* i.y OP e: the bound is e itself */
+	if (equal(gj_device_plain_var(side), inner_var))
 	{
-		absfunc = ((FuncExpr *) absexpr)->funcid;
-		diff = linitial(((FuncExpr *) absexpr)->args);
+		if (!compile_bound(cxt, rhs, cls, instrs, &ninstrs))
+			return false;
+		set_clause_bound(cb, cmp, instrs, ninstrs);
+		return true;
 	}
-	else if (IsA(absexpr, OpExpr) && list_length(((OpExpr *) absexpr)->args) == 1)
+	if (cls != GJ_CLASS_INT)
+		return false;
+
+	memset(&iso, 0, sizeof(Isolation));
+	iso.cxt = cxt;
+	iso.inner_var = inner_var;
+	absf = call_of(side, &args);
+	if (absf != NULL && absf->kind == DF_UNARY && absf->op == GJOP_ABS &&
+		is_int_type(absf->result))
 	{
-		set_opfuncid((OpExpr *) absexpr);
-		absfunc = ((OpExpr *) absexpr)->opfuncid;
-		diff = linitial(((OpExpr *) absexpr)->args);
+		/* abs(d) < c: -c < d < c, and d must not be the type's minimum */
+		int			c1,
+					c2;
+
+		if ((cmp != GJOP_LT && cmp != GJOP_LE) ||
+			!isolate_inner(&iso, linitial(args), 1, &value) ||
+			!add_guard_term(&iso, &value, absf->result, true))
+			return false;
+		c1 = emit_isolated_bound(&iso, rhs, 1, cmp, instrs, &ninstrs);
+		if (c1 < 0)
+			return false;
+		set_clause_bound(cb, c1, instrs, ninstrs);
+		c2 = emit_isolated_bound(&iso, rhs, -1, gj_commute_cmp(cmp), instrs, &ninstrs);
+		if (c2 < 0)
+			return false;
+		set_clause_bound(cb, c2, instrs, ninstrs);
 	}
 	else
-		return false;
-	absf = gj_device_lookup_func(absfunc);
-	if (absf == NULL || absf->kind != DF_UNARY || absf->op != GJOP_ABS ||
-		!match_band_difference(cxt, diff, inner_var, &outer_var, &outer_first, &diff_type) ||
-		absf->arg1 != diff_type || outer_only_walker(radius, cxt) ||
-		range->cls != GJ_CLASS_INT)
-		return false;
-	oc = existing_column(cxt->outer_vars, (Node *) outer_var);
-	if (oc < 0)
-		return false;
-
-	/* lo = x - c, hi = x + c, both in int64 */
-	for (bound = 0; bound < 2; bound++)
 	{
-		DeviceCompileContext sub;
-		int			t;
+		int			c;
 
-		gj_device_compile_init(&sub, cxt->outer_relids, cxt->inner_relids);
-		sub.outer_vars = list_copy(cxt->outer_vars);
-		sub.inner_vars = list_copy(cxt->inner_vars);
-		if (gj_device_compile_expr(&sub, (Node *) outer_var) < 0)
+		if (!isolate_inner(&iso, side, 1, &value))
 			return false;
-		t = gj_device_compile_expr(&sub, radius);
-		if (t < 0 || gj_type_class(t) != GJ_CLASS_INT ||
-			!gj_device_emit(&sub, bound == 0 ? GJOP_SUB : GJOP_ADD, GJT_INT8, 0, 0, -1) ||
-			list_length(sub.outer_vars) != list_length(cxt->outer_vars) ||
-			list_length(sub.inner_vars) != list_length(cxt->inner_vars))
+		c = emit_isolated_bound(&iso, rhs, 1, cmp, instrs, &ninstrs);
+		if (c < 0)
 			return false;
-		if (bound == 0)
-		{
-			memcpy(range->lo_instrs, sub.program.instrs, sizeof(GjInstr) * sub.program.ninstrs);
-			range->lo_ninstrs = sub.program.ninstrs;
-			range->lo_inclusive = (cmp == GJOP_LE);
-		}
-		else
-		{
-			memcpy(range->hi_instrs, sub.program.instrs, sizeof(GjInstr) * sub.program.ninstrs);
-			range->hi_ninstrs = sub.program.ninstrs;
-			range->hi_inclusive = (cmp == GJOP_LE);
-		}
+		set_clause_bound(cb, c, instrs, ninstrs);
 	}
-	guard->active = true;
-	guard->outer_col = oc;
-	guard->inner_col = range->inner_col;
-	guard->outer_minus_inner = outer_first;
-	guard->diff_type = diff_type;
+	cb->nterms = iso.nterms;
+	memcpy(cb->terms, iso.terms, sizeof(GpuJoinGuardTerm) * iso.nterms);
 	return true;
 }
 
@@ -369,70 +684,58 @@ hashed_column_range(DeviceCompileContext *cxt, List *device_clauses, Node *inner
 
 /*
  * Narrow the range of a plain inner column by one device clause, if the
- * clause compares the column with an outer-only expression (a bound) or is
- * an abs() band around it (both bounds).  A bound already taken is kept.
+ * clause bounds it (clause_bounds).  A bound already taken is kept; the
+ * clause's guard terms join the candidate's when it gives one.
  */
 static void
 add_range_bound(DeviceCompileContext *cxt, OpExpr *op, Var *inner_var, RangeCandidate *cand)
 {
 	GjRangeSpec *range = &cand->range;
-	const DeviceFunc *df;
-	Node	   *expr;
-	int			cmp;
-	bool		used_lo = false;
-	bool		used_hi = false;
+	GpuJoinBandGuard *guard = &cand->guard;
+	ClauseBounds cb;
+	bool		use_lo;
+	bool		use_hi;
 
-	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+	if (!clause_bounds(cxt, op, inner_var, range->cls, &cb))
 		return;
-	df = gj_device_lookup_func(op->opfuncid);
-	if (df == NULL || df->kind != DF_COMPARE || df->op == GJOP_NE)
+	use_lo = cb.nlo > 0 && range->lo_ninstrs == 0;
+	use_hi = cb.nhi > 0 && range->hi_ninstrs == 0;
+	if (!use_lo && !use_hi)
 		return;
-	if (range->lo_ninstrs == 0 && range->hi_ninstrs == 0 && !cand->guard.active &&
-		compile_abs_band(cxt, op, inner_var, range, &cand->guard))
+	if (cb.nterms > 0)
 	{
-		cand->nclauses++;
-		cand->bound_clauses = lappend(cand->bound_clauses, op);
-		return;
+		/* the range skips pairs: none of them may be one that overflows */
+		if (guard->nterms + cb.nterms > GJ_BAND_GUARD_MAX_TERMS)
+			return;
+		memcpy(&guard->terms[guard->nterms], cb.terms, sizeof(GpuJoinGuardTerm) * cb.nterms);
+		guard->nterms += cb.nterms;
+		guard->active = true;
+		guard->inner_col = range->inner_col;
 	}
-	if (equal(gj_device_plain_var(linitial(op->args)), inner_var))
+	if (use_lo)
 	{
-		expr = lsecond(op->args);
-		cmp = df->op;
+		memcpy(range->lo_instrs, cb.lo, sizeof(GjInstr) * cb.nlo);
+		range->lo_ninstrs = cb.nlo;
+		range->lo_inclusive = cb.lo_inclusive;
 	}
-	else if (equal(gj_device_plain_var(lsecond(op->args)), inner_var))
+	if (use_hi)
 	{
-		expr = linitial(op->args);
-		cmp = gj_commute_cmp(df->op);
-	}
-	else
-		return;
-	if (outer_only_walker(expr, cxt))
-		return;
-	/* inner OP expr */
-	if ((cmp == GJOP_GT || cmp == GJOP_GE || cmp == GJOP_EQ) && range->lo_ninstrs == 0 &&
-		compile_bound(cxt, expr, range->cls, range->lo_instrs, &range->lo_ninstrs))
-	{
-		range->lo_inclusive = (cmp != GJOP_GT);
-		used_lo = true;
-	}
-	if ((cmp == GJOP_LT || cmp == GJOP_LE || cmp == GJOP_EQ) && range->hi_ninstrs == 0 &&
-		compile_bound(cxt, expr, range->cls, range->hi_instrs, &range->hi_ninstrs))
-	{
-		range->hi_inclusive = (cmp != GJOP_LT);
-		used_hi = true;
+		memcpy(range->hi_instrs, cb.hi, sizeof(GjInstr) * cb.nhi);
+		range->hi_ninstrs = cb.nhi;
+		range->hi_inclusive = cb.hi_inclusive;
 	}
 
 	/*
 	 * The bounds enforce a clause only if they hold all of it: an equality
-	 * whose lower bound was already taken by another clause gives only its
-	 * upper bound, and must still filter the candidates.  Either way the
-	 * range rejects only pairs for which the clause is false, so it is a key
-	 * clause of the algorithm.
+	 * or abs() band whose lower bound was already taken by another clause
+	 * gives only its upper bound, and must still filter the candidates.
+	 * Either way the range rejects only pairs for which the clause is false
+	 * (and, guarded, none whose arithmetic overflows), so it is a key clause
+	 * of the algorithm.
 	 */
-	if (cmp == GJOP_EQ ? (used_lo && used_hi) : (used_lo || used_hi))
+	if ((cb.nlo == 0 || use_lo) && (cb.nhi == 0 || use_hi))
 		cand->nclauses++;
-	if (used_lo || used_hi)
-		cand->bound_clauses = lappend(cand->bound_clauses, op);
+	cand->bound_clauses = lappend(cand->bound_clauses, op);
 }
 
 /*

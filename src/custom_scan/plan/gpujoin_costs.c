@@ -575,8 +575,75 @@ column_range(PlannerInfo *root, Var *var, double *lo, double *hi, double *nullfr
 }
 
 /*
+ * A side of a compare that holds the inner column, as
+ * sign * inner_var + base_sign * base + offset, base an outer-only
+ * expression (NULL for none) and offset a constant: "s.t", "s.t + 12",
+ * "r.t - s.t", "12 - r.t + s.t".  The written forms of a band that the
+ * algorithm chooser rewrites (gpujoin_algorithm.c) are estimated as the
+ * band they run as.
+ */
+static bool
+inner_side_linear(PlannerInfo *root, Node *node, Relids outer_relids, Relids inner_relids,
+				  Var **inner_var, int *sign, Node **base, int *base_sign, double *offset)
+{
+	OpExpr	   *op;
+	char	   *name;
+	Node	   *a;
+	Node	   *b;
+	Node	   *other;
+	bool		inner_in_a;
+	int			other_sign;
+	double		c;
+
+	node = strip_implicit_coercions(node);
+	if (IsA(node, Var) && bms_is_member(((Var *) node)->varno, inner_relids))
+	{
+		*inner_var = (Var *) node;
+		*sign = 1;
+		return true;
+	}
+	/* integer arithmetic only: the chooser rewrites no float compare */
+	op = (OpExpr *) node;
+	if (!IsA(node, OpExpr) || list_length(op->args) != 2 ||
+		(op->opresulttype != INT2OID && op->opresulttype != INT4OID &&
+		 op->opresulttype != INT8OID) ||
+		(name = get_opname(op->opno)) == NULL ||
+		(strcmp(name, "+") != 0 && strcmp(name, "-") != 0))
+		return false;
+	a = linitial(op->args);
+	b = lsecond(op->args);
+	inner_in_a = bms_overlap(pull_varnos(root, a), inner_relids);
+	if (inner_in_a == bms_overlap(pull_varnos(root, b), inner_relids))
+		return false;
+	other = inner_in_a ? b : a;
+	if (!bms_is_subset(pull_varnos(root, other), outer_relids) ||
+		!inner_side_linear(root, inner_in_a ? a : b, outer_relids, inner_relids,
+						   inner_var, sign, base, base_sign, offset))
+		return false;
+	/* a - b: the inner part's sign flips when it is b */
+	if (strcmp(name, "-") == 0 && !inner_in_a)
+	{
+		*sign = -*sign;
+		*base_sign = -*base_sign;
+		*offset = -*offset;
+	}
+	other_sign = (strcmp(name, "-") == 0 && inner_in_a) ? -1 : 1;
+	if (const_as_double(strip_implicit_coercions(other), &c))
+		*offset += other_sign * c;
+	else if (*base == NULL)
+	{
+		*base = other;
+		*base_sign = other_sign;
+	}
+	else
+		return false;
+	return true;
+}
+
+/*
  * One bound of a band: the clause is `inner_var OP outer_expr + offset` (in
- * either order), OP one of < <= > >=.  *lower says which side it bounds.
+ * either order), OP one of < <= > >=, or a compare that rewrites to one
+ * (inner_side_linear).  *lower says which side it bounds.
  */
 static bool
 band_bound(PlannerInfo *root, Expr *clause, Relids outer_relids, Relids inner_relids, Var **inner_var,
@@ -588,6 +655,11 @@ band_bound(PlannerInfo *root, Expr *clause, Relids outer_relids, Relids inner_re
 	Node	   *right;
 	bool		inner_left;
 	bool		greater;
+	int			sign = 1;
+	Node	   *base = NULL;
+	int			base_sign = 1;
+	double		side_offset = 0;
+	double		c;
 
 	if (!IsA(clause, OpExpr) || list_length(op->args) != 2 ||
 		(name = get_opname(op->opno)) == NULL)
@@ -600,19 +672,88 @@ band_bound(PlannerInfo *root, Expr *clause, Relids outer_relids, Relids inner_re
 		return false;
 	left = strip_implicit_coercions(linitial(op->args));
 	right = strip_implicit_coercions(lsecond(op->args));
-	if (IsA(left, Var) && bms_is_member(((Var *) left)->varno, inner_relids) &&
+	if (bms_overlap(pull_varnos(root, left), inner_relids) &&
 		bms_is_subset(pull_varnos(root, right), outer_relids))
 		inner_left = true;
-	else if (IsA(right, Var) && bms_is_member(((Var *) right)->varno, inner_relids) &&
+	else if (bms_overlap(pull_varnos(root, right), inner_relids) &&
 			 bms_is_subset(pull_varnos(root, left), outer_relids))
 		inner_left = false;
 	else
 		return false;
-	*inner_var = (Var *) (inner_left ? left : right);
-	*outer_base = split_offset(inner_left ? right : left, offset);
+	if (!inner_side_linear(root, inner_left ? left : right, outer_relids, inner_relids,
+						   inner_var, &sign, &base, &base_sign, &side_offset))
+		return false;
+
+	/*
+	 * sign * i + base_sign * base + side_offset OP other: the bound on i is
+	 * sign * (other - base_sign * base - side_offset), which is a band on
+	 * one outer expression when base and other are not both expressions
+	 * and the expression's sign in it is +1.
+	 */
+	if (base == NULL)
+	{
+		*outer_base = split_offset(inner_left ? right : left, offset);
+		if (sign < 0)
+			return false;		/* -i OP e: a band on -e */
+		*offset -= side_offset;
+	}
+	else
+	{
+		if (!const_as_double(inner_left ? right : left, &c) || -base_sign * sign != 1)
+			return false;
+		*outer_base = base;
+		*offset = sign * (c - side_offset);
+	}
 	/* inner > e and e < inner both bound the inner column from below */
-	*lower = (greater == inner_left);
+	*lower = (greater == inner_left) == (sign > 0);
 	return true;
+}
+
+/*
+ * "abs(d) <= c" (or "<", either order), d a side that inner_side_linear
+ * reads with no outer expression but one, c a constant: a band of width 2c.
+ */
+static bool
+abs_band(PlannerInfo *root, Expr *clause, Relids outer_relids, Relids inner_relids,
+		 Var **inner_var, double *radius)
+{
+	OpExpr	   *op = (OpExpr *) clause;
+	char	   *name;
+	Node	   *absexpr;
+	Node	   *c;
+	Node	   *d;
+	int			sign = 1;
+	Node	   *base = NULL;
+	int			base_sign = 1;
+	double		offset = 0;
+
+	if (!IsA(clause, OpExpr) || list_length(op->args) != 2 ||
+		(name = get_opname(op->opno)) == NULL)
+		return false;
+	absexpr = strip_implicit_coercions(linitial(op->args));
+	c = strip_implicit_coercions(lsecond(op->args));
+	if (strcmp(name, ">") == 0 || strcmp(name, ">=") == 0)
+	{
+		/* c >= abs(d) */
+		Node	   *t = absexpr;
+
+		absexpr = c;
+		c = t;
+	}
+	else if (strcmp(name, "<") != 0 && strcmp(name, "<=") != 0)
+		return false;
+	if (!const_as_double(c, radius))
+		return false;
+	if (IsA(absexpr, FuncExpr) && list_length(((FuncExpr *) absexpr)->args) == 1 &&
+		strcmp(get_func_name(((FuncExpr *) absexpr)->funcid), "abs") == 0)
+		d = linitial(((FuncExpr *) absexpr)->args);
+	else if (IsA(absexpr, OpExpr) && list_length(((OpExpr *) absexpr)->args) == 1 &&
+			 strcmp(get_opname(((OpExpr *) absexpr)->opno), "@") == 0)
+		d = linitial(((OpExpr *) absexpr)->args);
+	else
+		return false;
+	return inner_side_linear(root, d, outer_relids, inner_relids, inner_var, &sign,
+							 &base, &base_sign, &offset) && base != NULL;
 }
 
 /*
@@ -633,7 +774,22 @@ gpujoin_band_selectivity(PlannerInfo *root, List *clauses, Relids outer_relids,
 		Node	   *base_a;
 		double		off_a;
 		bool		lower_a;
+		double		radius;
 
+		if (abs_band(root, lfirst(la), outer_relids, inner_relids, &var_a, &radius))
+		{
+			double		lo;
+			double		hi;
+			double		nullfrac;
+
+			if (!column_range(root, var_a, &lo, &hi, &nullfrac))
+				continue;
+			/* integer columns: a band of radius c holds 2c + 1 values */
+			*band_clauses = list_make1(lfirst(la));
+			return Min(1.0, Max(2 * radius +
+								(var_a->vartype == FLOAT4OID || var_a->vartype == FLOAT8OID ? 0 : 1),
+								1.0) / (hi - lo)) * (1.0 - nullfrac);
+		}
 		if (!band_bound(root, lfirst(la), outer_relids, inner_relids, &var_a, &base_a, &off_a, &lower_a) ||
 			!lower_a)
 			continue;

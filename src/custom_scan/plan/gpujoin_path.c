@@ -170,6 +170,20 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	/* inputs past gpujoin.max_host_memory: written and read in chunks */
 	startup += gpujoin_spill_cost(costs, info->algorithm, outer_path, inner_path, &chunk_pairs);
 
+	/*
+	 * A band rewritten from another written form is guarded: the executor
+	 * reads both key columns once more before the join runs
+	 * (gpujoin_band_guard.c), may have to run a nested loop instead, and is
+	 * never spilled by key range.  So where the other orientation runs the
+	 * same range without a guard ("s.t BETWEEN r.t - 2 AND r.t + 2" with
+	 * s inner rather than r), that one should win: a tenth more work.
+	 */
+	if (info->band_guard.active)
+	{
+		startup += (outer_rows + inner_rows) * cpu_operator_cost;
+		run *= 1.1;
+	}
+
 	cpath->path.startup_cost = startup + host_cost.startup + other_cost.startup;
 	cpath->path.total_cost = cpath->path.startup_cost + run;
 }
@@ -271,7 +285,9 @@ inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_ri
 
 /*
  * A GpuJoin path over the given inputs; parallel_workers > 0 for a partial
- * one, inner_share a partial path of the inner side to drain in parallel.
+ * one, inner_share a partial path of the inner side to drain in parallel;
+ * info the classified join (its algorithm, its band's guard), requested the
+ * algorithm it was classified for.
  */
 static CustomPath *
 make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,

@@ -92,15 +92,23 @@ typedef enum EquiField
 	EQUI_CLASSES
 } EquiField;
 
-/* GJ_PRIVATE_BAND_GUARD */
+/* GJ_PRIVATE_BAND_GUARD: (active, inner_col), then one list per term */
 typedef enum GuardField
 {
 	GUARD_ACTIVE,
-	GUARD_OUTER_COL,
-	GUARD_INNER_COL,
-	GUARD_OUTER_MINUS_INNER,
-	GUARD_DIFF_TYPE
+	GUARD_INNER_COL
 } GuardField;
+
+typedef enum GuardTermField
+{
+	TERM_TYPE,
+	TERM_INNER_SIGN,
+	TERM_OUTER_COL,
+	TERM_OUTER_SIGN,
+	TERM_OFFSET_HIGH,
+	TERM_OFFSET_LOW,
+	TERM_STRICT_MIN
+} GuardTermField;
 
 /* GJ_AGG_PRIVATE_ARGS: each argument column's ((side, type), program) */
 typedef enum AggArgField
@@ -214,18 +222,49 @@ list_to_specs(List *specs, GjRangeSpec *r, GjEquiSpec *e)
 static List *
 guard_to_list(const GpuJoinBandGuard *g)
 {
-	return list_make5_int(g->active, g->outer_col, g->inner_col,
-						  g->outer_minus_inner, g->diff_type);
+	List	   *terms = NIL;
+	int			t;
+
+	for (t = 0; t < g->nterms; t++)
+	{
+		const GpuJoinGuardTerm *term = &g->terms[t];
+		uint64		offset = (uint64) term->offset;
+
+		List	   *fields;
+
+		/* in GuardTermField order */
+		fields = list_make5_int(term->type, term->inner_sign, term->outer_col,
+								term->outer_sign, (int32) (offset >> 32));
+		fields = lappend_int(fields, (int32) (offset & 0xffffffff));
+		fields = lappend_int(fields, term->strict_min);
+		terms = lappend(terms, fields);
+	}
+	return lcons(list_make2_int(g->active, g->inner_col), terms);
 }
 
 static void
 list_to_guard(List *guard, GpuJoinBandGuard *g)
 {
-	g->active = list_nth_int(guard, GUARD_ACTIVE);
-	g->outer_col = list_nth_int(guard, GUARD_OUTER_COL);
-	g->inner_col = list_nth_int(guard, GUARD_INNER_COL);
-	g->outer_minus_inner = list_nth_int(guard, GUARD_OUTER_MINUS_INNER);
-	g->diff_type = list_nth_int(guard, GUARD_DIFF_TYPE);
+	List	   *head = linitial(guard);
+	ListCell   *lc;
+
+	memset(g, 0, sizeof(GpuJoinBandGuard));
+	g->active = list_nth_int(head, GUARD_ACTIVE);
+	g->inner_col = list_nth_int(head, GUARD_INNER_COL);
+	for_each_from(lc, guard, 1)
+	{
+		List	   *fields = lfirst(lc);
+		GpuJoinGuardTerm *term = &g->terms[g->nterms++];
+
+		Assert(g->nterms <= GJ_BAND_GUARD_MAX_TERMS);
+		term->type = list_nth_int(fields, TERM_TYPE);
+		term->inner_sign = list_nth_int(fields, TERM_INNER_SIGN);
+		term->outer_col = list_nth_int(fields, TERM_OUTER_COL);
+		term->outer_sign = list_nth_int(fields, TERM_OUTER_SIGN);
+		term->offset = (int64) (((uint64) (uint32) list_nth_int(fields, TERM_OFFSET_HIGH) << 32) |
+								(uint64) (uint32) list_nth_int(fields, TERM_OFFSET_LOW));
+		term->strict_min = list_nth_int(fields, TERM_STRICT_MIN);
+	}
 }
 
 /* ---- GpuJoinPlanInfo: the first GJ_PRIVATE_JOIN_LENGTH entries ---- */
