@@ -83,7 +83,7 @@ extern bool gpujoin_program_compares_only(const GjProgram *program);
 extern Cost gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs,
 									   const GjProgram *program, double pairs,
 									   double device_qual_ops);
-extern Cost gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
+extern Cost gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm, bool by_range,
 							   Path *outer_path, Path *inner_path, double *chunk_pairs);
 extern Cost gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 									 double outer_rows, double inner_rows,
@@ -252,7 +252,7 @@ extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
 								   int requested, List **device_rinfos,
 								   List **host_rinfos, GpuJoinPlanInfo *info);
-extern bool gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info);
+extern bool gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info, double pairs);
 
 /*
  * custom_scan/plan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as

@@ -74,9 +74,11 @@ BEGIN
     RETURN NEXT ok(NOT pg_temp.uses_gpujoin(
                    'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a WHERE x.id < 50'),
                    'a few outer rows probing an index on the inner key stay a parameterized nested loop (' || device || ' costs)');
-    RETURN NEXT ok(NOT pg_temp.uses_gpujoin(
+    -- issue 35: GpuJoin's hash join (forced) measured 0.23-0.57x the native
+    -- one on the 2-core machine and 0.25-0.4x on the H100 at 10^6 rows and up
+    RETURN NEXT ok(pg_temp.uses_gpujoin(
                    'SELECT * FROM big_a x JOIN big_b y ON y.a = x.a'),
-                   'a plain equi-join stays a native (parallel) hash join (' || device || ' costs)');
+                   'a plain equi-join of 100k x 100k rows is a GpuJoin (' || device || ' costs)');
     RETURN NEXT ok(pg_temp.uses_gpujoin(
                    'SELECT count(*) FROM big_a x JOIN big_b y ON y.t BETWEEN x.t - 5 AND x.t + 5'),
                    'a band join over 100k x 100k rows is a GpuJoin (' || device || ' costs)');

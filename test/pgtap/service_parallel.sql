@@ -267,10 +267,14 @@ SELECT is(:'pp_anti'::text, :'pn_anti'::text, 'anti sort-merge join, inner side 
 RESET gpujoin.algorithm;
 :digest pp_band FROM (:qp_band) t \gset
 SELECT is(:'pp_band'::text, :'pn_band'::text, 'band join, inner side drained in parallel: the rows of the native plan');
+-- the nested loop asked for: its bound o.k % 300 < i.k also makes a range,
+-- and which of the two the costs pick is not what this checks
+SET LOCAL gpujoin.algorithm = nestloop;
 SELECT matches(pg_temp.explain_analyze(:'qp_nl'), 'Algorithm: nestloop.*Inner Side: shared, drained in parallel',
                'a nested loop with its inner side drained in parallel');
 :digest pp_nl FROM (:qp_nl) t \gset
 :digest pp_nl_anti FROM (:qp_nl_anti) t \gset
+RESET gpujoin.algorithm;
 SELECT is(:'pp_nl'::text, :'pn_nl'::text, 'inner nested loop, inner side drained in parallel: the rows of the native plan');
 SELECT is(:'pp_nl_anti'::text, :'pn_nl_anti'::text, 'anti nested loop, inner side drained in parallel: the rows of the native plan');
 -- a big inner side: shares of several processes put together

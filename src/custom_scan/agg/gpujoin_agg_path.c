@@ -505,7 +505,9 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 	{
 		double		chunk_pairs;
 
-		startup += gpujoin_spill_cost(costs, join_info->algorithm, outer_path, inner_path,
+		startup += gpujoin_spill_cost(costs, join_info->algorithm,
+									  gpujoin_spill_by_range && !join_info->band_guard.active,
+									  outer_path, inner_path,
 									  &chunk_pairs);
 	}
 	if (method != GJ_AGG_METHOD_JOIN)
@@ -753,7 +755,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 
 			if (variant == 1)
 			{
-				if (!gpujoin_nestloop_may_win(&join_info))
+				if (!gpujoin_nestloop_may_win(&join_info, outerrel->rows * innerrel->rows))
 					break;
 				requested = GJ_ALGO_NESTLOOP;
 				if (!gpujoin_classify_quals(root, outerrel->relids, innerrel->relids,

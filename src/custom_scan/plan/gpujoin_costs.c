@@ -94,13 +94,21 @@
  *	  program and 8.8e10 pairs/s for two compares and a 6-instruction qual on
  *	  the H200 (issue 37), 0.15e-6 to 0.45e-6 an instruction: 0.4e-6.
  *
- * The cpu backend's constants are the 2-core machine's fit at the seq
- * scan's rate (docs/benchmarks.md); its columnar_row_cost is its row_cost,
- * the reader saving the seq scan's tuple cost, and its interpreter takes
- * about a compare's time for an instruction's.
+ * The cpu backend's constants, the same way on the 2-core machine
+ * (docs/results/2026-11-27-plan-quality.md): its hash join of 4M x 400k
+ * random keys ran at 0.0084 ms a unit, its seq scan at 0.0017, and the fit
+ * at the join rate gave row 0.0011-0.0016, pair 5.5e-5, sort 1.1e-4 to
+ * 1.7e-4, output 0-0.0003 (startup stays the threshold of 100):
+ *
+ *	- row_cost 0.01, a row pulled through a child plan (13M rows/s there);
+ *	- columnar_row_cost 0.004: the reader's 71M rows/s and the fit's row cost;
+ *	- pair_cost 1e-4, sort_cost 2e-4, output_cost 0.001: the fit's with about
+ *	  a factor 2 to spare;
+ *	- program_pair_cost 1e-4: the interpreter takes about a compare's time
+ *	  for an instruction's.
  */
 /*		backend	startup	row		transfer	pair		sort		output	columnar	program */
-GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.05, 0.0, 0.00035, 0.0011, 0.006, 0.05, 0.0002};
+GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.01, 0.0, 0.0001, 0.0002, 0.001, 0.004, 0.0001};
 GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.0011, 0.0000001, 0.00005, 0.0006, 0.004, 0.0000004};
 
 /* One GUC per constant and backend: gpujoin.<backend>_<name>. */
@@ -308,13 +316,18 @@ gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs, const GjProgram *pro
  * program: a bound that keeps half of the pairs leaves the filter as much
  * work as the nested loop, without the compare kernels (issue 35: a
  * sort-merge join of r.a < s.a AND r.b > s.b AND r.a + s.b > 0 took 4 times
- * the nested loop's time).
+ * the nested loop's time).  Below NESTLOOP_ALTERNATIVE_MIN_PAIRS pairs either
+ * takes well under a millisecond of device work, and the chooser's pick
+ * stays (the regression tests' small joins keep their algorithms).
  */
+#define NESTLOOP_ALTERNATIVE_MIN_PAIRS	1e6
+
 bool
-gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info)
+gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info, double pairs)
 {
 	return gpujoin_algorithm == GJ_ALGO_AUTO &&
-		info->algorithm == GJ_ALGO_SORTMERGE && info->filter_needed;
+		info->algorithm == GJ_ALGO_SORTMERGE && info->filter_needed &&
+		pairs >= NESTLOOP_ALTERNATIVE_MIN_PAIRS;
 }
 
 /*
@@ -432,9 +445,14 @@ gpujoin_input_host_bytes(Path *path)
  * rows (an inner chunk is sorted or hashed again for each outer chunk, an
  * outer chunk probes each inner chunk).  The nested loop's pairs are the
  * same in chunks.  *chunk_pairs is set to the pairs expected.
+ *
+ * by_range: a sort-merge join the executor will cut into key ranges
+ * (spill_range.c): each spilled side is written and read once, and range i
+ * meets range i only, so neither the inner side's reads nor the chunk
+ * pairs multiply.
  */
 Cost
-gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
+gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm, bool by_range,
 				   Path *outer_path, Path *inner_path, double *chunk_pairs)
 {
 	double		limit = (double) gpujoin_max_host_memory_kb * 1024.0;
@@ -454,6 +472,15 @@ gpujoin_spill_cost(const GpuJoinCostProfile *costs, int algorithm,
 	*chunk_pairs = outer_chunks * inner_chunks;
 	if (*chunk_pairs <= 1)
 		return 0;
+	if (by_range && algorithm == GJ_ALGO_SORTMERGE)
+	{
+		*chunk_pairs = Max(outer_chunks, inner_chunks);
+		if (outer_chunks > 1)
+			pages += 2 * ceil(outer_bytes / BLCKSZ);
+		if (inner_chunks > 1)
+			pages += 2 * ceil(inner_bytes / BLCKSZ);
+		return pages * seq_page_cost + (*chunk_pairs - 1) * costs->startup_cost;
+	}
 	if (outer_chunks > 1)
 		pages += 2 * ceil(outer_bytes / BLCKSZ);
 	if (inner_chunks > 1)

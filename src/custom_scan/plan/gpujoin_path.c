@@ -168,7 +168,10 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		(formed + unmatched_scan) * other_cost.per_tuple +
 		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
 	/* inputs past gpujoin.max_host_memory: written and read in chunks */
-	startup += gpujoin_spill_cost(costs, info->algorithm, outer_path, inner_path, &chunk_pairs);
+	startup += gpujoin_spill_cost(costs, info->algorithm,
+								  gpujoin_spill_by_range && !info->band_guard.active &&
+								  jointype != JOIN_FULL,
+								  outer_path, inner_path, &chunk_pairs);
 
 	/*
 	 * A band rewritten from another written form is guarded: the executor
@@ -584,7 +587,7 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	 * of the program may lose to the nested loop, whose compares run in the
 	 * compare kernels: offer it too, the cost decides.
 	 */
-	if (gpujoin_nestloop_may_win(&info) &&
+	if (gpujoin_nestloop_may_win(&info, outerrel->rows * innerrel->rows) &&
 		gpujoin_classify_quals(root, outerrel->relids, innerrel->relids, join_rinfos,
 							   GJ_ALGO_NESTLOOP, &device_rinfos, &host_rinfos, &info))
 		offer_gpujoin_paths(root, joinrel, outerrel, innerrel, device_rinfos, host_rinfos,
