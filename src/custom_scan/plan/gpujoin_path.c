@@ -136,6 +136,19 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	else
 		device_sel = clauselist_selectivity(root, device_clauses, 0, JOIN_INNER, &pair_sjinfo);
 	candidates = clamp_row_est(outer_rows * inner_rows * device_sel);
+
+	/*
+	 * The rows of a partial inner band join whose condition is all on the
+	 * device: the band's, where PostgreSQL counts a ninth of all pairs.  The
+	 * Gather above charges parallel_tuple_cost on them, so with PostgreSQL's
+	 * count a band join returning its 200k rows (of 200k x 200k on the
+	 * H100) cost as if it returned 4.4G and lost to a native nested loop
+	 * that took nine times as long.  (A whole join keeps the rel's rows: the
+	 * aggregate paths above it are costed from those.)
+	 */
+	if (cpath->path.parallel_workers > 0 && band_sel >= 0 && jointype == JOIN_INNER &&
+		host_rinfos == NIL && other_rinfos == NIL)
+		cpath->path.rows = candidates;
 	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
 												 PVC_RECURSE_PLACEHOLDERS));
 	cost_qual_eval(&device_cost, device_rinfos, root);
