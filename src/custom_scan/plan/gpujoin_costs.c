@@ -95,7 +95,7 @@
  *	  the H200 (issue 37), 0.15e-6 to 0.45e-6 an instruction: 0.4e-6.
  *
  * The cpu backend's constants, the same way on the 2-core machine
- * (docs/results/2026-11-27-plan-quality.md): its hash join of 4M x 400k
+ * (docs/results/2026-11-27-2core-plan-quality.md): its hash join of 4M x 400k
  * random keys ran at 0.0084 ms a unit, its seq scan at 0.0017, and the fit
  * at the join rate gave row 0.0011-0.0016, pair 5.5e-5, sort 1.1e-4 to
  * 1.7e-4, output 0-0.0003 (startup stays the threshold of 100):
