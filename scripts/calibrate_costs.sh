@@ -57,19 +57,8 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/calibrate.log
 : >"$LOG"
 
-if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
-	PSQL_BIN=psql
-	[ -n "${PG_CONFIG:-}" ] && PSQL_BIN=$("$PG_CONFIG" --bindir)/psql
-	DB=${PGDATABASE:-postgres}
-else
-	export PG_CONFIG=${PG_CONFIG:-pg_config}
-	. test/lib/cluster.sh
-	trap cluster_stop EXIT
-	cluster_start
-	PSQL_BIN=$PG_BINDIR/psql
-	DB=postgres
-fi
-psql_run() { "$PSQL_BIN" -X -q -d "$DB" "$@"; }
+. test/lib/bench_server.sh
+bench_server "${GPUJOIN_CLUSTER_CONF:-}"
 psql_run -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
 PRELUDE="SET search_path = gpujoin_calib, public;"
 psql_run -At -c "SHOW gpujoin.enabled" >/dev/null 2>&1 || PRELUDE="LOAD 'gpujoin';

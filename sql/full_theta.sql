@@ -78,23 +78,12 @@ DECLARE
 BEGIN
     PERFORM gj_force(true);
     alg := ft_full_algorithm(full_q);
-    EXECUTE 'CREATE TEMP TABLE ft_result_gpu AS SELECT q::text AS r FROM (' || full_q || ') q';
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || full_q LOOP
         IF line ~ 'Chunks Spilled: [1-9]' THEN
             spilled := true;
         END IF;
     END LOOP;
-    PERFORM gj_force(false);
-    EXECUTE 'CREATE TEMP TABLE ft_result_ref AS SELECT q::text AS r FROM (' || ref_q || ') q';
-    SELECT count(*) INTO n_gpu FROM ft_result_gpu;
-    SELECT count(*) INTO n_ref FROM ft_result_ref;
-    SELECT count(*) INTO n_diff FROM (
-        (TABLE ft_result_gpu EXCEPT ALL TABLE ft_result_ref)
-        UNION ALL
-        (TABLE ft_result_ref EXCEPT ALL TABLE ft_result_gpu)) d;
-    DROP TABLE ft_result_gpu;
-    DROP TABLE ft_result_ref;
-    PERFORM set_config('gpujoin.enabled', 'on', true);
+    SELECT * INTO n_gpu, n_ref, n_diff FROM gj_multiset_diff(full_q, ref_q);
     IF n_diff <> 0 THEN
         RETURN format('MISMATCH: %s rows differ (full join %s rows, by hand %s rows)',
                       n_diff, n_gpu, n_ref);

@@ -30,18 +30,16 @@ BEGIN
     RETURN false;
 END $$;
 
-CREATE FUNCTION gj_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    used boolean;
-    n_gpu bigint;
-    n_native bigint;
-    n_diff bigint;
+-- The rows of query with GpuJoin forced against those of ref_query with
+-- PostgreSQL's own plans, as multisets: how many each, how many differ.
+CREATE FUNCTION gj_multiset_diff(query text, ref_query text,
+                                 OUT n_gpu bigint, OUT n_native bigint, OUT n_diff bigint)
+LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM gj_force(true);
-    used := gj_uses_gpujoin(query);
     EXECUTE 'CREATE TEMP TABLE gj_result_gpu AS SELECT q::text AS r FROM (' || query || ') q';
     PERFORM gj_force(false);
-    EXECUTE 'CREATE TEMP TABLE gj_result_native AS SELECT q::text AS r FROM (' || query || ') q';
+    EXECUTE 'CREATE TEMP TABLE gj_result_native AS SELECT q::text AS r FROM (' || ref_query || ') q';
     SELECT count(*) INTO n_gpu FROM gj_result_gpu;
     SELECT count(*) INTO n_native FROM gj_result_native;
     SELECT count(*) INTO n_diff FROM (
@@ -51,6 +49,18 @@ BEGIN
     DROP TABLE gj_result_gpu;
     DROP TABLE gj_result_native;
     PERFORM set_config('gpujoin.enabled', 'on', true);
+END $$;
+
+CREATE FUNCTION gj_compare(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    used boolean;
+    n_gpu bigint;
+    n_native bigint;
+    n_diff bigint;
+BEGIN
+    PERFORM gj_force(true);
+    used := gj_uses_gpujoin(query);
+    SELECT * INTO n_gpu, n_native, n_diff FROM gj_multiset_diff(query, query);
     IF n_diff <> 0 THEN
         RETURN format('MISMATCH: %s rows differ (gpujoin %s rows, native %s rows)',
                       n_diff, n_gpu, n_native);

@@ -170,25 +170,11 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/run.log
 : >"$LOG"
 
-if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
-	PSQL_BIN=psql
-	[ -n "${PG_CONFIG:-}" ] && PSQL_BIN=$("$PG_CONFIG" --bindir)/psql
-	DB=${PGDATABASE:-postgres}
-	echo "using the server at ${PGHOST:-default host}:${PGPORT:-5432}, database $DB"
-else
-	export PG_CONFIG=${PG_CONFIG:-pg_config}
-	. test/lib/cluster.sh
-	trap cluster_stop EXIT
-	conf=${GPUJOIN_CLUSTER_CONF-}
-	[ "$PROFILE" = cpu ] && [ -z "$conf" ] && conf="gpujoin.device = cpu"
-	GPUJOIN_CLUSTER_CONF="max_parallel_workers_per_gather = $PARALLEL
-$conf" cluster_start || exit 1
-	PSQL_BIN=$PG_BINDIR/psql
-	DB=postgres
-	echo "started a throwaway cluster in $CLUSTER_DIR"
-fi
-
-psql_run() { "$PSQL_BIN" -X -q -d "$DB" "$@"; }
+conf=${GPUJOIN_CLUSTER_CONF-}
+[ "$PROFILE" = cpu ] && [ -z "$conf" ] && conf="gpujoin.device = cpu"
+. test/lib/bench_server.sh
+bench_server "max_parallel_workers_per_gather = $PARALLEL
+$conf"
 
 psql_run -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null || exit 1
 PRELUDE="SET search_path = gpujoin_plan, public;

@@ -86,23 +86,10 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/run.log
 : >"$LOG"
 
-if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
-	PSQL_BIN=psql
-	[ -n "${PG_CONFIG:-}" ] && PSQL_BIN=$("$PG_CONFIG" --bindir)/psql
-	DB=${PGDATABASE:-postgres}
-	echo "using the server at ${PGHOST:-default host}:${PGPORT:-5432}, database $DB"
-else
-	export PG_CONFIG=${PG_CONFIG:-pg_config}
-	. test/lib/cluster.sh
-	trap cluster_stop EXIT
-	GPUJOIN_CLUSTER_CONF="max_parallel_workers_per_gather = $PARALLEL
-${GPUJOIN_CLUSTER_CONF:-}" cluster_start
-	PSQL_BIN=$PG_BINDIR/psql
-	DB=postgres
-	echo "started a throwaway cluster in $CLUSTER_DIR"
-fi
+. test/lib/bench_server.sh
+bench_server "max_parallel_workers_per_gather = $PARALLEL
+${GPUJOIN_CLUSTER_CONF:-}"
 
-psql_run() { "$PSQL_BIN" -X -q -d "$DB" "$@"; }
 
 # Every session: our schema, a statement timeout, gpujoin loaded.
 psql_run -v ON_ERROR_STOP=1 -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
