@@ -205,6 +205,8 @@ typedef struct GpuJoinPlanInfo
 } GpuJoinPlanInfo;
 
 /* custom_scan/plan/gpujoin_costs.c: the device work of a classified join */
+extern bool gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info, double pairs);
+extern bool gpujoin_spills_by_range(const GpuJoinPlanInfo *info, int jointype);
 extern Cost gpujoin_join_work_cost(PlannerInfo *root, const GpuJoinCostProfile *costs,
 								   const GpuJoinPlanInfo *info, Relids outer_relids,
 								   Relids inner_relids, double outer_rows,
@@ -252,7 +254,6 @@ extern bool gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids,
 								   Relids inner_relids, List *join_rinfos,
 								   int requested, List **device_rinfos,
 								   List **host_rinfos, GpuJoinPlanInfo *info);
-extern bool gpujoin_nestloop_may_win(const GpuJoinPlanInfo *info, double pairs);
 
 /*
  * custom_scan/plan/gpujoin_plan.c: a GpuJoin path into a CustomScan.  A join as

@@ -501,14 +501,20 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 
 	startup = gpujoin_input_cost(root, outer_path, costs) +
 		gpujoin_input_cost(root, inner_path, costs) + costs->startup_cost;
-	/* inputs past gpujoin.max_host_memory: written and read in chunks */
+	/*
+	 * Inputs past gpujoin.max_host_memory: written and read in chunks.  The
+	 * counting methods run as a nested loop, unguarded (gpujoin_plan_agg).
+	 */
 	{
 		double		chunk_pairs;
 
-		startup += gpujoin_spill_cost(costs, join_info->algorithm,
-									  gpujoin_spill_by_range && !join_info->band_guard.active,
-									  outer_path, inner_path,
-									  &chunk_pairs);
+		if (method == GJ_AGG_METHOD_JOIN)
+			startup += gpujoin_spill_cost(costs, join_info->algorithm,
+										  gpujoin_spills_by_range(join_info, JOIN_INNER),
+										  outer_path, inner_path, &chunk_pairs);
+		else
+			startup += gpujoin_spill_cost(costs, GJ_ALGO_NESTLOOP, false,
+										  outer_path, inner_path, &chunk_pairs);
 	}
 	if (method != GJ_AGG_METHOD_JOIN)
 	{
@@ -553,7 +559,7 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 		run += candidates * costs->pair_cost;
 
 	/* a guarded band: as for a GpuJoin path (cost_gpujoin, gpujoin_path.c) */
-	if (join_info->band_guard.active)
+	if (join_info->band_guard.active && method == GJ_AGG_METHOD_JOIN)
 	{
 		startup += (outer_rows + inner_rows) * cpu_operator_cost;
 		run *= 1.1;
@@ -744,9 +750,9 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		}
 
 		/*
-		 * The algorithm the chooser picks, and where that is a sort-merge or
-		 * hash join whose candidates still pass through the rest of the
-		 * program, the nested loop too: the cost decides
+		 * The algorithm the chooser picks, and where that is a sort-merge
+		 * join whose candidates still pass through the rest of the program,
+		 * the nested loop too: the cost decides
 		 * (gpujoin_costs.c, gpujoin_join_work_cost).
 		 */
 		for (variant = 0; variant < 2; variant++)
@@ -766,6 +772,9 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 			/* the join's own algorithm, and counting matches where it applies */
 			for (pass = 0; pass < 2; pass++)
 			{
+				/* the counting paths run as a nested loop: offered once */
+				if (variant == 1 && pass > 0)
+					break;
 				method = pass == 0 ? GJ_AGG_METHOD_JOIN :
 					agg_count_method(&join_info, host_rinfos, &agg_info);
 				if (pass > 0 && method == GJ_AGG_METHOD_JOIN)

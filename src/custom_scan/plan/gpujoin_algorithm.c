@@ -783,7 +783,8 @@ find_best_range(DeviceCompileContext *cxt, List *device_clauses, RangeCandidate 
  * (already compiled into cxt), and fill in what it needs: info->algorithm,
  * filter_needed and the algorithm's spec, and cxt->key_clauses, the clauses
  * the algorithm tests by its keys (gpujoin_classify_quals keeps them on the
- * device).  requested is gpujoin.algorithm.
+ * device).  requested is gpujoin.algorithm, or the alternative
+ * the caller costs beside it (GJ_ALGO_NESTLOOP).
  */
 void
 gj_device_choose_algorithm(DeviceCompileContext *cxt, List *device_clauses,

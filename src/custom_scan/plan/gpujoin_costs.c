@@ -177,8 +177,8 @@ relation_is_heap(Oid relid)
 	{
 		Form_pg_class form = (Form_pg_class) GETSTRUCT(tuple);
 
-		heap = (form->relkind == RELKIND_RELATION || form->relkind == RELKIND_MATVIEW ||
-				form->relkind == RELKIND_TOASTVALUE) && form->relam == HEAP_TABLE_AM_OID;
+		heap = (form->relkind == RELKIND_RELATION || form->relkind == RELKIND_MATVIEW) &&
+			form->relam == HEAP_TABLE_AM_OID;
 		ReleaseSysCache(tuple);
 	}
 	return heap;
@@ -260,6 +260,22 @@ gpujoin_device_work_cost(const GpuJoinCostProfile *costs, int algorithm,
 }
 
 /*
+ * Will a join of this plan info that spills cut its inputs into key ranges
+ * (spill_range.c, gpujoin_spill_range_eligible)?  A sort-merge range bounded
+ * on both sides, without a guard (a guarded band keeps the block nested
+ * loop), not a FULL join, with gpujoin.spill_by_range on.  The executor
+ * also wants exact keys; the planner prices the range spill where it can
+ * see the rest.
+ */
+bool
+gpujoin_spills_by_range(const GpuJoinPlanInfo *info, int jointype)
+{
+	return gpujoin_spill_by_range && info->algorithm == GJ_ALGO_SORTMERGE &&
+		info->range.lo_ninstrs > 0 && info->range.hi_ninstrs > 0 &&
+		!info->band_guard.active && jointype != JOIN_FULL;
+}
+
+/*
  * The leading compares of a program keep about half of the pairs each: a
  * compare of two columns drawn from one distribution, the case the band and
  * inequality joins measured (issue 37) were.
@@ -312,7 +328,7 @@ gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs, const GjProgram *pro
 
 /*
  * Would the nested loop be worth costing beside the chooser's pick?  Where
- * a sort-merge or hash join filters its candidates through the rest of the
+ * a sort-merge join filters its candidates through the rest of the
  * program: a bound that keeps half of the pairs leaves the filter as much
  * work as the nested loop, without the compare kernels (issue 35: a
  * sort-merge join of r.a < s.a AND r.b > s.b AND r.a + s.b > 0 took 4 times

@@ -137,18 +137,6 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		device_sel = clauselist_selectivity(root, device_clauses, 0, JOIN_INNER, &pair_sjinfo);
 	candidates = clamp_row_est(outer_rows * inner_rows * device_sel);
 
-	/*
-	 * The rows of a partial inner band join whose condition is all on the
-	 * device: the band's, where PostgreSQL counts a ninth of all pairs.  The
-	 * Gather above charges parallel_tuple_cost on them, so with PostgreSQL's
-	 * count a band join returning its 200k rows (of 200k x 200k on the
-	 * H100) cost as if it returned 4.4G and lost to a native nested loop
-	 * that took nine times as long.  (A whole join keeps the rel's rows: the
-	 * aggregate paths above it are costed from those.)
-	 */
-	if (cpath->path.parallel_workers > 0 && band_sel >= 0 && jointype == JOIN_INNER &&
-		host_rinfos == NIL && other_rinfos == NIL)
-		cpath->path.rows = candidates;
 	device_columns = list_length(pull_var_clause((Node *) extract_actual_clauses(device_rinfos, false),
 												 PVC_RECURSE_PLACEHOLDERS));
 	cost_qual_eval(&device_cost, device_rinfos, root);
@@ -181,9 +169,7 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 		(formed + unmatched_scan) * other_cost.per_tuple +
 		cpath->path.rows * (costs->output_cost + cpath->path.pathtarget->cost.per_tuple);
 	/* inputs past gpujoin.max_host_memory: written and read in chunks */
-	startup += gpujoin_spill_cost(costs, info->algorithm,
-								  gpujoin_spill_by_range && !info->band_guard.active &&
-								  jointype != JOIN_FULL,
+	startup += gpujoin_spill_cost(costs, info->algorithm, gpujoin_spills_by_range(info, jointype),
 								  outer_path, inner_path, &chunk_pairs);
 
 	/*
@@ -420,19 +406,21 @@ gpujoin_classify_quals(PlannerInfo *root, Relids outer_relids, Relids inner_reli
 	}
 	if (!links_sides)
 		return false;
-	if (list_length(*device_rinfos) != list_length(device))
+	/*
+	 * Compile what the device keeps, in the order the plan will compile it
+	 * (gpujoin_plan.c): the chooser breaks ties by column order, so the
+	 * path is costed with the range or hash keys the plan will run.
+	 */
+	gj_device_compile_init(&cxt, outer_relids, inner_relids);
+	foreach(lc, *device_rinfos)
 	{
-		/* some quals went to the host: compile what the device keeps */
-		gj_device_compile_init(&cxt, outer_relids, inner_relids);
-		foreach(lc, *device_rinfos)
-		{
-			if (!gj_device_compile_qual(&cxt, lfirst_node(RestrictInfo, lc)->clause))
-				elog(ERROR, "GpuJoin device qual no longer compiles");
-		}
-		memset(info, 0, sizeof(GpuJoinPlanInfo));
-		gj_device_choose_algorithm(&cxt, extract_actual_clauses(*device_rinfos, false),
-								requested, info);
+		if (!gj_device_compile_qual(&cxt, lfirst_node(RestrictInfo, lc)->clause))
+			elog(ERROR, "GpuJoin device qual no longer compiles");
 	}
+	memset(info, 0, sizeof(GpuJoinPlanInfo));
+	info->program = cxt.program;
+	gj_device_choose_algorithm(&cxt, extract_actual_clauses(*device_rinfos, false),
+							requested, info);
 	return true;
 }
 
@@ -596,8 +584,8 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 						join_rinfos, other_rinfos, jointype, extra, &info, gpujoin_algorithm);
 
 	/*
-	 * A sort-merge or hash join whose candidates still go through the rest
-	 * of the program may lose to the nested loop, whose compares run in the
+	 * A sort-merge join whose candidates still go through the rest of the
+	 * program may lose to the nested loop, whose compares run in the
 	 * compare kernels: offer it too, the cost decides.
 	 */
 	if (gpujoin_nestloop_may_win(&info, outerrel->rows * innerrel->rows) &&

@@ -118,7 +118,7 @@ typedef enum GpuJoinPathPrivateIndex
 	GJ_PATH_JOIN_RINFOS,
 	/* an outer join's quals pushed down from WHERE: its filter */
 	GJ_PATH_FILTER_RINFOS,
-	/* list_make1_int(JoinType) */
+	/* list_make2_int(JoinType, the GjAlgorithm it was costed for) */
 	GJ_PATH_JOINTYPE,
 	GJ_PATH_PRIVATE_LENGTH
 } GpuJoinPathPrivateIndex;
