@@ -23,17 +23,12 @@
 -- cost, fuzzily equal to the node's, does not win: "Agg above" is then a
 -- query the node declines.
 --
--- The plans must be the same whichever backend runs the suite: the cuda
--- backend's planning costs are set to the cpu backend's defaults.
+-- The plans must be the same whichever backend runs the suite: the test
+-- runner sets the cuda backend's planning costs to the cpu backend's
+-- (test/run_tests.sh), every one of them.
 SET client_min_messages = warning;
 SET enable_hashagg = off;
 SET enable_sort = off;
-SET gpujoin.cuda_startup_cost = 100;
-SET gpujoin.cuda_row_cost = 0.05;
-SET gpujoin.cuda_transfer_cost = 0;
-SET gpujoin.cuda_pair_cost = 0.00035;
-SET gpujoin.cuda_sort_cost = 0.0011;
-SET gpujoin.cuda_output_cost = 0.006;
 
 CREATE OR REPLACE FUNCTION gj_agg_plan(query text) RETURNS text LANGUAGE sql AS $$
     SELECT gj_plan_lines(query, '^\s*(Aggregate|HashAggregate|GroupAggregate|MixedAggregate|Custom Scan|Group Key|GPU Aggregates|Algorithm)')

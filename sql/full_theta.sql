@@ -108,10 +108,11 @@ BEGIN
     PERFORM set_config('gpujoin.algorithm', 'auto', true);
 END $$;
 
--- the plan: GpuJoin is the join's only path
-EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.a < s.b;
-EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON s.b BETWEEN r.a - 1 AND r.a + 1;
-EXPLAIN (COSTS OFF) SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON (r.a + s.b) % 7 = 0;
+-- the plan: GpuJoin is the join's only path (gj_explain leaves out the
+-- Device line, which names the backend)
+SELECT gj_explain($q$SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON r.a < s.b$q$);
+SELECT gj_explain($q$SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON s.b BETWEEN r.a - 1 AND r.a + 1$q$);
+SELECT gj_explain($q$SELECT r.id, s.id FROM ft_r r FULL JOIN ft_s s ON (r.a + s.b) % 7 = 0$q$);
 
 -- conditions x algorithms: inequalities, bands, general theta quals
 SELECT cond, (ft_each_algorithm(cond)).*
@@ -191,8 +192,7 @@ FROM (VALUES
     ('SELECT sb, count(rid) FROM ($JOIN) q GROUP BY sb HAVING count(rid) < 40')
 ) AS v(shape)
 ORDER BY shape;
-EXPLAIN (COSTS OFF)
-SELECT count(*), count(r.id), count(s.id) FROM ft_r r FULL JOIN ft_s s ON r.a < s.b - 20;
+SELECT gj_explain($q$SELECT count(*), count(r.id), count(s.id) FROM ft_r r FULL JOIN ft_s s ON r.a < s.b - 20$q$);
 
 -- inside a larger query: joined to a third table, under a UNION, in a CTE
 SELECT shape, ft_compare('r.a < s.b - 20', shape => shape) AS result
