@@ -122,7 +122,4 @@ extern Datum gpujoin_agg_avg_state(int64 count, int64 sum);
 extern Datum gpujoin_agg_int8_state(int64 count, gj_int128 sum);
 extern Datum gpujoin_agg_float_avg_state(const GjAggAcc *acc);
 
-/* custom_scan/agg/gpujoin_agg_exec.c: the aggregate node's state, for any plan of it */
-extern Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
-
 #endif							/* GPUJOIN_AGG_H */

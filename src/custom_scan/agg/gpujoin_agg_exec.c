@@ -142,6 +142,8 @@ static void gpujoin_agg_shutdown(CustomScanState *node);
  * join's CreateCustomScanState hands a partial aggregate node (the only
  * parallel-safe one) back here (gpujoin_any_create_scan_state).
  */
+static Node *gpujoin_agg_create_scan_state(CustomScan *cscan);
+
 const CustomScanMethods gpujoin_agg_scan_methods = {
 	.CustomName = GPUJOIN_NAME,
 	.CreateCustomScanState = gpujoin_agg_create_scan_state,
@@ -192,7 +194,7 @@ static const CustomExecMethods gpujoin_agg_exec_methods = {
 	.ExplainCustomScan = gpujoin_agg_explain,
 };
 
-Node *
+static Node *
 gpujoin_agg_create_scan_state(CustomScan *cscan)
 {
 	GpuJoinAggState *gas = palloc0(sizeof(GpuJoinAggState));

@@ -355,7 +355,6 @@ extern void gj_cuda_free_side(CudaJoinState *state, DeviceSide *side);
 extern void gj_cuda_free_device_matches(CudaJoinState *state);
 extern cudaError_t gj_pinned_alloc(void **ptr, size_t bytes);
 extern void gj_pinned_free(void *ptr);
-extern void gj_pinned_cache_enable(void);
 extern bool gj_cuda_ensure_host_matches(CudaJoinState *state, int64_t npairs, GjError *err);
 extern void gj_cuda_swap_host_matches(CudaJoinState *state);
 extern bool gj_cuda_ensure_device_matches(CudaJoinState *state, int64_t need, int64_t want,

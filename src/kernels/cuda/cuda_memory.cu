@@ -49,7 +49,7 @@ static int	pinned_cached = 0;
 static size_t pinned_cached_bytes = 0;
 static bool pinned_cache_on = false;
 
-void
+static void
 gj_pinned_cache_enable(void)
 {
 	pinned_cache_on = true;
