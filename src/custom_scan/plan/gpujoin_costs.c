@@ -326,6 +326,9 @@ gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs, const GjProgram *pro
 					pow(LEADING_COMPARE_PASS, ncompares) * rest * costs->program_pair_cost);
 }
 
+static Selectivity key_clauses_selectivity(PlannerInfo *root, List *clauses,
+											SpecialJoinInfo *sjinfo);
+
 /*
  * Would the nested loop be worth costing beside the chooser's pick?  Where
  * a sort-merge join filters its candidates through the rest of the
@@ -387,14 +390,12 @@ gpujoin_join_work_cost(PlannerInfo *root, const GpuJoinCostProfile *costs,
 
 			key_sel = gpujoin_band_selectivity(root, info->key_clauses, outer_relids,
 											   inner_relids, &band_clauses);
-			if (key_sel >= 0)
-				key_sel *= clauselist_selectivity(root,
-												  list_difference_ptr(info->key_clauses,
-																	  band_clauses),
-												  0, JOIN_INNER, sjinfo);
-			else
-				key_sel = clauselist_selectivity(root, info->key_clauses, 0, JOIN_INNER,
-												 sjinfo);
+			if (key_sel < 0)
+				key_sel = 1.0;
+			key_sel *= key_clauses_selectivity(root,
+											   list_difference_ptr(info->key_clauses,
+																   band_clauses),
+											   sjinfo);
 			key_candidates = Max(outer_rows * inner_rows * key_sel, candidates);
 		}
 		for (int pc = 0; pc < info->program.ninstrs; pc++)
@@ -859,4 +860,138 @@ gpujoin_band_selectivity(PlannerInfo *root, List *clauses, Relids outer_relids,
 		}
 	}
 	return -1;
+}
+
+/*
+ * The histogram bounds of a column as doubles, and its null fraction;
+ * false where it has no histogram of values that read as numbers.
+ */
+static bool
+column_histogram(PlannerInfo *root, Var *var, double **bounds, int *nbounds, double *nullfrac)
+{
+	VariableStatData vardata;
+	AttStatsSlot sslot;
+	bool		found = false;
+
+	examine_variable(root, (Node *) var, 0, &vardata);
+	if (HeapTupleIsValid(vardata.statsTuple) &&
+		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_HISTOGRAM, InvalidOid,
+						 ATTSTATSSLOT_VALUES))
+	{
+		if (sslot.nvalues >= 2)
+		{
+			Const		value;
+
+			memset(&value, 0, sizeof(Const));
+			NodeSetTag(&value, T_Const);
+			value.consttype = var->vartype;
+			*bounds = palloc(sizeof(double) * sslot.nvalues);
+			*nbounds = sslot.nvalues;
+			found = true;
+			for (int i = 0; i < sslot.nvalues && found; i++)
+			{
+				value.constvalue = sslot.values[i];
+				found = const_as_double((Node *) &value, &(*bounds)[i]) && isfinite((*bounds)[i]);
+			}
+			*nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
+		}
+		free_attstatsslot(&sslot);
+	}
+	ReleaseVariableStats(vardata);
+	return found;
+}
+
+/* The fraction of a histogram's rows below x, interpolated within a bin. */
+static double
+histogram_fraction_below(const double *bounds, int nbounds, double x)
+{
+	int			lo = 0;
+	int			hi = nbounds - 1;
+
+	if (x <= bounds[0])
+		return 0.0;
+	if (x >= bounds[nbounds - 1])
+		return 1.0;
+	while (hi - lo > 1)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (bounds[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + (bounds[hi] > bounds[lo] ? (x - bounds[lo]) / (bounds[hi] - bounds[lo]) : 0.5)) /
+		(nbounds - 1);
+}
+
+/*
+ * The selectivity of "a < b" (<, <=, >, >=) between two plain columns of
+ * the two sides, from their histograms: the mean over a's histogram bins of
+ * the fraction of b above (below) the bin's middle; -1 where the clause is
+ * not such a compare or a column has no histogram.  PostgreSQL estimates
+ * every such join clause at DEFAULT_INEQ_SEL (scalarltjoinsel), a third,
+ * where two columns of one distribution pass half of the pairs: the
+ * candidates a sort-merge join's range filters then came out a third too
+ * few, and the sort-merge plan of r.a < s.a AND r.b > s.b AND r.a + s.b > 0
+ * beat a nested loop that runs in 0.6 of its time (H100, issue 35).
+ */
+static Selectivity
+column_inequality_selectivity(PlannerInfo *root, Expr *clause)
+{
+	OpExpr	   *op = (OpExpr *) clause;
+	char	   *name;
+	Node	   *a;
+	Node	   *b;
+	double	   *bounds_a;
+	double	   *bounds_b;
+	int			n_a;
+	int			n_b;
+	double		null_a;
+	double		null_b;
+	double		below = 0;
+
+	if (!IsA(clause, OpExpr) || list_length(op->args) != 2 ||
+		(name = get_opname(op->opno)) == NULL ||
+		(strcmp(name, "<") != 0 && strcmp(name, "<=") != 0 &&
+		 strcmp(name, ">") != 0 && strcmp(name, ">=") != 0))
+		return -1;
+	a = strip_implicit_coercions(linitial(op->args));
+	b = strip_implicit_coercions(lsecond(op->args));
+	if (!IsA(a, Var) || !IsA(b, Var) ||
+		!column_histogram(root, (Var *) a, &bounds_a, &n_a, &null_a) ||
+		!column_histogram(root, (Var *) b, &bounds_b, &n_b, &null_b))
+		return -1;
+	/* the fraction of pairs with b below a */
+	for (int i = 0; i + 1 < n_a; i++)
+		below += histogram_fraction_below(bounds_b, n_b, (bounds_a[i] + bounds_a[i + 1]) / 2);
+	below /= n_a - 1;
+	return (name[0] == '<' ? 1.0 - below : below) * (1.0 - null_a) * (1.0 - null_b);
+}
+
+/*
+ * The fraction of pairs a sort-merge join's key clauses (other than a band)
+ * pass: a compare of two plain columns from their histograms
+ * (column_inequality_selectivity), any other clause as PostgreSQL
+ * estimates it.
+ */
+static Selectivity
+key_clauses_selectivity(PlannerInfo *root, List *clauses, SpecialJoinInfo *sjinfo)
+{
+	Selectivity sel = 1.0;
+	List	   *rest = NIL;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		Selectivity clause_sel = column_inequality_selectivity(root, lfirst(lc));
+
+		if (clause_sel >= 0)
+			sel *= clause_sel;
+		else
+			rest = lappend(rest, lfirst(lc));
+	}
+	if (rest != NIL)
+		sel *= clauselist_selectivity(root, rest, 0, JOIN_INNER, sjinfo);
+	return sel;
 }
