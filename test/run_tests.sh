@@ -25,6 +25,13 @@
 # backends (test/load/spill_cleanup.sh); their FUZZ_*,
 # LOAD_* and SMITH_* variables pass through (README, "Reliability testing").
 #
+# Last, with or without SKIP_RELIABILITY, the Debian package
+# (test/package/test_deb.sh): built with dpkg-buildpackage in a copy of the
+# tree, installed (as root into Debian's PostgreSQL with dpkg -i, purged at
+# the end and the files `make install` put there restored; into a private
+# copy of Debian's layout with dpkg -x), and the demo's joins run on it on a
+# cluster of its own.
+#
 # Environment: PG_CONFIG (default pg_config); GPUJOIN_CLUSTER_CONF for extra
 # server settings, e.g. GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda" to run
 # the same suite on the cuda backend; SKIP_BUILD=1 to test what is installed;
@@ -33,7 +40,7 @@
 # SUITES="load spill_cleanup ..." to run only the parts named (pg_regress,
 # isolation_native, pg_prove, symbols, layers, kernel_test, fuzz, fuzz_spill,
 # load, sqlsmith, service_crash, service_budget, spill_cleanup, service_devices,
-# service_parallel_kill): a GPU call that ran out of time goes on there;
+# service_parallel_kill, package): a GPU call that ran out of time goes on there;
 # REGRESS_TESTS="setup spill" runs only those pg_regress tests.
 set -u
 # wanted NAME: whether SUITES is empty or names NAME
@@ -212,6 +219,12 @@ if [ -z "${SKIP_RELIABILITY:-}" ]; then
 	# inner side terminated mid-join
 	run_suite service_parallel_kill test/load/service_parallel_kill.sh
 fi
+
+# package: the Debian package built, installed and run (test/package/test_deb.sh,
+# on a cluster of its own).  Last, and outside SKIP_RELIABILITY so that CI
+# runs it: while it runs, the package's files replace those `make install`
+# put into the server's directories; it puts those back at its end.
+run_suite package test/package/test_deb.sh
 
 echo
 echo "$summary"
