@@ -16,13 +16,17 @@ SHARDS=3
 
 # scaleout_start COORD_CONF SHARD_CONF: starts the coordinator (COORD_DIR,
 # COORD_PORT) and the shards (SHARD1_DIR, SHARD1_PORT, ...) with these extra
-# postgresql.conf lines; returns 1 when one does not start (scaleout_stop
-# still removes what did).
+# postgresql.conf lines, followed on every cluster by those of
+# GPUJOIN_CLUSTER_CONF from the environment, which win (e.g.
+# "gpujoin.device = cuda" on the GPU machine); returns 1 when one does not
+# start (scaleout_stop still removes what did).
 scaleout_start() {
-	GPUJOIN_CLUSTER_CONF="$1" cluster_start_named COORD || return 1
-	local i
+	local env_conf=${GPUJOIN_CLUSTER_CONF:-} i
+	GPUJOIN_CLUSTER_CONF="$1
+$env_conf" cluster_start_named COORD || return 1
 	for i in $(seq $SHARDS); do
-		GPUJOIN_CLUSTER_CONF="$2" cluster_start_named "SHARD$i" || return 1
+		GPUJOIN_CLUSTER_CONF="$2
+$env_conf" cluster_start_named "SHARD$i" || return 1
 	done
 }
 
