@@ -104,12 +104,12 @@ SQL
 CREATE SCHEMA one;
 CREATE TABLE one.r AS
 	SELECT CASE WHEN g % 97 = 0 THEN NULL ELSE g % $keys END AS k,
-		CASE WHEN g % 53 = 0 THEN NULL ELSE (g * 7919) % ($r_rows / 2 + 1) END AS a,
+		CASE WHEN g % 53 = 0 THEN NULL ELSE (g::int8 * 7919 % ($r_rows / 2 + 1))::int END AS a,
 		g AS v
 	FROM generate_series(1, $r_rows) g;
 CREATE TABLE one.s AS
 	SELECT CASE WHEN g % 89 = 0 THEN NULL ELSE g % ($keys * 6 / 5) END AS k,
-		CASE WHEN g % 61 = 0 THEN NULL ELSE (g * 104729) % ($r_rows / 2 + 1) END AS b,
+		CASE WHEN g % 61 = 0 THEN NULL ELSE (g::int8 * 104729 % ($r_rows / 2 + 1))::int END AS b,
 		g AS w
 	FROM generate_series(1, $s_rows) g;
 INSERT INTO r SELECT * FROM one.r;
