@@ -35,7 +35,7 @@
 # Prints "ok - ..." or "not ok - ..." per check and ends with "scaleout: N
 # passed, N failed".  PG_CONFIG from the environment (the extension must be
 # installed there); the clusters are stopped and removed on exit, also after
-# a failure (KEEP_CLUSTER=1 keeps them).  About 15 s on 2 cores.
+# a failure (KEEP_CLUSTER=1 keeps them).  About 10 s on 2 cores.
 set -u
 cd "$(dirname "$0")/../.."
 export PG_CONFIG=${PG_CONFIG:-pg_config}

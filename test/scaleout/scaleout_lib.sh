@@ -31,13 +31,17 @@ $env_conf" cluster_start_named "SHARD$i" || return 1
 }
 
 # scaleout_stop: stops every cluster scaleout_start started (the scripts'
-# EXIT trap, so also after a failure or an interrupt).
+# EXIT trap, so also after a failure or an interrupt).  A trap that runs in
+# the middle of cluster_start_named finds the cluster it was starting in
+# CLUSTER_DIR (these scripts start no default cluster): cluster_stop removes
+# it.
 scaleout_stop() {
 	local i
 	for i in $(seq $SHARDS); do
 		cluster_stop_named "SHARD$i"
 	done
 	cluster_stop_named COORD
+	cluster_stop
 }
 
 # coord_psql ARGS: psql on the coordinator, unaligned, stopping at the first
