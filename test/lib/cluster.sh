@@ -90,7 +90,7 @@ cluster_stop() {
 # would work, but logs and connection strings are easier to read this way).
 # NAME_DIR is set even when the start fails: cluster_stop_named removes it.
 cluster_start_named() {
-	local name=$1 status=0 var
+	local name=$1 status=0
 	local saved_dir=${CLUSTER_DIR:-}
 	local had_host=${PGHOST+1} saved_host=${PGHOST:-}
 	local had_port=${PGPORT+1} saved_port=${PGPORT:-}
@@ -101,14 +101,9 @@ cluster_start_named() {
 	printf -v "${name}_PORT" '%s' "$([ "$status" = 0 ] && echo "$PGPORT")"
 	[ "$status" = 0 ] && CLUSTER_PORTS_TAKEN="${CLUSTER_PORTS_TAKEN:-} $PGPORT"
 	CLUSTER_DIR=$saved_dir
-	for var in host port user; do
-		local had="had_$var" saved="saved_$var" env="PG${var^^}"
-		if [ -n "${!had}" ]; then
-			export "$env=${!saved}"
-		else
-			unset "$env"
-		fi
-	done
+	if [ -n "$had_host" ]; then export PGHOST=$saved_host; else unset PGHOST; fi
+	if [ -n "$had_port" ]; then export PGPORT=$saved_port; else unset PGPORT; fi
+	if [ -n "$had_user" ]; then export PGUSER=$saved_user; else unset PGUSER; fi
 	return $status
 }
 

@@ -37,7 +37,7 @@
 # installed there); the clusters are stopped and removed on exit, also after
 # a failure (KEEP_CLUSTER=1 keeps them).  About 10 s on 2 cores.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export PG_CONFIG=${PG_CONFIG:-pg_config}
 . test/lib/cluster.sh
 . test/lib/check.sh
