@@ -247,7 +247,7 @@ check "band join: a GpuJoin on the coordinator over an Append of async foreign s
 analyze=$(coord_psql -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $band" 2>&1)
 drained=$(echo "$analyze" | sed -nE 's/^ *(Outer|Inner) Rows Drained: ([0-9]+).*/\2/p' | awk '{ s += $1 } END { print s + 0 }')
 check "band join: the coordinator's GpuJoin drained every row the shards returned" \
-	$([ "${drained:-0}" = $((R_ROWS + S_ROWS)) ] && echo "$analyze" | grep -q 'Backend: cpu' && echo 0 || echo 1) \
+	$([ "${drained:-0}" = $((R_ROWS + S_ROWS)) ] && echo "$analyze" | grep -qE 'Backend: (cpu|cuda)' && echo 0 || echo 1) \
 	"drained ${drained:-none} of $((R_ROWS + S_ROWS)); $(echo "$analyze" | grep -E 'Backend|Drained' | tr '\n' ' ')"
 check_equal "band join" "$band"
 ineq="SELECT count(*), sum(r.v::bigint * s.w) FROM r JOIN s ON r.a < s.b AND r.v > s.w"
