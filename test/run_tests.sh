@@ -11,7 +11,9 @@
 # Then the symbol check (test/check_symbols.sh), the layer check
 # (test/check_layers.sh), kernel_test's cpu mode
 # (test/kernels: the cpu backend against a brute-force reference, no
-# server), and the reliability tests on the same
+# server), the scale-out test (test/scaleout/run_scaleout.sh: a coordinator
+# and three shard clusters of its own, postgres_fdw partitions, about 10 s),
+# and the reliability tests on the same
 # cluster: the randomized differential test (test/fuzz, one test per query),
 # the same with every join's inputs spilled (FUZZ_MAX_HOST_MEMORY=64kB,
 # FUZZ_SPILL_CASES cases, default 600), the load test (test/load) and
@@ -39,8 +41,8 @@
 # leave out the fuzz, load and SQLsmith tests (kernel_test still runs);
 # SUITES="load spill_cleanup ..." to run only the parts named (pg_regress,
 # isolation_native, pg_prove, symbols, layers, kernel_test, fuzz, fuzz_spill,
-# load, sqlsmith, service_crash, service_budget, spill_cleanup, service_devices,
-# service_parallel_kill, package): a GPU call that ran out of time goes on there;
+# scaleout, load, sqlsmith, service_crash, service_budget, spill_cleanup,
+# service_devices, service_parallel_kill, package): a GPU call that ran out of time goes on there;
 # REGRESS_TESTS="setup spill" runs only those pg_regress tests.
 set -u
 # wanted NAME: whether SUITES is empty or names NAME
@@ -192,6 +194,12 @@ run_suite layers test/check_layers.sh
 # which finds no device here or is not asked).  Fast, so it runs even with
 # SKIP_RELIABILITY.
 run_suite kernel_test bash -c 'make -s -C test/kernels && test/kernels/kernel_test cpu'
+
+# scaleout: a coordinator and three shards of its own (test/scaleout), joins
+# pushed down to the shards' GpuJoins and GpuJoin on the coordinator over the
+# shards' rows, a shard stopped mid-query.  Fast (small tables), so it runs
+# even with SKIP_RELIABILITY.
+run_suite scaleout test/scaleout/run_scaleout.sh
 
 # fuzz, load, sqlsmith, service_crash, service_budget, spill_cleanup,
 # service_devices, service_parallel_kill: each script ends with "<name>: N

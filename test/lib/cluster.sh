@@ -9,6 +9,11 @@
 # After cluster_start: PGHOST, PGPORT, PGUSER are exported for psql & co.
 # Extra postgresql.conf lines can be passed in GPUJOIN_CLUSTER_CONF, e.g.
 # GPUJOIN_CLUSTER_CONF="gpujoin.device = cuda".
+#
+# A script that needs several clusters at once (test/scaleout) starts each
+# with cluster_start_named NAME, which sets NAME_DIR and NAME_PORT and leaves
+# CLUSTER_DIR and the PG* variables as they were, and stops it with
+# cluster_stop_named NAME.
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PG_BINDIR=$("$PG_CONFIG" --bindir)
@@ -52,6 +57,8 @@ CONF
 	# a free port of our own
 	local port
 	for port in $(seq $((50000 + $$ % 5000)) $((50000 + $$ % 5000 + 50))); do
+		# not one this script's other clusters listen on (cluster_start_named)
+		[[ " ${CLUSTER_PORTS_TAKEN:-} " == *" $port "* ]] && continue
 		sed -i "/^port = /d" "$CLUSTER_DIR/data/postgresql.conf"
 		echo "port = $port" >>"$CLUSTER_DIR/data/postgresql.conf"
 		if as_owner "'$PG_BINDIR/pg_ctl' -D '$CLUSTER_DIR/data' -l '$CLUSTER_DIR/server.log' -w -t 60 start >/dev/null 2>&1"; then
@@ -72,4 +79,41 @@ cluster_stop() {
 		rm -rf "$CLUSTER_DIR"
 	fi
 	CLUSTER_DIR=
+}
+
+# cluster_start_named NAME: one more throwaway cluster, as cluster_start
+# starts one, for scripts that run several at once.  Sets NAME_DIR (its
+# directory, also its socket directory) and NAME_PORT, and restores
+# CLUSTER_DIR, PGHOST, PGPORT and PGUSER, so that a cluster started with
+# cluster_start, if any, stays the default one.  Each named cluster takes a
+# port of its own (its socket is in its own directory, so a port taken twice
+# would work, but logs and connection strings are easier to read this way).
+# NAME_DIR is set even when the start fails: cluster_stop_named removes it.
+cluster_start_named() {
+	local name=$1 status=0
+	local saved_dir=${CLUSTER_DIR:-}
+	local had_host=${PGHOST+1} saved_host=${PGHOST:-}
+	local had_port=${PGPORT+1} saved_port=${PGPORT:-}
+	local had_user=${PGUSER+1} saved_user=${PGUSER:-}
+	CLUSTER_DIR=
+	cluster_start || status=1
+	printf -v "${name}_DIR" '%s' "${CLUSTER_DIR:-}"
+	printf -v "${name}_PORT" '%s' "$([ "$status" = 0 ] && echo "$PGPORT")"
+	[ "$status" = 0 ] && CLUSTER_PORTS_TAKEN="${CLUSTER_PORTS_TAKEN:-} $PGPORT"
+	CLUSTER_DIR=$saved_dir
+	if [ -n "$had_host" ]; then export PGHOST=$saved_host; else unset PGHOST; fi
+	if [ -n "$had_port" ]; then export PGPORT=$saved_port; else unset PGPORT; fi
+	if [ -n "$had_user" ]; then export PGUSER=$saved_user; else unset PGUSER; fi
+	return $status
+}
+
+# cluster_stop_named NAME: stops and removes the cluster that
+# cluster_start_named NAME started (kept with KEEP_CLUSTER, as cluster_stop
+# does); nothing when there is none.
+cluster_stop_named() {
+	local name=$1 saved_dir=${CLUSTER_DIR:-} dir_var="${1}_DIR"
+	CLUSTER_DIR=${!dir_var:-}
+	cluster_stop
+	printf -v "$dir_var" '%s' ""
+	CLUSTER_DIR=$saved_dir
 }
