@@ -82,14 +82,8 @@ cluster_start || {
 
 # The plans the suites show must be the same whichever backend runs them:
 # the cuda backend plans with the cpu backend's cost constants here (the
-# fuzz, load and SQLsmith tests set their own).  test/pgtap/plan_choice.sql
-# checks the plan choices of each backend's built-in defaults.
-"$PG_BINDIR/psql" -X -q -d postgres >/dev/null <<'SQL' || echo "could not pin the cuda cost constants"
-SELECT format('ALTER SYSTEM SET gpujoin.cuda_%s = %s', name, current_setting('gpujoin.cpu_' || name))
-FROM unnest(ARRAY['startup_cost', 'row_cost', 'pair_cost', 'sort_cost', 'output_cost', 'columnar_row_cost', 'program_pair_cost']) AS name
-UNION ALL SELECT 'ALTER SYSTEM SET gpujoin.cuda_transfer_cost = 0'
-UNION ALL SELECT 'SELECT pg_reload_conf()' \gexec
-SQL
+# fuzz, load and SQLsmith tests set their own).
+cluster_pin_cuda_costs || echo "could not pin the cuda cost constants"
 
 passed=0
 failed=0

@@ -117,3 +117,16 @@ cluster_stop_named() {
 	printf -v "$dir_var" '%s' ""
 	CLUSTER_DIR=$saved_dir
 }
+
+# cluster_pin_cuda_costs [PSQL ARGS]: the cuda backend plans with the cpu
+# backend's cost constants on that server (ALTER SYSTEM, reloaded), so that
+# a test's plans are the same whichever backend runs them
+# (test/pgtap/plan_choice.sql checks each backend's built-in defaults).
+cluster_pin_cuda_costs() {
+	"$PG_BINDIR/psql" -X -q -d postgres "$@" >/dev/null <<'SQL'
+SELECT format('ALTER SYSTEM SET gpujoin.cuda_%s = %s', name, current_setting('gpujoin.cpu_' || name))
+FROM unnest(ARRAY['startup_cost', 'row_cost', 'pair_cost', 'sort_cost', 'output_cost', 'columnar_row_cost', 'program_pair_cost']) AS name
+UNION ALL SELECT 'ALTER SYSTEM SET gpujoin.cuda_transfer_cost = 0'
+UNION ALL SELECT 'SELECT pg_reload_conf()' \gexec
+SQL
+}

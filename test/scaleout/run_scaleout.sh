@@ -81,8 +81,17 @@ scaleout_schema "$R_ROWS" "$S_ROWS" "$KEYS" || {
 # wherever GpuJoin is offered; test/bench/bench_scaleout.sh keeps the default
 # costs.  auto_explain logs every plan a shard runs (postgres_fdw's cursors
 # among them) with EXPLAIN ANALYZE's counters.  These apply to new sessions:
-# the coordinator's postgres_fdw connections are made after this.
+# the coordinator's postgres_fdw connections are made after this.  On every
+# cluster the cuda backend plans with the cpu backend's constants, as in the
+# rest of the suite (cluster_pin_cuda_costs): with cuda's own fixed cost the
+# shards' estimates of the pushed-down joins (use_remote_estimate) kept them
+# on the coordinator on the GPU machine.
+cluster_pin_cuda_costs -h "$COORD_DIR" -p "$COORD_PORT" -U postgres ||
+	echo "could not pin the cuda cost constants on the coordinator"
 for i in $(seq $SHARDS); do
+	dir_var="SHARD${i}_DIR" port_var="SHARD${i}_PORT"
+	cluster_pin_cuda_costs -h "${!dir_var}" -p "${!port_var}" -U postgres ||
+		echo "could not pin the cuda cost constants on shard $i"
 	shard_psql "$i" <<'SQL'
 ALTER DATABASE postgres SET enable_hashjoin = off;
 ALTER DATABASE postgres SET enable_mergejoin = off;
