@@ -73,7 +73,9 @@ extern bool gpujoin_plans_parallel(void);
 extern bool gpujoin_inner_drain_may_share(double inner_bytes);
 extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											Relids outer_relids, Relids inner_relids,
-											List **band_clauses);
+											List **band_clauses, Var **band_var);
+extern Cost gpujoin_band_index_nestloop_cost(PlannerInfo *root, RelOptInfo *rel_a,
+											 RelOptInfo *rel_b, List *clauses);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
 extern const GpuJoinCostProfile *gpujoin_parallel_costs(void);
 extern double gpujoin_input_host_bytes(Path *path);

@@ -412,7 +412,7 @@ agg_vars_available(List *exprs, Path *outer_path, Path *inner_path)
  * partial paths after the others.
  */
 static List *
-join_restrictlist(RelOptInfo *joinrel)
+join_restrictlist(PlannerInfo *root, RelOptInfo *joinrel)
 {
 	ListCell   *lc;
 
@@ -451,6 +451,34 @@ join_restrictlist(RelOptInfo *joinrel)
 			list_length(((CustomPath *) path)->custom_private) == GJ_PATH_PRIVATE_LENGTH &&
 			gpujoin_path_private_jointype(((CustomPath *) path)->custom_private) == JOIN_INNER)
 			return list_nth(((CustomPath *) path)->custom_private, GJ_PATH_JOIN_RINFOS);
+	}
+
+	/*
+	 * No such path: a nested loop over an index that took the band's quals
+	 * as its index conditions may be all that is left where the GpuJoin
+	 * paths were not offered (gpujoin_band_index_nestloop_cost).  In a query
+	 * without outer joins, the quals of a join of two base rels are then
+	 * those of their join clauses that need no other rel, and the equalities
+	 * their equivalence classes imply, as build_joinrel_restrictlist() finds
+	 * them.
+	 */
+	if (root->join_info_list == NIL && bms_num_members(joinrel->relids) == 2)
+	{
+		int			relid_a = bms_next_member(joinrel->relids, -1);
+		RelOptInfo *rel_a = find_base_rel(root, relid_a);
+		RelOptInfo *rel_b = find_base_rel(root, bms_next_member(joinrel->relids, relid_a));
+		List	   *result = NIL;
+
+		foreach(lc, rel_a->joininfo)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+			if (bms_is_subset(rinfo->required_relids, joinrel->relids))
+				result = list_append_unique_ptr(result, rinfo);
+		}
+		return list_concat(result,
+						   generate_join_implied_equalities(root, joinrel->relids,
+															rel_a->relids, rel_b));
 	}
 	return NIL;
 }
@@ -641,7 +669,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		(!out_rel->consider_parallel || !input_rel->consider_parallel ||
 		 input_rel->partial_pathlist == NIL || !gpujoin_plans_parallel()))
 		return NIL;
-	restrictlist = join_restrictlist(input_rel);
+	restrictlist = join_restrictlist(root, input_rel);
 	if (restrictlist == NIL)
 		return NIL;
 
@@ -692,6 +720,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		List	   *group_exprs;
 		Relids		relids[2];
 		CustomPath *cpath;
+		Cost		index_nestloop;
 		int			pass,
 					method,
 					variant;
@@ -716,6 +745,9 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 			!agg_vars_available(extract_actual_clauses(restrictlist, false),
 								outer_path, inner_path))
 			continue;
+		index_nestloop = gpujoin_band_index_nestloop_cost(root, outerrel, innerrel,
+														  extract_actual_clauses(device_rinfos,
+																				 false));
 		relids[GJ_SIDE_OUTER] = outerrel->relids;
 		relids[GJ_SIDE_INNER] = innerrel->relids;
 
@@ -805,6 +837,18 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 				cost_gpujoin_agg(root, cpath, outer_path, inner_path, candidates, device_rinfos,
 								 host_rinfos, &join_info, &agg_info, method,
 								 partial ? gpujoin_parallel_costs() : gpujoin_planning_costs());
+
+				/*
+				 * Not where a nested loop over the band column's index is
+				 * cheaper: PostgreSQL's estimate of it can be far too high
+				 * (gpujoin_band_index_nestloop_cost).
+				 */
+				if (index_nestloop >= 0 && cpath->path.total_cost > index_nestloop)
+				{
+					elog(DEBUG1, "GpuJoin: aggregate not offered: a nested loop over the band column's index costs %.0f, the node %.0f",
+						 index_nestloop, cpath->path.total_cost);
+					continue;
+				}
 				if (partial)
 					partial_paths = lappend(partial_paths, cpath);
 				else

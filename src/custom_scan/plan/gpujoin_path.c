@@ -128,7 +128,7 @@ cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner
 	/* a band: from the inner key's histogram (gpujoin_costs.c), not 1/9 */
 	device_clauses = extract_actual_clauses(device_rinfos, false);
 	band_sel = gpujoin_band_selectivity(root, device_clauses, outer_path->parent->relids,
-										inner_path->parent->relids, &band_clauses);
+										inner_path->parent->relids, &band_clauses, NULL);
 	if (band_sel >= 0)
 		device_sel = band_sel *
 			clauselist_selectivity(root, list_difference_ptr(device_clauses, band_clauses),
@@ -436,9 +436,33 @@ band_rows_overestimated(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *oute
 	Selectivity band_sel;
 
 	band_sel = gpujoin_band_selectivity(root, extract_actual_clauses(device_rinfos, false),
-										outerrel->relids, innerrel->relids, &band_clauses);
+										outerrel->relids, innerrel->relids, &band_clauses, NULL);
 	return band_sel >= 0 &&
 		joinrel->rows > 10.0 * clamp_row_est(outerrel->rows * innerrel->rows * band_sel);
+}
+
+/*
+ * Is a nested loop over a btree index on the band column
+ * (gpujoin_band_index_nestloop_cost; -1: none) cheaper than the path?
+ * PostgreSQL's own estimate of that plan can be far too high, so the path
+ * would win on cost what it loses on the clock: it is not offered.  Both
+ * return the join's rows: the nested loop is charged for them what the
+ * path is (PostgreSQL's count of them, as the path's, can be far too high
+ * too).
+ */
+static bool
+index_nestloop_cheaper(Cost index_nestloop, CustomPath *cpath, const GpuJoinCostProfile *costs)
+{
+	Cost		nestloop;
+
+	if (index_nestloop < 0)
+		return false;
+	nestloop = index_nestloop + cpath->path.rows * costs->output_cost;
+	if (cpath->path.total_cost <= nestloop)
+		return false;
+	elog(DEBUG1, "GpuJoin: not offered: a nested loop over the band column's index costs %.0f, the GpuJoin %.0f",
+		 nestloop, cpath->path.total_cost);
+	return true;
 }
 
 /*
@@ -457,6 +481,9 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 	CustomPath *cpath;
 	ListCell   *lc;
 	bool		partial_offered = false;
+	Cost		index_nestloop = jointype == JOIN_INNER ?
+		gpujoin_band_index_nestloop_cost(root, outerrel, innerrel,
+										 extract_actual_clauses(device_rinfos, false)) : -1;
 
 	/*
 	 * A partial path for parallel plans: each process drains its share of
@@ -500,8 +527,11 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 									  other_rinfos, jointype, extra, info, requested,
 									  clamp_row_est(joinrel->rows * share),
 									  outer_partial->parallel_workers);
-			add_partial_path(joinrel, &cpath->path);
-			partial_offered = true;
+			if (!index_nestloop_cheaper(index_nestloop, cpath, gpujoin_parallel_costs()))
+			{
+				add_partial_path(joinrel, &cpath->path);
+				partial_offered = true;
+			}
 
 			/* and one whose inner side is drained in parallel too */
 			if (inner_drain_in_parallel(innerrel, inner_safe, device_rinfos))
@@ -512,7 +542,8 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 										  other_rinfos, jointype, extra, info, requested,
 										  clamp_row_est(joinrel->rows * share),
 										  outer_partial->parallel_workers);
-				add_partial_path(joinrel, &cpath->path);
+				if (!index_nestloop_cheaper(index_nestloop, cpath, gpujoin_parallel_costs()))
+					add_partial_path(joinrel, &cpath->path);
 			}
 		}
 	}
@@ -537,7 +568,8 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		cpath = make_gpujoin_path(root, joinrel, outer_path, inner_path, NULL, device_rinfos,
 								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
 								  info, requested, joinrel->rows, 0);
-		add_path(joinrel, &cpath->path);
+		if (!index_nestloop_cheaper(index_nestloop, cpath, gpujoin_planning_costs()))
+			add_path(joinrel, &cpath->path);
 	}
 }
 
