@@ -48,8 +48,8 @@
 #       PostgreSQL's own plan is an index nested loop, not all pairs
 #
 #              f       d       rb = sb
-#   cpu        2M      200k    200k     (2-core machine: a few minutes)
-#   gpu        10M     1M      1M       (GPU machine: about 10 minutes, most
+#   cpu        2M      200k    200k     (2-core machine: under a minute)
+#   gpu        10M     1M      1M       (GPU machine: about 5 minutes, most
 #                                        of it generating and loading data
 #                                        and the native grouped join)
 #
