@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "device_program.h"
 
 #ifdef __cplusplus
@@ -173,6 +174,54 @@ typedef struct GjMatches
 /* The most devices the GPU service opens (gpujoin.devices picks which). */
 #define GJ_MAX_DEVICES		16
 
+/*
+ * Where a join's Backend Time went, by part, in milliseconds (EXPLAIN
+ * (ANALYZE, VERBOSE) shows them, README "Reading EXPLAIN").  Whole steps are
+ * timed, never rows, on the host's monotonic clock (gj_clock_ms), so the
+ * clocks of the client and of the GPU service's threads agree.  The work
+ * begin_join does (sorting, staging) has no GjStats to go to: a backend
+ * keeps it and adds it to the stats of the join's next step, agg_step or
+ * agg_finish.  What no part names is the rest of Backend Time ("other":
+ * round trips, schedules, allocations).
+ */
+typedef struct GjTimes
+{
+	double		queued_ms;		/* GPU service: the request waited for a
+								 * worker thread */
+	double		staging_ms;		/* inputs copied into the staging area */
+	double		sort_ms;		/* keys sorted or hashed (cuda: with their
+								 * upload) */
+	double		shared_build_ms;	/* a parallel join's shared inner side
+									 * sorted or hashed, once for all */
+	double		share_wait_ms;	/* waited while another process's join
+								 * built it */
+	double		compute_ms;		/* the cpu backend's join and aggregate
+								 * loops (cuda's are kernel_ms) */
+	double		results_ms;		/* matches copied into the client's buffers */
+} GjTimes;
+
+static inline void
+gj_times_add(GjTimes *into, const GjTimes *from)
+{
+	into->queued_ms += from->queued_ms;
+	into->staging_ms += from->staging_ms;
+	into->sort_ms += from->sort_ms;
+	into->shared_build_ms += from->shared_build_ms;
+	into->share_wait_ms += from->share_wait_ms;
+	into->compute_ms += from->compute_ms;
+	into->results_ms += from->results_ms;
+}
+
+/* Milliseconds on the monotonic clock, for GjTimes (any thread). */
+static inline double
+gj_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec * 1000.0 + (double) ts.tv_nsec / 1e6;
+}
+
 /* Counters the backend adds to; the executor shows them in EXPLAIN ANALYZE. */
 typedef struct GjStats
 {
@@ -182,6 +231,7 @@ typedef struct GjStats
 	int64_t		bytes_from_device;
 	double		kernel_ms;
 	double		transfer_ms;
+	GjTimes		times;			/* Backend Time by part */
 
 	/*
 	 * Steps each device of the GPU service ran for the join (the service

@@ -638,7 +638,8 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 	{
 		join->input.device = gj_service->devices[devices[0]].number;
 		join->input.prepared_inner =
-			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend);
+			gj_service_shared_inner_prepared(shared_inner, &join->input, service_backend,
+											 &slot->stats.times);
 	}
 	if (slot->open_in_background && in.algorithm != GJ_ALGO_NESTLOOP)
 	{
@@ -817,6 +818,7 @@ serve_request(int slotno)
 	pg_read_barrier();
 	pid = proc->pid;
 	slot->ok = false;
+	slot->stats.times.queued_ms = Max(gj_clock_ms() - slot->submitted_ms, 0);
 	current_join = NULL;
 	if (pid == 0 || slot->client_pid != pid)
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request from a process that does not own its slot");

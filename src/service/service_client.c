@@ -106,6 +106,12 @@ typedef struct GjServiceJoinClient
 	int64	   *staged_group_pairs;
 	GjAggAcc   *staged_group_acc;
 	bool		agg_finished;
+
+	/*
+	 * The times of opening the join (the copy into the chunk, the OPEN's
+	 * own), which begin_join has no stats for: added to the next step's.
+	 */
+	GjTimes		open_times;
 } GjServiceJoinClient;
 
 /*
@@ -421,7 +427,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	Size		size;
 	char	   *at;
 	char	   *chunk;
-
+	double		copy_start;
 	int			nbuffers;
 	int			b;
 
@@ -474,6 +480,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		return NULL;
 	}
 	join->chunk = chunk;
+	copy_start = gj_clock_ms();
 	at = join->chunk;
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);
@@ -491,6 +498,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	shared_input->agg_spec = input->agg_spec == NULL ? NULL :
 		put_agg_spec(&at, join, input->agg_spec, input);
 	Assert(at <= join->chunk + size);
+	join->open_times.staging_ms = gj_clock_ms() - copy_start;
 	join->capacity = capacity;
 	join->generation = generation;
 	join->algorithm = input->algorithm;
@@ -523,6 +531,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 		return NULL;
 	}
 	join->handle = slot->join;
+	gj_times_add(&join->open_times, &slot->stats.times);
 	join->ndevices = Max(Min(slot->ndevices, nbuffers), 1);
 	join->piece_rows = 0;
 	join->piece_stopped = false;
@@ -539,8 +548,18 @@ add_stats(GjStats *into, const GjStats *from)
 	into->bytes_from_device += from->bytes_from_device;
 	into->kernel_ms += from->kernel_ms;
 	into->transfer_ms += from->transfer_ms;
+	gj_times_add(&into->times, &from->times);
 	for (int d = 0; d < GJ_MAX_DEVICES; d++)
 		into->device_steps[d] += from->device_steps[d];
+}
+
+/* A round trip's stats, with the open's times the first time. */
+static void
+add_join_stats(GjServiceJoinClient *join, GjStats *into, const GjStats *from)
+{
+	add_stats(into, from);
+	gj_times_add(&into->times, &join->open_times);
+	memset(&join->open_times, 0, sizeof(join->open_times));
 }
 
 /* Hand the executor the matches of the first waiting segment. */
@@ -647,7 +666,7 @@ service_step(GjServiceJoinClient *join, GjRequestOp op, const GjTile *tile,
 	}
 	if (!gj_service_call(slot, join->generation, err))
 		return false;
-	add_stats(stats, &slot->stats);
+	add_join_stats(join, stats, &slot->stats);
 
 	for (k = 0; k < npieces; k++)
 	{
@@ -746,7 +765,7 @@ service_agg_finish(void *state, const GjAggSpec *spec, GjAggPartial *partial,
 	if (!gj_service_call(slot, join->generation, err))
 		return false;
 	join->agg_finished = true;
-	add_stats(stats, &slot->stats);
+	add_join_stats(join, stats, &slot->stats);
 
 	partial->pairs += staged->pairs;
 	for (a = 0; a < nargs; a++)

@@ -480,8 +480,11 @@ run_task(DeviceTask *t)
 		{
 			if (m.count > 0)
 			{
+				double		copy_start = gj_clock_ms();
+
 				memcpy(piece->result_outer, m.outer_rows, sizeof(uint32) * m.count);
 				memcpy(piece->result_inner, m.inner_rows, sizeof(uint32) * m.count);
+				t->stats.times.results_ms += gj_clock_ms() - copy_start;
 			}
 			piece->outer_next = next;
 			piece->nmatches = m.count;
@@ -784,6 +787,7 @@ gj_device_join_steps(GjDeviceJoin *dj, const GjTile *tile, GjStepPiece *pieces, 
 		stats->bytes_from_device += s->bytes_from_device;
 		stats->kernel_ms += s->kernel_ms;
 		stats->transfer_ms += s->transfer_ms;
+		gj_times_add(&stats->times, &s->times);
 		if (tasks[k].ok)
 			stats->device_steps[dj->device[k]]++;
 		else if (ok)
@@ -823,6 +827,7 @@ gj_device_join_agg_finish(GjDeviceJoin *dj, const GjAggSpec *spec, GjAggPartial 
 	{
 		stats->kernel_ms += tasks[k].stats.kernel_ms;
 		stats->transfer_ms += tasks[k].stats.transfer_ms;
+		gj_times_add(&stats->times, &tasks[k].stats.times);
 		stats->bytes_from_device += tasks[k].stats.bytes_from_device;
 		if (!tasks[k].ok)
 		{

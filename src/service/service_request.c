@@ -97,6 +97,7 @@ gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
 	slot->ok = false;
 	memset(&slot->stats, 0, sizeof(slot->stats));
 	memset(&slot->err, 0, sizeof(slot->err));
+	slot->submitted_ms = gj_clock_ms();
 	pg_write_barrier();
 	slot->state = GJ_REQ_SUBMITTED;
 	SetLatch(service_latch);

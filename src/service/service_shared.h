@@ -63,6 +63,8 @@ typedef struct GjServiceSlot
 	volatile int32 state;		/* GjRequestState */
 	int32		op;				/* GjRequestOp */
 	int			client_pid;		/* checked against the PGPROC of the slot */
+	double		submitted_ms;	/* gj_clock_ms() at submission: the time a
+								 * request waits for a worker is queue time */
 	uint64		generation;		/* of the service the client asked */
 	uint64		join;			/* handle of the join (OPEN returns it) */
 
@@ -205,7 +207,7 @@ extern bool gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColum
 										int64 nrows);
 extern void gj_service_shared_inner_unref(uint64 handle);
 extern const void *gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
-													const GjBackend *backend);
+													const GjBackend *backend, GjTimes *times);
 extern void gj_service_shared_inner_sweep(void);
 extern void gj_service_shared_inners_orphan(void);
 

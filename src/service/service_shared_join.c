@@ -604,25 +604,32 @@ gj_service_shared_inner_unref(uint64 handle)
  * input (the join's validated input, whose inner side lies in the side's
  * chunk), or NULL: the join then prepares it itself.  Prepared at the
  * first join that asks, under the lock, so that the others wait for it
- * instead of sorting it too.
+ * instead of sorting it too.  The time it took goes to *times: the
+ * preparing join's as shared_build_ms, the others' wait for the lock
+ * (while it was prepared) as share_wait_ms.
  */
 const void *
 gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
-								 const GjBackend *backend)
+								 const GjBackend *backend, GjTimes *times)
 {
 	SharedInner *si;
 	const void *prepared = NULL;
 	GjError		err;
+	double		start;
 
 	if (backend->prepare_inner == NULL || backend->release_inner == NULL ||
 		(input->algorithm != GJ_ALGO_SORTMERGE && input->algorithm != GJ_ALGO_HASH))
 		return NULL;
+	start = gj_clock_ms();
 	pthread_mutex_lock(&shared_lock);
+	times->share_wait_ms += gj_clock_ms() - start;
 	si = lookup(handle);
 	if (si != NULL && si->prepared == NULL && !si->prepare_failed)
 	{
 		memset(&err, 0, sizeof(err));
+		start = gj_clock_ms();
 		si->prepared = backend->prepare_inner(input, &err);
+		times->shared_build_ms += gj_clock_ms() - start;
 		si->prepared_by = backend;
 		si->prepared_for = *input;
 		si->prepare_failed = si->prepared == NULL;

@@ -443,6 +443,7 @@ gpujoin_stats_add(GjStats *total, const GjStats *s)
 	total->bytes_from_device += s->bytes_from_device;
 	total->kernel_ms += s->kernel_ms;
 	total->transfer_ms += s->transfer_ms;
+	gj_times_add(&total->times, &s->times);
 	for (int d = 0; d < GJ_MAX_DEVICES; d++)
 		total->device_steps[d] += s->device_steps[d];
 }

@@ -121,6 +121,63 @@ explain_devices(const GpuJoinCounters *c, ExplainState *es)
 	ExplainPropertyText("Devices", text.data, es);
 }
 
+/*
+ * Backend Time, and under VERBOSE its parts (GjTimes, kernels/backend.h):
+ * in text one line, "Backend Time: 303.100 ms (queued 0.2, staging 120.4,
+ * ...)", in the other formats a property each.  Queued counts the waits for
+ * room in the GPU service (Service Queue Time) with the waits for a worker
+ * thread; kernels are cuda's Kernel Time or the cpu backend's loops;
+ * results are cuda's Transfer Time and the matches copied into the
+ * client's buffers; other is the rest (round trips, tile schedules,
+ * allocations), never below zero.  Sums over the processes, as Backend
+ * Time is.
+ */
+static void
+explain_backend_time(const GpuJoinCounters *c, ExplainState *es)
+{
+	const GjTimes *t = &c->stats.times;
+	const struct
+	{
+		const char *word;		/* in the text line */
+		const char *property;	/* in the other formats */
+		double		ms;
+	}			parts[] = {
+		{"queued", "Backend Queued Time", t->queued_ms + c->service_queue_ms},
+		{"staging", "Backend Staging Time", t->staging_ms},
+		{"sort/hash", "Backend Sort Time", t->sort_ms},
+		{"shared inner build", "Backend Shared Inner Build Time", t->shared_build_ms},
+		{"share wait", "Backend Share Wait Time", t->share_wait_ms},
+		{"kernels", "Backend Kernel Time", t->compute_ms + c->stats.kernel_ms},
+		{"results", "Backend Results Time", t->results_ms + c->stats.transfer_ms},
+	};
+	double		other = c->backend_ms;
+	StringInfoData text;
+	int			i;
+
+	if (!es->verbose)
+	{
+		ExplainPropertyFloat("Backend Time", "ms", c->backend_ms, 3, es);
+		return;
+	}
+	for (i = 0; i < lengthof(parts); i++)
+		other -= parts[i].ms;
+	other = Max(other, 0);
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainPropertyFloat("Backend Time", "ms", c->backend_ms, 3, es);
+		for (i = 0; i < lengthof(parts); i++)
+			ExplainPropertyFloat(parts[i].property, "ms", parts[i].ms, 3, es);
+		ExplainPropertyFloat("Backend Other Time", "ms", other, 3, es);
+		return;
+	}
+	initStringInfo(&text);
+	appendStringInfo(&text, "%.3f ms (", c->backend_ms);
+	for (i = 0; i < lengthof(parts); i++)
+		appendStringInfo(&text, "%s %.1f, ", parts[i].word, parts[i].ms);
+	appendStringInfo(&text, "other %.1f)", other);
+	ExplainPropertyText("Backend Time", text.data, es);
+}
+
 void
 gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -202,7 +259,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->timing || es->summary)
 	{
 		ExplainPropertyFloat("Drain Time", "ms", counters.drain_ms, 3, es);
-		ExplainPropertyFloat("Backend Time", "ms", counters.backend_ms, 3, es);
+		explain_backend_time(&counters, es);
 		if (counters.steps_overlapped > 0)
 			ExplainPropertyFloat("Overlap Wait Time", "ms", counters.overlap_wait_ms, 3, es);
 		if (counters.service_queue_ms > 0)

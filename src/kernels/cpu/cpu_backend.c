@@ -57,11 +57,22 @@ cpu_begin_join(const GjJoinInput *input, GjError *err)
 	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
 	state->outer_rows = malloc(sizeof(uint32_t) * state->capacity);
 	state->inner_rows = malloc(sizeof(uint32_t) * state->capacity);
-	if (state->outer_rows == NULL || state->inner_rows == NULL ||
-		(input->algorithm != GJ_ALGO_NESTLOOP && !gj_cpu_prepare_sorted(state)))
+	if (state->outer_rows == NULL || state->inner_rows == NULL)
 	{
 		cpu_end_join(state);
 		goto oom;
+	}
+	if (input->algorithm != GJ_ALGO_NESTLOOP)
+	{
+		double		start = gj_clock_ms();
+		bool		ok = gj_cpu_prepare_sorted(state);
+
+		state->pending_times.sort_ms += gj_clock_ms() - start;
+		if (!ok)
+		{
+			cpu_end_join(state);
+			goto oom;
+		}
 	}
 	return state;
 
@@ -172,6 +183,49 @@ cpu_double_buffer(void *arg)
 	return true;
 }
 
+/*
+ * A step's times: its time less what it spent sorting (the outer rows at
+ * a hash join's first tile, into pending_times) is the loops', and the
+ * work done outside steps since the last one goes with it (backend.h).
+ */
+static void
+cpu_step_times(CpuJoinState *state, double start, double sort_before, GjStats *stats)
+{
+	double		sorting = state->pending_times.sort_ms - sort_before;
+
+	stats->times.compute_ms += gj_clock_ms() - start - sorting;
+	gj_times_add(&stats->times, &state->pending_times);
+	memset(&state->pending_times, 0, sizeof(state->pending_times));
+}
+
+static bool
+cpu_timed_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
+				   GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CpuJoinState *state = arg;
+	double		start = gj_clock_ms();
+	double		sort_before = state->pending_times.sort_ms;
+	bool		ok = gj_cpu_run_step(arg, tile, outer_next, matches, stats, err);
+
+	cpu_step_times(state, start, sort_before, stats);
+	return ok;
+}
+
+static bool
+cpu_timed_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
+				   const GjAggSpec *spec, GjAggPartial *partial,
+				   GjMatches *matches, GjStats *stats, GjError *err)
+{
+	CpuJoinState *state = arg;
+	double		start = gj_clock_ms();
+	double		sort_before = state->pending_times.sort_ms;
+	bool		ok = gj_cpu_agg_step(arg, tile, outer_next, spec, partial, matches,
+									 stats, err);
+
+	cpu_step_times(state, start, sort_before, stats);
+	return ok;
+}
+
 static bool
 cpu_tile_can_match(void *arg, const GjTile *tile)
 {
@@ -187,10 +241,10 @@ const GjBackend gj_cpu_backend = {
 	.begin_join = cpu_begin_join,
 	.prepare_inner = cpu_prepare_inner,
 	.release_inner = cpu_release_inner,
-	.run_step = gj_cpu_run_step,
+	.run_step = cpu_timed_run_step,
 	.end_join = cpu_end_join,
 	.algorithms = (1 << GJ_ALGO_NESTLOOP) | (1 << GJ_ALGO_SORTMERGE) | (1 << GJ_ALGO_HASH),
 	.tile_can_match = cpu_tile_can_match,
-	.agg_step = gj_cpu_agg_step,
+	.agg_step = cpu_timed_agg_step,
 	.double_buffer = cpu_double_buffer,
 };

@@ -146,6 +146,12 @@ typedef struct CpuJoinState
 	struct GjDominance *dominance;
 	int64_t		dominance_inner_begin;
 	int64_t		dominance_inner_end;
+
+	/*
+	 * Times of work outside a step (begin_join's sort, the outer rows
+	 * sorted at tile pruning), for the next step's stats (backend.h).
+	 */
+	GjTimes		pending_times;
 } CpuJoinState;
 
 /* cpu_nestloop.c */

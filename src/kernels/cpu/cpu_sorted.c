@@ -457,6 +457,8 @@ bool
 gj_cpu_fix_outer_order(CpuJoinState *state, const GjTile *tile)
 {
 	bool		all_rows = tile->outer_begin == 0 && tile->outer_end >= state->input.outer_nrows;
+	double		start;
+	bool		sorted;
 
 	if (!state->outer_by_row)
 		return true;
@@ -468,7 +470,10 @@ gj_cpu_fix_outer_order(CpuJoinState *state, const GjTile *tile)
 	}
 	if (state->outer_order_fixed)
 		return false;
-	return cpu_sort_outer(state);
+	start = gj_clock_ms();
+	sorted = cpu_sort_outer(state);
+	state->pending_times.sort_ms += gj_clock_ms() - start;
+	return sorted;
 }
 
 /*

@@ -891,6 +891,7 @@ gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next, const GjAgg
 	CudaJoinState *state = (CudaJoinState *) arg;
 	GjCompareConjunction conj;
 
+	gj_cuda_take_pending_times(state, stats);
 	matches->count = 0;
 	if (!gj_cuda_use_device(state, err))
 		return false;
@@ -931,6 +932,7 @@ gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial, GjSt
 	GjAggDeviceAcc *accs;
 	cudaError_t rc;
 
+	gj_cuda_take_pending_times(state, stats);
 	if (!state->agg_ready)
 		return true;
 	if (!gj_cuda_use_device(state, err))

@@ -261,7 +261,21 @@ typedef struct CudaJoinState
 	 */
 	bool		inner_borrowed;
 	bool		plain_alloc;
+
+	/*
+	 * Times of begin_join's work (sorting, with the keys' upload), for the
+	 * next step's stats (backend.h): gj_cuda_take_pending_times.
+	 */
+	GjTimes		pending_times;
 } CudaJoinState;
+
+/* Add the times of the work done outside steps to a step's stats. */
+static inline void
+gj_cuda_take_pending_times(CudaJoinState *state, GjStats *stats)
+{
+	gj_times_add(&stats->times, &state->pending_times);
+	memset(&state->pending_times, 0, sizeof(state->pending_times));
+}
 
 /*
  * The inner side of a sort-merge or hash join prepared once (prepare_inner,

@@ -27,6 +27,7 @@ gj_cuda_run_step(void *arg, const GjTile *tile, int64_t *outer_next,
 	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
 	int64_t		o_begin = *outer_next;
 
+	gj_cuda_take_pending_times(state, stats);
 	if (!gj_cuda_use_device(state, err))
 		return false;
 	if (state->double_buffered)
