@@ -28,9 +28,17 @@
 #ifndef GPUJOIN_DEVICE_PROGRAM_H
 #define GPUJOIN_DEVICE_PROGRAM_H
 
+/*
+ * NVRTC (cuda_compile.cu compiles programs to GPU code at run time, with
+ * this header's text) has no C library headers: it declares the math
+ * functions itself, and cuda_compile.cu's source defines the fixed-width
+ * types and limits before including this header.
+ */
+#ifndef __CUDACC_RTC__
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>
+#endif
 
 #ifdef __CUDACC__
 #define GJ_HD __host__ __device__ __forceinline__
@@ -415,6 +423,169 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 #define GJ_DATE_NOEND		INT32_MAX
 
 /*
+ * One instruction of a program other than a load (GJOP_LOAD_OUTER and
+ * GJOP_LOAD_INNER, which the caller pushes itself), applied to the stack of
+ * *sp slots.  *sp always ends as the instruction leaves it (one slot pushed
+ * for every instruction, after its pops), whatever the result.  Returns
+ * false when the step would raise an error in PostgreSQL (the pair goes to
+ * the host: GJ_RESULT_RECHECK), leaving the slot it would have written as
+ * it was.  The one definition of the language's semantics: the interpreter
+ * below runs it in a loop, and a program compiled to GPU code
+ * (gj_program_run_fixed) runs it unrolled, with the program a constant.
+ */
+GJ_HD bool
+gj_program_apply(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+
+	switch (in->op)
+	{
+		case GJOP_CONST:
+			stack[sp].i = in->imm;
+			isnull[sp++] = false;
+			break;
+		case GJOP_CONST_NULL:
+			stack[sp].i = 0;
+			isnull[sp++] = true;
+			break;
+		case GJOP_EQ:
+		case GJOP_NE:
+		case GJOP_LT:
+		case GJOP_LE:
+		case GJOP_GT:
+		case GJOP_GE:
+			*spp = --sp;
+			if (isnull[sp - 1] || isnull[sp])
+			{
+				isnull[sp - 1] = true;
+				break;
+			}
+			stack[sp - 1].i = gj_cmp_holds(in->op, in->type == GJ_CLASS_FLOAT ?
+										  gj_float_cmp(stack[sp - 1].f, stack[sp].f) :
+										  gj_int_cmp(stack[sp - 1].i, stack[sp].i));
+			break;
+		case GJOP_ADD:
+		case GJOP_SUB:
+		case GJOP_MUL:
+		case GJOP_DIV:
+		case GJOP_MOD:
+			*spp = --sp;
+			if (isnull[sp - 1] || isnull[sp])
+			{
+				isnull[sp - 1] = true;
+				break;
+			}
+			if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+				return gj_float_arith(in->op, in->type, stack[sp - 1].f, stack[sp].f,
+									  &stack[sp - 1].f);
+			return gj_int_arith(in->op, in->type, stack[sp - 1].i, stack[sp].i,
+								&stack[sp - 1].i);
+		case GJOP_NEG:
+		case GJOP_ABS:
+			if (isnull[sp - 1])
+				break;
+			if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+				return gj_float_arith(in->op, in->type, stack[sp - 1].f, 0.0,
+									  &stack[sp - 1].f);
+			return gj_int_arith(in->op, in->type, stack[sp - 1].i, 0, &stack[sp - 1].i);
+		case GJOP_DATE_PLI:
+		case GJOP_DATE_MII:
+			*spp = --sp;
+			if (isnull[sp - 1] || isnull[sp])
+			{
+				isnull[sp - 1] = true;
+				break;
+			}
+			/* date_pli/date_mii: infinite dates stay infinite */
+			if (stack[sp - 1].i != GJ_DATE_NOBEGIN && stack[sp - 1].i != GJ_DATE_NOEND)
+			{
+				int64_t		r = (in->op == GJOP_DATE_PLI) ?
+				stack[sp - 1].i + stack[sp].i : stack[sp - 1].i - stack[sp].i;
+
+				if (r < GJ_DATE_MIN || r >= GJ_DATE_MAX_EXCL)
+					return false;
+				stack[sp - 1].i = r;
+			}
+			break;
+		case GJOP_DATE_MI:
+			*spp = --sp;
+			if (isnull[sp - 1] || isnull[sp])
+			{
+				isnull[sp - 1] = true;
+				break;
+			}
+			/* date_mi raises an error on infinite dates */
+			if (stack[sp - 1].i == GJ_DATE_NOBEGIN || stack[sp - 1].i == GJ_DATE_NOEND ||
+				stack[sp].i == GJ_DATE_NOBEGIN || stack[sp].i == GJ_DATE_NOEND)
+				return false;
+			stack[sp - 1].i = stack[sp - 1].i - stack[sp].i;
+			break;
+		case GJOP_INT_TO_FLOAT:
+			if (!isnull[sp - 1])
+				stack[sp - 1].f = (in->type == GJT_FLOAT4) ?
+					(double) (float) stack[sp - 1].i : (double) stack[sp - 1].i;
+			break;
+		case GJOP_FLOAT_TO_FLOAT4:
+			if (!isnull[sp - 1])
+			{
+				double		d = stack[sp - 1].f;
+				float		f = (float) d;
+
+				if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
+					return false;
+				stack[sp - 1].f = (double) f;
+			}
+			break;
+		case GJOP_INT_NARROW:
+			if (!isnull[sp - 1] && !gj_int_in_range(in->type, stack[sp - 1].i))
+				return false;
+			break;
+		case GJOP_AND:
+			*spp = --sp;
+			/* false wins over NULL; NULL wins over true */
+			if ((!isnull[sp - 1] && !stack[sp - 1].i) || (!isnull[sp] && !stack[sp].i))
+			{
+				stack[sp - 1].i = 0;
+				isnull[sp - 1] = false;
+			}
+			else
+			{
+				isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
+				stack[sp - 1].i = 1;
+			}
+			break;
+		case GJOP_OR:
+			*spp = --sp;
+			/* true wins over NULL; NULL wins over false */
+			if ((!isnull[sp - 1] && stack[sp - 1].i) || (!isnull[sp] && stack[sp].i))
+			{
+				stack[sp - 1].i = 1;
+				isnull[sp - 1] = false;
+			}
+			else
+			{
+				isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
+				stack[sp - 1].i = 0;
+			}
+			break;
+		case GJOP_NOT:
+			if (!isnull[sp - 1])
+				stack[sp - 1].i = !stack[sp - 1].i;
+			break;
+		case GJOP_IS_NULL:
+			stack[sp - 1].i = isnull[sp - 1];
+			isnull[sp - 1] = false;
+			break;
+		case GJOP_IS_NOT_NULL:
+			stack[sp - 1].i = !isnull[sp - 1];
+			isnull[sp - 1] = false;
+			break;
+	}
+	*spp = sp;
+	return true;
+}
+
+/*
  * Run a program for one pair, leaving its value in *value / *isnull.
  * Returns GJ_RESULT_RECHECK when a step would raise an error in PostgreSQL,
  * else GJ_RESULT_TRUE.  Programs that read only the outer side (the bounds
@@ -445,176 +616,78 @@ gj_program_run_from(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
 	{
 		const GjInstr *in = &instrs[pc];
 
-		switch (in->op)
+		if (in->op == GJOP_LOAD_OUTER || in->op == GJOP_LOAD_INNER)
 		{
-			case GJOP_LOAD_OUTER:
-			case GJOP_LOAD_INNER:
-				{
-					const GjKeyColumns *side = (in->op == GJOP_LOAD_OUTER) ? outer : inner;
-					int64_t		row = (in->op == GJOP_LOAD_OUTER) ? outer_row : inner_row;
+			const GjKeyColumns *side = (in->op == GJOP_LOAD_OUTER) ? outer : inner;
+			int64_t		row = (in->op == GJOP_LOAD_OUTER) ? outer_row : inner_row;
 
-					stack[sp].i = side->values[in->arg][row];
-					isnull[sp] = side->isnull[in->arg] != NULL && side->isnull[in->arg][row];
-					sp++;
-				}
-				break;
-			case GJOP_CONST:
-				stack[sp].i = in->imm;
-				isnull[sp++] = false;
-				break;
-			case GJOP_CONST_NULL:
-				stack[sp].i = 0;
-				isnull[sp++] = true;
-				break;
-			case GJOP_EQ:
-			case GJOP_NE:
-			case GJOP_LT:
-			case GJOP_LE:
-			case GJOP_GT:
-			case GJOP_GE:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				stack[sp - 1].i = gj_cmp_holds(in->op, in->type == GJ_CLASS_FLOAT ?
-											  gj_float_cmp(stack[sp - 1].f, stack[sp].f) :
-											  gj_int_cmp(stack[sp - 1].i, stack[sp].i));
-				break;
-			case GJOP_ADD:
-			case GJOP_SUB:
-			case GJOP_MUL:
-			case GJOP_DIV:
-			case GJOP_MOD:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
-				{
-					if (!gj_float_arith(in->op, in->type, stack[sp - 1].f, stack[sp].f,
-										&stack[sp - 1].f))
-						return GJ_RESULT_RECHECK;
-				}
-				else if (!gj_int_arith(in->op, in->type, stack[sp - 1].i, stack[sp].i,
-									   &stack[sp - 1].i))
-					return GJ_RESULT_RECHECK;
-				break;
-			case GJOP_NEG:
-			case GJOP_ABS:
-				if (isnull[sp - 1])
-					break;
-				if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
-				{
-					if (!gj_float_arith(in->op, in->type, stack[sp - 1].f, 0.0,
-										&stack[sp - 1].f))
-						return GJ_RESULT_RECHECK;
-				}
-				else if (!gj_int_arith(in->op, in->type, stack[sp - 1].i, 0,
-									   &stack[sp - 1].i))
-					return GJ_RESULT_RECHECK;
-				break;
-			case GJOP_DATE_PLI:
-			case GJOP_DATE_MII:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				/* date_pli/date_mii: infinite dates stay infinite */
-				if (stack[sp - 1].i != GJ_DATE_NOBEGIN && stack[sp - 1].i != GJ_DATE_NOEND)
-				{
-					int64_t		r = (in->op == GJOP_DATE_PLI) ?
-					stack[sp - 1].i + stack[sp].i : stack[sp - 1].i - stack[sp].i;
-
-					if (r < GJ_DATE_MIN || r >= GJ_DATE_MAX_EXCL)
-						return GJ_RESULT_RECHECK;
-					stack[sp - 1].i = r;
-				}
-				break;
-			case GJOP_DATE_MI:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				/* date_mi raises an error on infinite dates */
-				if (stack[sp - 1].i == GJ_DATE_NOBEGIN || stack[sp - 1].i == GJ_DATE_NOEND ||
-					stack[sp].i == GJ_DATE_NOBEGIN || stack[sp].i == GJ_DATE_NOEND)
-					return GJ_RESULT_RECHECK;
-				stack[sp - 1].i = stack[sp - 1].i - stack[sp].i;
-				break;
-			case GJOP_INT_TO_FLOAT:
-				if (!isnull[sp - 1])
-					stack[sp - 1].f = (in->type == GJT_FLOAT4) ?
-						(double) (float) stack[sp - 1].i : (double) stack[sp - 1].i;
-				break;
-			case GJOP_FLOAT_TO_FLOAT4:
-				if (!isnull[sp - 1])
-				{
-					double		d = stack[sp - 1].f;
-					float		f = (float) d;
-
-					if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
-						return GJ_RESULT_RECHECK;
-					stack[sp - 1].f = (double) f;
-				}
-				break;
-			case GJOP_INT_NARROW:
-				if (!isnull[sp - 1] && !gj_int_in_range(in->type, stack[sp - 1].i))
-					return GJ_RESULT_RECHECK;
-				break;
-			case GJOP_AND:
-				sp--;
-				/* false wins over NULL; NULL wins over true */
-				if ((!isnull[sp - 1] && !stack[sp - 1].i) || (!isnull[sp] && !stack[sp].i))
-				{
-					stack[sp - 1].i = 0;
-					isnull[sp - 1] = false;
-				}
-				else
-				{
-					isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
-					stack[sp - 1].i = 1;
-				}
-				break;
-			case GJOP_OR:
-				sp--;
-				/* true wins over NULL; NULL wins over false */
-				if ((!isnull[sp - 1] && stack[sp - 1].i) || (!isnull[sp] && stack[sp].i))
-				{
-					stack[sp - 1].i = 1;
-					isnull[sp - 1] = false;
-				}
-				else
-				{
-					isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
-					stack[sp - 1].i = 0;
-				}
-				break;
-			case GJOP_NOT:
-				if (!isnull[sp - 1])
-					stack[sp - 1].i = !stack[sp - 1].i;
-				break;
-			case GJOP_IS_NULL:
-				stack[sp - 1].i = isnull[sp - 1];
-				isnull[sp - 1] = false;
-				break;
-			case GJOP_IS_NOT_NULL:
-				stack[sp - 1].i = !isnull[sp - 1];
-				isnull[sp - 1] = false;
-				break;
+			stack[sp].i = side->values[in->arg][row];
+			isnull[sp] = side->isnull[in->arg] != NULL && side->isnull[in->arg][row];
+			sp++;
 		}
+		else if (!gj_program_apply(in, stack, isnull, &sp))
+			return GJ_RESULT_RECHECK;
 	}
 	*value = stack[0];
 	*value_isnull = isnull[0];
 	return GJ_RESULT_TRUE;
 }
+
+#ifdef __CUDACC__
+/*
+ * gj_program_run_from, then gj_program_eval_from's answer, for a program
+ * that is a compile-time constant of NINSTRS instructions (a kernel that
+ * NVRTC compiled for one program, cuda_compile.cu): the loop unrolls, each
+ * gj_program_apply folds to the few operations of its instruction, and the
+ * stack, its depth then known at every step, lives in registers.  load(outer,
+ * col, &slot, &isnull) pushes a column's value (from registers or shared
+ * memory, as the kernel keeps them).
+ *
+ * Every step runs, even after one that asks for a recheck: the answer is
+ * then GJ_RESULT_RECHECK whatever the later steps compute, as the
+ * interpreter's early return, and straight-line code needs no branch.  No
+ * step can trap on what an earlier failed one left (gj_int_arith tests a
+ * divisor before it divides).
+ */
+template <int NINSTRS, typename Load>
+__device__ __forceinline__ int
+gj_program_eval_fixed(const GjInstr *instrs, int pc0, int depth0, Load load)
+{
+	GjSlot		stack[GJ_MAX_STACK];
+	bool		isnull[GJ_MAX_STACK];
+	int			sp = 0;
+	bool		ok = true;
+
+#pragma unroll
+	for (int k = 0; k < GJ_MAX_STACK; k++)
+	{
+		if (k < depth0)
+		{
+			stack[k].i = 1;
+			isnull[k] = false;
+			sp = k + 1;
+		}
+	}
+#pragma unroll
+	for (int pc = 0; pc < NINSTRS; pc++)
+	{
+		const GjInstr *in = &instrs[pc];
+
+		if (pc < pc0)
+			continue;
+		if (in->op == GJOP_LOAD_OUTER || in->op == GJOP_LOAD_INNER)
+		{
+			load(in->op == GJOP_LOAD_OUTER, in->arg, &stack[sp], &isnull[sp]);
+			sp++;
+		}
+		else
+			ok = gj_program_apply(in, stack, isnull, &sp) & ok;
+	}
+	if (!ok)
+		return GJ_RESULT_RECHECK;
+	return (!isnull[0] && stack[0].i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+}
+#endif
 
 GJ_HD int
 gj_program_run(const GjInstr *instrs, int ninstrs,
