@@ -541,6 +541,7 @@ add_stats(GjStats *into, const GjStats *from)
 	into->transfer_ms += from->transfer_ms;
 	for (int d = 0; d < GJ_MAX_DEVICES; d++)
 		into->device_steps[d] += from->device_steps[d];
+	gj_stats_add_program(into, from);
 }
 
 /* Hand the executor the matches of the first waiting segment. */
