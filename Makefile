@@ -72,9 +72,11 @@ CUDA_OBJS = \
 	src/kernels/cuda/cuda_sorted.o \
 	src/kernels/cuda/cuda_agg.o \
 	src/kernels/cuda/cuda_rowcount.o \
-	src/kernels/cuda/cuda_program_count.o
-# whichever of the two a build used, clean removes both
-EXTRA_CLEAN = $(CUDA_OBJS) src/kernels/cuda/cuda_stub.o
+	src/kernels/cuda/cuda_program_count.o \
+	src/kernels/cuda/cuda_compile.o
+# whichever of the two a build used, clean removes both; and the headers'
+# text that cuda_compile.cu hands NVRTC (below)
+EXTRA_CLEAN = $(CUDA_OBJS) src/kernels/cuda/cuda_stub.o src/kernels/cuda/cuda_program_text.h
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
@@ -128,8 +130,17 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 src/kernels/cuda/%.o: src/kernels/cuda/%.cu src/kernels/cuda/cuda_internal.cuh \
+		src/kernels/cuda/compiled_count.cuh \
 		$(wildcard src/kernels/*.h src/kernels/shared/*.h)
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
+
+# The text of the headers NVRTC compiles a program's kernel from
+# (cuda_compile.cu), as C string constants: src/kernels/cuda/embed_text.sh.
+src/kernels/cuda/cuda_program_text.h: src/kernels/device_program.h \
+		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/embed_text.sh
+	sh src/kernels/cuda/embed_text.sh src/kernels/device_program.h \
+		src/kernels/cuda/compiled_count.cuh > $@.tmp && mv $@.tmp $@
+src/kernels/cuda/cuda_compile.o: src/kernels/cuda/cuda_program_text.h
 
 # PGXS does not track header dependencies; every object depends on them all.
 $(OBJS): $(wildcard src/*.h src/*/*.h src/*/*/*.h)

@@ -116,7 +116,8 @@ BEGIN
 END $$;
 
 -- EXPLAIN text with what varies between runs and backends masked: timings,
--- the device line, and the backend that ran the join.
+-- the device line, the backend that ran the join, and whether its program
+-- was compiled (cuda).
 CREATE FUNCTION gj_explain(query text, with_analyze boolean DEFAULT false) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -125,7 +126,7 @@ BEGIN
     FOR line IN EXECUTE format('EXPLAIN (COSTS OFF%s) %s',
                                CASE WHEN with_analyze THEN ', ANALYZE, TIMING OFF, SUMMARY OFF' ELSE '' END,
                                query) LOOP
-        CONTINUE WHEN line ~ '^\s*(Device|Devices|Backend|CUDA Init Time|Transfer Time|Kernel Time): ';
+        CONTINUE WHEN line ~ '^\s*(Device|Devices|Backend|CUDA Init Time|Transfer Time|Kernel Time|Program|Program Cache Hits): ';
         RETURN NEXT regexp_replace(line, '(Time|Memory Usage|Memory): [0-9.]+( ?[a-zA-Z]+)?', '\1: N', 'g');
     END LOOP;
 END $$;

@@ -42,6 +42,7 @@ extern bool gpujoin_partitions_open_ahead;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
+extern bool gpujoin_compile_programs;
 extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
 extern bool gpujoin_parallel_shared_inner;

@@ -42,6 +42,7 @@ bool		gpujoin_partitions_open_ahead = false;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
+bool		gpujoin_compile_programs = false;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
@@ -211,6 +212,14 @@ define_gucs(void)
 							 "For count(*) and aggregates of the outer side over a join such as r.a < s.a AND r.b > s.b: "
 							 "a sweep over one key with a Fenwick tree over the other, in O((n + m) log m).",
 							 &gpujoin_enable_dominance, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.compile_programs",
+							 "Lets the cuda backend compile a join's device program to GPU code (NVRTC) instead of interpreting it.",
+							 "For joins of 10^10 pairs or more whose program a compiled kernel can run "
+							 "(and smaller ones whose program the process compiled already); "
+							 "without libnvrtc, or where compiling fails, the program is interpreted. "
+							 "Off by default until the regression suite has run on a GPU with it on.",
+							 &gpujoin_compile_programs, false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpujoin.max_dense_groups",
 							"Most groups of an aggregate grouped by both join sides that GpuJoin keeps in a dense array.",

@@ -147,7 +147,30 @@ typedef struct GjJoinInput
 	 * whether that succeeded.  The other backends ignore it.
 	 */
 	bool		open_in_background;
+
+	/*
+	 * Compile the program to GPU code where a kernel can run it compiled
+	 * (the cuda backend, cuda_compile.cu): GJ_COMPILE_OFF (interpret, as
+	 * gpujoin.compile_programs = off), GJ_COMPILE_AUTO (where the join has
+	 * GJ_COMPILE_MIN_PAIRS pairs or more), GJ_COMPILE_ALWAYS (kernel_test).
+	 */
+	int32_t		compile_programs;
 } GjJoinInput;
+
+#define GJ_COMPILE_OFF		0
+#define GJ_COMPILE_AUTO		1
+#define GJ_COMPILE_ALWAYS	2
+
+/*
+ * A join of fewer pairs compiles no program (it runs one compiled already,
+ * from the process's cache): compiling cost 0.2 to 0.4 s once on an H200
+ * machine, in which time the interpreter evaluates 10^10 pairs or more (3
+ * to 9 10^10 pairs/s, kernel_test bench-program-count).
+ */
+#define GJ_COMPILE_MIN_PAIRS	1e10
+
+/* Programs of more instructions than this run interpreted. */
+#define GJ_COMPILE_MAX_INSTRS	48
 
 /*
  * One tile of the join matrix: rows [begin, end) of each side.  For the
@@ -239,7 +262,48 @@ typedef struct GjStats
 	 * steps spread over the devices, other joins run on one.
 	 */
 	int64_t		device_steps[GJ_MAX_DEVICES];
+
+	/*
+	 * The program compiled to GPU code (the cuda backend's cuda_compile.cu):
+	 * steps that ran it compiled and interpreted, the kernels the join
+	 * compiled and the milliseconds that took, those it found compiled in
+	 * the process's cache, and why a step last ran it interpreted
+	 * (GjInterpretedWhy).
+	 */
+	int64_t		program_steps_compiled;
+	int64_t		program_steps_interpreted;
+	int64_t		programs_compiled;
+	int64_t		programs_cached;
+	double		compile_ms;
+	int32_t		interpreted_why;
 } GjStats;
+
+/* Why a step ran the program interpreted (GjStats.interpreted_why). */
+typedef enum GjInterpretedWhy
+{
+	GJ_INTERPRETED_NONE = 0,
+	GJ_INTERPRETED_OFF,			/* gpujoin.compile_programs is off */
+	GJ_INTERPRETED_SMALL,		/* too few pairs to be worth compiling */
+	GJ_INTERPRETED_TOO_LARGE,	/* more than GJ_COMPILE_MAX_INSTRS */
+	GJ_INTERPRETED_NO_NVRTC,	/* libnvrtc could not be loaded */
+	GJ_INTERPRETED_COMPILE_FAILED,
+	GJ_INTERPRETED_LOAD_FAILED,
+	GJ_INTERPRETED_CACHE_FULL,
+	GJ_INTERPRETED_KERNEL		/* the step's kernel has no compiled form */
+} GjInterpretedWhy;
+
+/* Add one step's program counters (GjStats) to a total's. */
+static inline void
+gj_stats_add_program(GjStats *total, const GjStats *s)
+{
+	total->program_steps_compiled += s->program_steps_compiled;
+	total->program_steps_interpreted += s->program_steps_interpreted;
+	total->programs_compiled += s->programs_compiled;
+	total->programs_cached += s->programs_cached;
+	total->compile_ms += s->compile_ms;
+	if (s->interpreted_why != GJ_INTERPRETED_NONE)
+		total->interpreted_why = s->interpreted_why;
+}
 
 typedef struct GjError
 {

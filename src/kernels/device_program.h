@@ -28,9 +28,17 @@
 #ifndef GPUJOIN_DEVICE_PROGRAM_H
 #define GPUJOIN_DEVICE_PROGRAM_H
 
+/*
+ * NVRTC (cuda_compile.cu compiles programs to GPU code at run time, with
+ * this header's text) has no C library headers: it declares the math
+ * functions itself, and cuda_compile.cu's source defines the fixed-width
+ * types and limits before including this header.
+ */
+#ifndef __CUDACC_RTC__
 #include <stdint.h>
 #include <stdbool.h>
 #include <math.h>
+#endif
 
 #ifdef __CUDACC__
 #define GJ_HD __host__ __device__ __forceinline__
@@ -415,6 +423,253 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 #define GJ_DATE_NOEND		INT32_MAX
 
 /*
+ * "a op b" for op one of GJOP_EQ .. GJOP_GE on integers: the same as
+ * gj_cmp_holds(op, gj_int_cmp(a, b)), one comparison.
+ */
+GJ_HD bool
+gj_int_cmp_holds(int op, int64_t a, int64_t b)
+{
+	switch (op)
+	{
+		case GJOP_EQ:
+			return a == b;
+		case GJOP_NE:
+			return a != b;
+		case GJOP_LT:
+			return a < b;
+		case GJOP_LE:
+			return a <= b;
+		case GJOP_GT:
+			return a > b;
+		default:
+			return a >= b;
+	}
+}
+
+/*
+ * The instructions other than loads, one function for each group of
+ * opcodes.  Each applies its instruction to the stack of *spp slots and
+ * leaves *spp as the instruction does (one slot pushed, after its pops),
+ * whatever the result.  Each returns false when the step would raise an
+ * error in PostgreSQL (the pair goes to the host: GJ_RESULT_RECHECK),
+ * leaving the slot it would have written as it was.  These functions are
+ * the one definition of the language's semantics: the interpreter calls
+ * them through gj_program_apply's switch; a program compiled to GPU code
+ * (gj_program_eval_fixed) calls each directly, the switch resolved when
+ * the kernel is compiled.
+ */
+
+/* GJOP_CONST, GJOP_CONST_NULL */
+GJ_HD bool
+gj_apply_const(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = (*spp)++;
+
+	stack[sp].i = in->op == GJOP_CONST ? in->imm : 0;
+	isnull[sp] = in->op != GJOP_CONST;
+	return true;
+}
+
+/* GJOP_EQ .. GJOP_GE: type is the operands' class */
+GJ_HD bool
+gj_apply_compare(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	stack[sp - 1].i = in->type == GJ_CLASS_FLOAT ?
+		gj_cmp_holds(in->op, gj_float_cmp(stack[sp - 1].f, stack[sp].f)) :
+		gj_int_cmp_holds(in->op, stack[sp - 1].i, stack[sp].i);
+	return true;
+}
+
+/* GJOP_ADD .. GJOP_MOD: type is the result type */
+GJ_HD bool
+gj_apply_arith(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+		return gj_float_arith(in->op, in->type, stack[sp - 1].f, stack[sp].f,
+							  &stack[sp - 1].f);
+	return gj_int_arith(in->op, in->type, stack[sp - 1].i, stack[sp].i, &stack[sp - 1].i);
+}
+
+/* GJOP_NEG, GJOP_ABS */
+GJ_HD bool
+gj_apply_unary(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+
+	if (isnull[sp - 1])
+		return true;
+	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+		return gj_float_arith(in->op, in->type, stack[sp - 1].f, 0.0, &stack[sp - 1].f);
+	return gj_int_arith(in->op, in->type, stack[sp - 1].i, 0, &stack[sp - 1].i);
+}
+
+/* GJOP_DATE_PLI, GJOP_DATE_MII: date_pli/date_mii, infinite dates stay */
+GJ_HD bool
+gj_apply_date_pm(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	if (stack[sp - 1].i != GJ_DATE_NOBEGIN && stack[sp - 1].i != GJ_DATE_NOEND)
+	{
+		int64_t		r = (in->op == GJOP_DATE_PLI) ?
+		stack[sp - 1].i + stack[sp].i : stack[sp - 1].i - stack[sp].i;
+
+		if (r < GJ_DATE_MIN || r >= GJ_DATE_MAX_EXCL)
+			return false;
+		stack[sp - 1].i = r;
+	}
+	return true;
+}
+
+/* GJOP_DATE_MI: date_mi raises an error on infinite dates */
+GJ_HD bool
+gj_apply_date_mi(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	if (stack[sp - 1].i == GJ_DATE_NOBEGIN || stack[sp - 1].i == GJ_DATE_NOEND ||
+		stack[sp].i == GJ_DATE_NOBEGIN || stack[sp].i == GJ_DATE_NOEND)
+		return false;
+	stack[sp - 1].i = stack[sp - 1].i - stack[sp].i;
+	return true;
+}
+
+/* GJOP_INT_TO_FLOAT, GJOP_FLOAT_TO_FLOAT4, GJOP_INT_NARROW */
+GJ_HD bool
+gj_apply_convert(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+
+	if (isnull[sp - 1])
+		return true;
+	if (in->op == GJOP_INT_TO_FLOAT)
+		stack[sp - 1].f = (in->type == GJT_FLOAT4) ?
+			(double) (float) stack[sp - 1].i : (double) stack[sp - 1].i;
+	else if (in->op == GJOP_FLOAT_TO_FLOAT4)
+	{
+		double		d = stack[sp - 1].f;
+		float		f = (float) d;
+
+		if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
+			return false;
+		stack[sp - 1].f = (double) f;
+	}
+	else if (!gj_int_in_range(in->type, stack[sp - 1].i))
+		return false;
+	return true;
+}
+
+/* GJOP_AND, GJOP_OR: SQL's three-valued logic */
+GJ_HD bool
+gj_apply_and_or(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	int64_t		wins = in->op == GJOP_OR;
+
+	/* AND: false wins over NULL, NULL over true; OR: true over NULL, NULL over false */
+	if ((!isnull[sp - 1] && (stack[sp - 1].i != 0) == wins) ||
+		(!isnull[sp] && (stack[sp].i != 0) == wins))
+	{
+		stack[sp - 1].i = wins;
+		isnull[sp - 1] = false;
+	}
+	else
+	{
+		isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
+		stack[sp - 1].i = !wins;
+	}
+	return true;
+}
+
+/* GJOP_NOT, GJOP_IS_NULL, GJOP_IS_NOT_NULL */
+GJ_HD bool
+gj_apply_logic(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+
+	if (in->op == GJOP_NOT)
+	{
+		if (!isnull[sp - 1])
+			stack[sp - 1].i = !stack[sp - 1].i;
+	}
+	else
+	{
+		stack[sp - 1].i = isnull[sp - 1] == (in->op == GJOP_IS_NULL);
+		isnull[sp - 1] = false;
+	}
+	return true;
+}
+
+/* One instruction other than a load, whichever it is (see above). */
+GJ_HD bool
+gj_program_apply(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	switch (in->op)
+	{
+		case GJOP_CONST:
+		case GJOP_CONST_NULL:
+			return gj_apply_const(in, stack, isnull, spp);
+		case GJOP_EQ:
+		case GJOP_NE:
+		case GJOP_LT:
+		case GJOP_LE:
+		case GJOP_GT:
+		case GJOP_GE:
+			return gj_apply_compare(in, stack, isnull, spp);
+		case GJOP_ADD:
+		case GJOP_SUB:
+		case GJOP_MUL:
+		case GJOP_DIV:
+		case GJOP_MOD:
+			return gj_apply_arith(in, stack, isnull, spp);
+		case GJOP_NEG:
+		case GJOP_ABS:
+			return gj_apply_unary(in, stack, isnull, spp);
+		case GJOP_DATE_PLI:
+		case GJOP_DATE_MII:
+			return gj_apply_date_pm(in, stack, isnull, spp);
+		case GJOP_DATE_MI:
+			return gj_apply_date_mi(in, stack, isnull, spp);
+		case GJOP_INT_TO_FLOAT:
+		case GJOP_FLOAT_TO_FLOAT4:
+		case GJOP_INT_NARROW:
+			return gj_apply_convert(in, stack, isnull, spp);
+		case GJOP_AND:
+		case GJOP_OR:
+			return gj_apply_and_or(in, stack, isnull, spp);
+		case GJOP_NOT:
+		case GJOP_IS_NULL:
+		case GJOP_IS_NOT_NULL:
+			return gj_apply_logic(in, stack, isnull, spp);
+	}
+	return true;
+}
+
+/*
  * Run a program for one pair, leaving its value in *value / *isnull.
  * Returns GJ_RESULT_RECHECK when a step would raise an error in PostgreSQL,
  * else GJ_RESULT_TRUE.  Programs that read only the outer side (the bounds
@@ -445,176 +700,107 @@ gj_program_run_from(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
 	{
 		const GjInstr *in = &instrs[pc];
 
-		switch (in->op)
+		if (in->op == GJOP_LOAD_OUTER || in->op == GJOP_LOAD_INNER)
 		{
-			case GJOP_LOAD_OUTER:
-			case GJOP_LOAD_INNER:
-				{
-					const GjKeyColumns *side = (in->op == GJOP_LOAD_OUTER) ? outer : inner;
-					int64_t		row = (in->op == GJOP_LOAD_OUTER) ? outer_row : inner_row;
+			const GjKeyColumns *side = (in->op == GJOP_LOAD_OUTER) ? outer : inner;
+			int64_t		row = (in->op == GJOP_LOAD_OUTER) ? outer_row : inner_row;
 
-					stack[sp].i = side->values[in->arg][row];
-					isnull[sp] = side->isnull[in->arg] != NULL && side->isnull[in->arg][row];
-					sp++;
-				}
-				break;
-			case GJOP_CONST:
-				stack[sp].i = in->imm;
-				isnull[sp++] = false;
-				break;
-			case GJOP_CONST_NULL:
-				stack[sp].i = 0;
-				isnull[sp++] = true;
-				break;
-			case GJOP_EQ:
-			case GJOP_NE:
-			case GJOP_LT:
-			case GJOP_LE:
-			case GJOP_GT:
-			case GJOP_GE:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				stack[sp - 1].i = gj_cmp_holds(in->op, in->type == GJ_CLASS_FLOAT ?
-											  gj_float_cmp(stack[sp - 1].f, stack[sp].f) :
-											  gj_int_cmp(stack[sp - 1].i, stack[sp].i));
-				break;
-			case GJOP_ADD:
-			case GJOP_SUB:
-			case GJOP_MUL:
-			case GJOP_DIV:
-			case GJOP_MOD:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
-				{
-					if (!gj_float_arith(in->op, in->type, stack[sp - 1].f, stack[sp].f,
-										&stack[sp - 1].f))
-						return GJ_RESULT_RECHECK;
-				}
-				else if (!gj_int_arith(in->op, in->type, stack[sp - 1].i, stack[sp].i,
-									   &stack[sp - 1].i))
-					return GJ_RESULT_RECHECK;
-				break;
-			case GJOP_NEG:
-			case GJOP_ABS:
-				if (isnull[sp - 1])
-					break;
-				if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
-				{
-					if (!gj_float_arith(in->op, in->type, stack[sp - 1].f, 0.0,
-										&stack[sp - 1].f))
-						return GJ_RESULT_RECHECK;
-				}
-				else if (!gj_int_arith(in->op, in->type, stack[sp - 1].i, 0,
-									   &stack[sp - 1].i))
-					return GJ_RESULT_RECHECK;
-				break;
-			case GJOP_DATE_PLI:
-			case GJOP_DATE_MII:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				/* date_pli/date_mii: infinite dates stay infinite */
-				if (stack[sp - 1].i != GJ_DATE_NOBEGIN && stack[sp - 1].i != GJ_DATE_NOEND)
-				{
-					int64_t		r = (in->op == GJOP_DATE_PLI) ?
-					stack[sp - 1].i + stack[sp].i : stack[sp - 1].i - stack[sp].i;
-
-					if (r < GJ_DATE_MIN || r >= GJ_DATE_MAX_EXCL)
-						return GJ_RESULT_RECHECK;
-					stack[sp - 1].i = r;
-				}
-				break;
-			case GJOP_DATE_MI:
-				sp--;
-				if (isnull[sp - 1] || isnull[sp])
-				{
-					isnull[sp - 1] = true;
-					break;
-				}
-				/* date_mi raises an error on infinite dates */
-				if (stack[sp - 1].i == GJ_DATE_NOBEGIN || stack[sp - 1].i == GJ_DATE_NOEND ||
-					stack[sp].i == GJ_DATE_NOBEGIN || stack[sp].i == GJ_DATE_NOEND)
-					return GJ_RESULT_RECHECK;
-				stack[sp - 1].i = stack[sp - 1].i - stack[sp].i;
-				break;
-			case GJOP_INT_TO_FLOAT:
-				if (!isnull[sp - 1])
-					stack[sp - 1].f = (in->type == GJT_FLOAT4) ?
-						(double) (float) stack[sp - 1].i : (double) stack[sp - 1].i;
-				break;
-			case GJOP_FLOAT_TO_FLOAT4:
-				if (!isnull[sp - 1])
-				{
-					double		d = stack[sp - 1].f;
-					float		f = (float) d;
-
-					if ((isinf(f) && !isinf(d)) || (f == 0.0f && d != 0.0))
-						return GJ_RESULT_RECHECK;
-					stack[sp - 1].f = (double) f;
-				}
-				break;
-			case GJOP_INT_NARROW:
-				if (!isnull[sp - 1] && !gj_int_in_range(in->type, stack[sp - 1].i))
-					return GJ_RESULT_RECHECK;
-				break;
-			case GJOP_AND:
-				sp--;
-				/* false wins over NULL; NULL wins over true */
-				if ((!isnull[sp - 1] && !stack[sp - 1].i) || (!isnull[sp] && !stack[sp].i))
-				{
-					stack[sp - 1].i = 0;
-					isnull[sp - 1] = false;
-				}
-				else
-				{
-					isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
-					stack[sp - 1].i = 1;
-				}
-				break;
-			case GJOP_OR:
-				sp--;
-				/* true wins over NULL; NULL wins over false */
-				if ((!isnull[sp - 1] && stack[sp - 1].i) || (!isnull[sp] && stack[sp].i))
-				{
-					stack[sp - 1].i = 1;
-					isnull[sp - 1] = false;
-				}
-				else
-				{
-					isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
-					stack[sp - 1].i = 0;
-				}
-				break;
-			case GJOP_NOT:
-				if (!isnull[sp - 1])
-					stack[sp - 1].i = !stack[sp - 1].i;
-				break;
-			case GJOP_IS_NULL:
-				stack[sp - 1].i = isnull[sp - 1];
-				isnull[sp - 1] = false;
-				break;
-			case GJOP_IS_NOT_NULL:
-				stack[sp - 1].i = !isnull[sp - 1];
-				isnull[sp - 1] = false;
-				break;
+			stack[sp].i = side->values[in->arg][row];
+			isnull[sp] = side->isnull[in->arg] != NULL && side->isnull[in->arg][row];
+			sp++;
 		}
+		else if (!gj_program_apply(in, stack, isnull, &sp))
+			return GJ_RESULT_RECHECK;
 	}
 	*value = stack[0];
 	*value_isnull = isnull[0];
 	return GJ_RESULT_TRUE;
 }
+
+#ifdef __CUDACC__
+/*
+ * gj_program_apply for an opcode known when the kernel is compiled: the
+ * function of its group, called directly (an opcode this does not list
+ * goes through the switch, which then folds as well).
+ */
+template <int OP>
+__device__ __forceinline__ bool
+gj_program_apply_op(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	if constexpr (OP == GJOP_CONST || OP == GJOP_CONST_NULL)
+		return gj_apply_const(in, stack, isnull, spp);
+	else if constexpr (OP >= GJOP_EQ && OP <= GJOP_GE)
+		return gj_apply_compare(in, stack, isnull, spp);
+	else if constexpr (OP >= GJOP_ADD && OP <= GJOP_MOD)
+		return gj_apply_arith(in, stack, isnull, spp);
+	else if constexpr (OP == GJOP_NEG || OP == GJOP_ABS)
+		return gj_apply_unary(in, stack, isnull, spp);
+	else if constexpr (OP == GJOP_AND || OP == GJOP_OR)
+		return gj_apply_and_or(in, stack, isnull, spp);
+	else
+		return gj_program_apply(in, stack, isnull, spp);
+}
+
+/*
+ * Instructions PC on of Prog::instrs (a constexpr array of Prog::ninstrs),
+ * each applied as the interpreter would, its opcode and operands
+ * constants: a kernel compiled for one program (cuda_compile.cu).
+ */
+template <typename Prog, int PC, typename Load>
+__device__ __forceinline__ void
+gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &load)
+{
+	if constexpr (PC < Prog::ninstrs)
+	{
+		constexpr GjInstr in = Prog::instrs[PC];
+
+		if constexpr (in.op == GJOP_LOAD_OUTER || in.op == GJOP_LOAD_INNER)
+		{
+			load(in.op == GJOP_LOAD_OUTER, in.arg, &stack[*sp], &isnull[*sp]);
+			(*sp)++;
+		}
+		else
+			*ok = gj_program_apply_op<in.op>(&in, stack, isnull, sp) & *ok;
+		gj_program_steps_fixed<Prog, PC + 1>(stack, isnull, sp, ok, load);
+	}
+}
+
+/*
+ * gj_program_run_from from instruction PC0 with DEPTH0 slots of TRUE,
+ * then gj_program_eval_from's answer, for a program that is a
+ * compile-time constant (Prog, see gj_program_steps_fixed): each step
+ * folds to the few operations of its instruction, and the stack, its
+ * depth known at every step, lives in registers.  load(outer, col, &slot,
+ * &isnull) pushes a column's value (from registers or shared memory, as
+ * the kernel keeps them).
+ *
+ * Every step runs, even after one that asks for a recheck: the answer is
+ * then GJ_RESULT_RECHECK whatever the later steps compute, as the
+ * interpreter's early return, and straight-line code needs no branch.  No
+ * step can trap on what an earlier failed one left (gj_int_arith tests a
+ * divisor before it divides).
+ */
+template <typename Prog, int PC0, int DEPTH0, typename Load>
+__device__ __forceinline__ int
+gj_program_eval_fixed(Load load)
+{
+	GjSlot		stack[GJ_MAX_STACK];
+	bool		isnull[GJ_MAX_STACK];
+	int			sp = DEPTH0;
+	bool		ok = true;
+
+#pragma unroll
+	for (int k = 0; k < DEPTH0; k++)
+	{
+		stack[k].i = 1;
+		isnull[k] = false;
+	}
+	gj_program_steps_fixed<Prog, PC0>(stack, isnull, &sp, &ok, load);
+	if (!ok)
+		return GJ_RESULT_RECHECK;
+	return (!isnull[0] && stack[0].i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+}
+#endif
 
 GJ_HD int
 gj_program_run(const GjInstr *instrs, int ninstrs,

@@ -551,6 +551,7 @@ add_stats(GjStats *into, const GjStats *from)
 	gj_times_add(&into->times, &from->times);
 	for (int d = 0; d < GJ_MAX_DEVICES; d++)
 		into->device_steps[d] += from->device_steps[d];
+	gj_stats_add_program(into, from);
 }
 
 /* A round trip's stats, with the open's times the first time. */

@@ -788,6 +788,7 @@ gj_device_join_steps(GjDeviceJoin *dj, const GjTile *tile, GjStepPiece *pieces, 
 		stats->kernel_ms += s->kernel_ms;
 		stats->transfer_ms += s->transfer_ms;
 		gj_times_add(&stats->times, &s->times);
+		gj_stats_add_program(stats, s);
 		if (tasks[k].ok)
 			stats->device_steps[dj->device[k]]++;
 		else if (ok)

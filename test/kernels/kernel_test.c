@@ -26,7 +26,9 @@
  *							agg_step partials, the error path, tile
  *							pruning, and the row counts of compare
  *							conjunctions (the conjunction loop, the
- *							dominance counter); ends "kernel_test: N
+ *							dominance counter), and NVRTC's compiles of
+ *							the bench's programs (kt_compiled.c; they
+ *							skip without libnvrtc); ends "kernel_test: N
  *							passed, N failed"
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
@@ -53,7 +55,16 @@
  *	  kernel_test bench-program-count [N]
  *							the row counts of "o.x < i.x AND o.y > i.y AND
  *							o.x + i.y > 0" (leading compares, then the
- *							interpreter), cpu (one core) and cuda
+ *							interpreter), cpu (one core) and cuda; then a
+ *							table of programs of up to 8 operators over
+ *							int4, int8 and float8 on cuda, interpreted and
+ *							compiled (pairs/s, compile ms cold and warm)
+ *	  kernel_test nvrtc		without a GPU: NVRTC compiles the count kernel
+ *							of every program kernel_test knows for sm_90,
+ *							its PTX free of local memory (skips without
+ *							libnvrtc)
+ *	  kernel_test nvrtc-source N
+ *							print the NVRTC source of bench program N
  *
  *	  This file is main and the mode dispatch.  The rest:
  *	  kt_common.h/.c	types, inputs, the schedule runner, reporting
@@ -65,7 +76,9 @@
  *						cuda in the default mode) and bench-rowcount
  *	  kt_program_count.c	row counts of any nested-loop program (the
  *						prefilter of leading compares): tests and
- *						bench-program-count
+ *						bench-program-count; interpreted and compiled
+ *	  kt_compiled.c		programs compiled to GPU code: nvrtc, and the
+ *						compiled table of bench-program-count
  *
  *-------------------------------------------------------------------------
  */
@@ -93,7 +106,15 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "program-count") == 0)
 		return run_program_count_only();
 	if (argc >= 2 && strcmp(argv[1], "bench-program-count") == 0)
-		return bench_program_count(argc >= 3 ? atoll(argv[2]) : 1000000);
+	{
+		int64_t		n = argc >= 3 ? atoll(argv[2]) : 1000000;
+
+		return bench_program_count(n) | bench_program_count_compiled(n);
+	}
+	if (argc >= 2 && strcmp(argv[1], "nvrtc") == 0)
+		return run_nvrtc_tests();
+	if (argc >= 3 && strcmp(argv[1], "nvrtc-source") == 0)
+		return print_compiled_source(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)

@@ -157,5 +157,19 @@ extern int	program_count_test_count(bool cuda);
 extern void run_program_count_tests(bool cuda);
 extern int	run_program_count_only(void);
 extern int	bench_program_count(int64_t n);
+extern void program_count_random_program(int shape, Program *prog);
+
+/* The test hook of cuda/cuda_program_count.cu (cuda_stub.c without nvcc). */
+extern bool gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin,
+									   int64_t rows, uint64_t *h_counts, uint64_t *total,
+									   uint64_t *host_pairs, GjStats *stats, GjError *err);
+
+/* kt_compiled.c */
+extern int	compiled_bench_programs(Program *progs);
+extern int	nvrtc_test_count(void);
+extern void run_nvrtc_cpu_tests(void);
+extern int	run_nvrtc_tests(void);
+extern int	print_compiled_source(int which);
+extern int	bench_program_count_compiled(int64_t n);
 
 #endif							/* KT_COMMON_H */

@@ -27,10 +27,37 @@
 #include "kt_common.h"
 #include "kernels/cpu/cpu_internal.h"
 
-/* The test hook of cuda/cuda_program_count.cu (cuda_stub.c without nvcc). */
-extern bool gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin,
-									   int64_t rows, uint64_t *h_counts, uint64_t *total,
-									   uint64_t *host_pairs, GjStats *stats, GjError *err);
+/* The test hook of cuda/cuda_compile.cu: where NVRTC is, or "". */
+extern const char *gj_cuda_test_nvrtc_path(void);
+
+/*
+ * How the cuda checks run the program: GJ_COMPILE_OFF (the interpreter)
+ * or GJ_COMPILE_ALWAYS (compiled to GPU code, whatever the size: a check
+ * fails if it ran interpreted).
+ */
+static int	pc_compile = GJ_COMPILE_OFF;
+
+/* What the cuda checks' names say they ran. */
+static const char *
+pc_cuda_label(void)
+{
+	return pc_compile == GJ_COMPILE_ALWAYS ?
+		" (cpu, cuda compiled, per row and total)" : " (cpu, cuda per row and total)";
+}
+
+/*
+ * Did a cuda join run its program as pc_compile says?  false with a
+ * message where a compiled run interpreted a step.
+ */
+static bool
+pc_ran_as_asked(const GjStats *stats, const char *what)
+{
+	if (pc_compile != GJ_COMPILE_ALWAYS || stats->program_steps_interpreted == 0)
+		return true;
+	printf("# %s: %lld steps interpreted (why %d), not compiled\n", what,
+		   (long long) stats->program_steps_interpreted, stats->interpreted_why);
+	return false;
+}
 
 #define PC_OUTER	400
 #define PC_INNER	3000
@@ -166,6 +193,15 @@ pc_random_program(PcShape shape, Program *prog, GjCompareConjunction *lead)
 	}
 }
 
+/* A random program of a shape (PcShape), for kt_compiled.c. */
+void
+program_count_random_program(int shape, Program *prog)
+{
+	GjCompareConjunction lead;
+
+	pc_random_program((PcShape) shape, prog, &lead);
+}
+
 /* Does compare k of conj hold for the pair (the interpreter decides)? */
 static bool
 pc_compare_holds(const GjSimpleCompare *sc, const Side *outer, int64_t o, const Side *inner,
@@ -226,14 +262,18 @@ pc_cuda_count(const GjJoinInput *input, const GjTile *tile, int64_t o_begin, int
 	void	   *state;
 	bool		ok;
 
+	GjJoinInput as_asked = *input;
+
 	memset(&err, 0, sizeof(err));
 	memset(&stats, 0, sizeof(stats));
-	state = gj_cuda_backend.begin_join(input, &err);
+	as_asked.compile_programs = pc_compile;
+	state = gj_cuda_backend.begin_join(&as_asked, &err);
 	ok = state != NULL &&
 		gj_cuda_test_program_count(state, tile, o_begin, o_end - o_begin, counts, total, host,
 								   &stats, &err);
 	if (!ok)
 		printf("# cuda program count failed: %s\n", err.message);
+	ok = ok && pc_ran_as_asked(&stats, "cuda program count");
 	if (state != NULL)
 		gj_cuda_backend.end_join(state);
 	return ok;
@@ -413,7 +453,7 @@ pc_test_random(const Side *outer, const Side *inner, PcShape shape, bool cuda)
 		ok = pc_check(outer, inner, &prog, &lead, &tile, cuda);
 	}
 	report(ok, "program count%s: %s, against every pair through the program",
-		   cuda ? " (cpu, cuda per row and total)" : " (cpu)", pc_shape_names[shape]);
+		   cuda ? pc_cuda_label() : " (cpu)", pc_shape_names[shape]);
 }
 
 /* Every nested-loop program of kt_specs.c, over one sub-tile. */
@@ -441,7 +481,7 @@ pc_test_spec_programs(bool cuda)
 	free_side(&inner);
 	free(progs);
 	report(ok, "program count%s: kernel_test's nested-loop programs, against every pair%s",
-		   cuda ? " (cpu, cuda)" : " (cpu)", "");
+		   cuda ? pc_cuda_label() : " (cpu)", "");
 }
 
 /*
@@ -484,9 +524,12 @@ pc_agg_check(const Side *outer, const Side *inner, const Program *prog,
 		printf("# cpu agg_step failed: %s\n", err.message);
 	if (ok && cuda)
 	{
+		input.compile_programs = pc_compile;
+		memset(gpu, 0, sizeof(AggRun));
 		ok = run_agg_schedule(&gj_cuda_backend, &input, &s, &spec, gpu, &err);
 		if (!ok)
 			printf("# cuda agg_step failed: %s\n", err.message);
+		ok = ok && pc_ran_as_asked(&gpu->pairs.stats, "cuda agg_step");
 		ok = ok && cpu->partial.pairs == gpu->partial.pairs &&
 			cpu->partial.acc[0].count == gpu->partial.acc[0].count &&
 			cpu->partial.acc[0].isum == gpu->partial.acc[0].isum &&
@@ -553,7 +596,9 @@ pc_test_agg(const Side *outer, const Side *inner, bool cuda)
 {
 	report(pc_each_program(outer, inner, cuda, pc_agg_check),
 		   "program count: agg_step of count(*), sum, min and max of an outer column%s%s",
-		   cuda ? " on cpu and cuda, equal partials and host pairs" : " against the reference",
+		   !cuda ? " against the reference" : pc_compile == GJ_COMPILE_ALWAYS ?
+		   " on cpu and cuda compiled, equal partials and host pairs" :
+		   " on cpu and cuda, equal partials and host pairs",
 		   ", over 4 x 3 tiles");
 }
 
@@ -670,14 +715,46 @@ pc_test_big_cuda(void)
 	}
 	rowcount_free_side(&outer);
 	rowcount_free_side(&inner);
-	report(ok, "%s%s", "cuda program count: up to 5k x 150k rows, against the cpu",
+	report(ok, "%s%s", pc_compile == GJ_COMPILE_ALWAYS ?
+		   "cuda program count, compiled: up to 5k x 150k rows, against the cpu" :
+		   "cuda program count: up to 5k x 150k rows, against the cpu",
 		   " (many outer blocks and inner slices)");
+}
+
+/*
+ * The cuda checks again with the program compiled to GPU code: the same
+ * counts per row, totals and host pairs as the cpu's, so as the
+ * interpreter's.  They skip where NVRTC is missing.
+ */
+static void
+pc_test_compiled(const Side *outer, const Side *inner)
+{
+	const char *nvrtc = gj_cuda_test_nvrtc_path();
+
+	if (nvrtc == NULL || nvrtc[0] == '\0')
+	{
+		for (int t = 0; t < PC_NSHAPES + 3; t++)
+		{
+			test_number++;
+			printf("ok %d - program count, compiled # SKIP no NVRTC\n", test_number);
+		}
+		return;
+	}
+	printf("# the same, the program compiled to GPU code (NVRTC: %s)\n", nvrtc);
+	pc_compile = GJ_COMPILE_ALWAYS;
+	for (int s = 0; s < PC_NSHAPES; s++)
+		pc_test_random(outer, inner, (PcShape) s, true);
+	pc_test_spec_programs(true);
+	pc_test_agg(outer, inner, true);
+	pc_test_big_cuda();
+	pc_compile = GJ_COMPILE_OFF;
 }
 
 int
 program_count_test_count(bool cuda)
 {
-	return 1 + PC_NSHAPES + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0);
+	return 1 + PC_NSHAPES + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0) +
+		(cuda ? PC_NSHAPES + 1 + 1 + 1 : 0);
 }
 
 /*
@@ -707,6 +784,7 @@ run_program_count_tests(bool cuda)
 		pc_test_agg(&outer, &inner, true);
 		pc_test_run_step(&outer, &inner, true);
 		pc_test_big_cuda();
+		pc_test_compiled(&outer, &inner);
 	}
 	rowcount_free_side(&outer);
 	rowcount_free_side(&inner);

@@ -302,6 +302,7 @@ typedef struct GpuJoinState
 	void	   *backend_state;
 	GjDeviceInfo cuda_info;
 	bool		cuda_first_use; /* this join paid for opening CUDA */
+	bool		program_noted;	/* logged why the program ran interpreted */
 
 	GpuJoinPhase phase;
 	GjTile		tile;
@@ -431,6 +432,7 @@ extern void gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc,
 									  void *coordinate);
 extern void gpujoin_shutdown(CustomScanState *node);
 extern void gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c);
+extern const char *gpujoin_interpreted_why(int why);
 extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
 
 /* Add one step's (or process's) backend counters to *total. */
@@ -446,6 +448,7 @@ gpujoin_stats_add(GjStats *total, const GjStats *s)
 	gj_times_add(&total->times, &s->times);
 	for (int d = 0; d < GJ_MAX_DEVICES; d++)
 		total->device_steps[d] += s->device_steps[d];
+	gj_stats_add_program(total, s);
 }
 
 /*

@@ -82,6 +82,64 @@ explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounte
 	ExplainPropertyText(label, text, es);
 }
 
+/* Why a program ran interpreted (GjInterpretedWhy), for EXPLAIN and logs. */
+const char *
+gpujoin_interpreted_why(int why)
+{
+	switch (why)
+	{
+		case GJ_INTERPRETED_OFF:
+			return "gpujoin.compile_programs is off";
+		case GJ_INTERPRETED_SMALL:
+			return "too few pairs to compile";
+		case GJ_INTERPRETED_TOO_LARGE:
+			return "too many instructions to compile";
+		case GJ_INTERPRETED_NO_NVRTC:
+			return "no libnvrtc";
+		case GJ_INTERPRETED_COMPILE_FAILED:
+			return "compiling failed";
+		case GJ_INTERPRETED_LOAD_FAILED:
+			return "loading the compiled program failed";
+		case GJ_INTERPRETED_CACHE_FULL:
+			return "the cache of compiled programs is full";
+		default:
+			return NULL;
+	}
+}
+
+/*
+ * How the backend ran the program on the device, where a kernel that can
+ * run it compiled ran (the cuda backend's program count, cuda_compile.cu):
+ * "compiled (12.345 ms)" with the time compiling took, "compiled (cached)"
+ * where the process had compiled it already, or "interpreted (why)"; and
+ * how many steps found it in the process's cache.
+ */
+static void
+explain_program(const GjStats *stats, ExplainState *es)
+{
+	const char *why = gpujoin_interpreted_why(stats->interpreted_why);
+	char	   *text;
+
+	if (stats->program_steps_compiled == 0 && stats->program_steps_interpreted == 0)
+		return;
+	if (stats->program_steps_compiled == 0)
+		text = why != NULL ? psprintf("interpreted (%s)", why) : pstrdup("interpreted");
+	else if (stats->programs_compiled == 0)
+		text = pstrdup("compiled (cached)");
+	else if (es->timing)
+		text = psprintf("compiled (%.3f ms)", stats->compile_ms);
+	else
+		text = pstrdup("compiled");
+	if (stats->program_steps_compiled > 0 && stats->program_steps_interpreted > 0)
+		text = psprintf("%s, %lld of %lld steps interpreted", text,
+						(long long) stats->program_steps_interpreted,
+						(long long) (stats->program_steps_compiled +
+									 stats->program_steps_interpreted));
+	ExplainPropertyText("Program", text, es);
+	if (stats->programs_cached > 0)
+		ExplainPropertyInteger("Program Cache Hits", NULL, stats->programs_cached, es);
+}
+
 /*
  * A join in a GPU service of several devices: how many ran its steps and
  * the steps of each device, "Devices: 2 (steps 40, 40)" (a nested loop
@@ -241,6 +299,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		explain_devices(&counters, es);
 	if (counters.steps_overlapped > 0)
 		ExplainPropertyInteger("Steps Overlapped", NULL, counters.steps_overlapped, es);
+	explain_program(&counters.stats, es);
 	ExplainPropertyInteger("Pairs Evaluated", NULL, counters.stats.pairs_evaluated, es);
 	ExplainPropertyInteger("Device Matches", NULL, counters.stats.device_matches, es);
 	ExplainPropertyInteger("Host Rechecks", NULL, counters.host_rechecks, es);

@@ -92,6 +92,15 @@ gpujoin_backend_run(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *part
 	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
 	gjs->counters.steps++;
 
+	/* a program the backend could not compile runs interpreted: noted once */
+	if (!gjs->program_noted && gjs->counters.stats.interpreted_why >= GJ_INTERPRETED_NO_NVRTC &&
+		gjs->counters.stats.interpreted_why != GJ_INTERPRETED_KERNEL)
+	{
+		gjs->program_noted = true;
+		elog(DEBUG1, "gpujoin: the join's program runs interpreted: %s",
+			 gpujoin_interpreted_why(gjs->counters.stats.interpreted_why));
+	}
+
 	if (gjs->outer_next >= gjs->tile.outer_end)
 		gjs->tile_open = false;
 }

@@ -865,7 +865,8 @@ cuda_agg_program_count_step(CudaJoinState *state, const GjTile *tile, int64_t *o
 	int64_t		ninner = tile->inner_end - tile->inner_begin;
 	int64_t		o_begin = *outer_next;
 	bool		totals_only = spec->nargs == 0 && spec->outer_group == NULL;
-	int64_t		rows = gj_min64(gj_max64(PROGRAM_COUNT_PAIRS_PER_STEP / gj_max64(ninner, 1), 1),
+	int64_t		rows = gj_min64(gj_max64(gj_cuda_program_count_step_pairs(state, stats) /
+										 gj_max64(ninner, 1), 1),
 								gj_min64(tile->outer_end - o_begin, MAX_STEP_ROWS));
 	uint64_t	total = 0,
 				host_pairs = 0;

@@ -257,6 +257,7 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 											  &state->compare);
 	state->capacity = input->match_capacity > 0 ? input->match_capacity : 1;
 	state->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+	state->arch = info.cc_major * 10 + info.cc_minor;
 
 	/*
 	 * The sorted sides stay on the device for every tile, so they must fit
@@ -408,6 +409,7 @@ cuda_prepare_inner(const GjJoinInput *input, GjError *err)
 	state->input.prepared_inner = NULL;
 	state->capacity = 1;
 	state->sm_count = info.sm_count > 0 ? info.sm_count : 1;
+	state->arch = info.cc_major * 10 + info.cc_minor;
 	if (!mark_used_columns(state))
 	{
 		cuda_end_join(state);

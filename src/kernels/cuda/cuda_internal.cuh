@@ -171,6 +171,7 @@ typedef struct CudaJoinState
 	int64_t		capacity;		/* pairs a step may return (the contract) */
 	int64_t		d_capacity;		/* pairs the device match buffer holds now */
 	int			sm_count;
+	int			arch;			/* compute capability, major * 10 + minor */
 	double		density;		/* matches per pair last counted; 0: unknown */
 
 	cudaStream_t stream;
@@ -263,10 +264,20 @@ typedef struct CudaJoinState
 	bool		plain_alloc;
 
 	/*
+<<<<<<< HEAD
 	 * Times of begin_join's work (sorting, with the keys' upload), for the
 	 * next step's stats (backend.h): gj_cuda_take_pending_times.
 	 */
 	GjTimes		pending_times;
+=======
+	 * The program count kernel compiled for the program (cuda_compile.cu),
+	 * looked up at the first program count step: NULL, and why, where the
+	 * steps interpret it.
+	 */
+	bool		count_kernel_known;
+	const void *count_kernel;
+	int			count_kernel_why;
+>>>>>>> compiled
 } CudaJoinState;
 
 /* Add the times of the work done outside steps to a step's stats. */
@@ -460,7 +471,22 @@ extern bool gj_cuda_rowcount(CudaJoinState *state, const GjCompareConjunction *c
 							 uint64_t *h_counts, uint64_t *total, GjStats *stats,
 							 GjError *err);
 
+/*
+ * Device programs compiled to GPU code (cuda_compile.cu).  Kinds of
+ * kernel: GJ_COMPILED_COUNT, compiled_count.cuh's gjc_count_kernel.
+ */
+#define GJ_COMPILED_COUNT	1
+
+extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
+										   const GjInstr *instrs, int ninstrs,
+										   uint32_t outer_nullable, uint32_t inner_nullable,
+										   bool may_compile, double *compile_ms, int *why);
+extern int	gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs);
+extern bool gj_cuda_compiled_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
+									uint32_t inner_nullable, char *buf, size_t len);
+
 /* cuda_program_count.cu */
+extern int64_t gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *stats);
 extern bool gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 								  int64_t rows, uint64_t *h_counts, uint64_t *total,
 								  uint64_t *host_pairs, GjStats *stats, GjError *err);

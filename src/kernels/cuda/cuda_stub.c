@@ -132,3 +132,34 @@ gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin, int
 {
 	return gj_cuda_probe(NULL, err);
 }
+
+/* The test hooks of cuda_compile.cu: without the cuda backend, no NVRTC. */
+extern char *gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs,
+										  uint32_t outer_nullable, uint32_t inner_nullable,
+										  int arch, double *ms, char *message,
+										  size_t message_len);
+extern const char *gj_cuda_test_nvrtc_path(void);
+extern bool gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf,
+										 size_t len);
+
+char *
+gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
+							 uint32_t inner_nullable, int arch, double *ms, char *message,
+							 size_t message_len)
+{
+	snprintf(message, message_len, "no NVRTC: built without the cuda backend");
+	*ms = 0;
+	return NULL;
+}
+
+const char *
+gj_cuda_test_nvrtc_path(void)
+{
+	return "";
+}
+
+bool
+gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
+{
+	return false;
+}

@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * compiled_count.cuh
+ *	  The program count kernel for one device program compiled to GPU code:
+ *	  per outer row, the inner rows of a nested-loop tile for which the
+ *	  program is TRUE, and the pairs the host must recheck, as
+ *	  cuda_program_count.cu's pc_count_kernel counts them with the
+ *	  interpreter.
+ *
+ * Both compilers read this file.  nvcc, in cuda_program_count.cu, sees
+ * only the arguments (GjcArgs) and the tuning constants, to launch the
+ * kernel; NVRTC (cuda_compile.cu, at run time) sees the kernel too, after
+ * a source that defines the program as constants (GJC_PROGRAM and the
+ * rest, see gj_cuda_compiled_source): the instructions, the leading
+ * compares (gj_program_leading_compares), the columns the program loads
+ * and which of them may hold NULLs.  The program's semantics are
+ * device_program.h's, through gj_program_eval_fixed: the same
+ * gj_program_apply the interpreter runs, unrolled over the constant
+ * program, so that the stack lives in registers and no instruction is
+ * decoded.
+ *
+ * gjc_count_kernel: a 2-D grid, blockIdx.x over blocks of outer rows,
+ * blockIdx.y over slices of the inner tile (as cuda_rowcount.cu's
+ * rc_count_kernel).  Each thread holds the loaded columns of GJC_ROWS outer
+ * rows in registers; the block stages the slice's inner columns chunk by
+ * chunk in shared memory (every thread reads the same row: a broadcast).
+ * For each pair the leading compares are tested on order keys and the
+ * rest of the program runs from the instruction after them, with their
+ * TRUE slots on the stack, exactly as pc_count_kernel does: a pair failing
+ * a leading compare counts nothing, not even a recheck.  The rest runs for
+ * every pair, straight-line code, and its answer counts only where the
+ * compares passed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_COMPILED_COUNT_CUH
+#define GPUJOIN_COMPILED_COUNT_CUH
+
+#include "kernels/device_program.h"
+
+/*
+ * Tuning constants.  GJC_BLOCK threads a block; GJC_CHUNK inner rows staged
+ * at a time (8 kB a column, 16 kB for the usual two).  Outer rows per
+ * thread: gj_compiled_rows_per_thread (cuda_compile.cu), from the number
+ * of outer columns the program loads.
+ */
+#define GJC_BLOCK			256
+#define GJC_CHUNK			1024
+
+/* Arguments of gjc_count_kernel; the same layout for nvcc and NVRTC. */
+typedef struct GjcArgs
+{
+	GjKeyColumns outer;			/* device columns; row r at [r - outer_base] */
+	GjKeyColumns inner;			/* the tile's inner rows from [0] */
+	int64_t		outer_base;
+	int64_t		o_begin;		/* first outer row counted */
+	int64_t		nrows;
+	int64_t		ninner;
+	int64_t		slice_len;		/* a multiple of GJC_CHUNK */
+	unsigned long long *counts; /* per outer row, zeroed; NULL: total only */
+	unsigned long long *total;	/* zeroed */
+	unsigned long long *host;	/* zeroed */
+} GjcArgs;
+
+#ifdef GJC_NINSTRS
+
+/* Bits set in m. */
+__host__ __device__ constexpr int
+gjc_popcount(unsigned m)
+{
+	return m == 0 ? 0 : (int) (m & 1) + gjc_popcount(m >> 1);
+}
+
+/* Staging slot of column col of a set of columns mask. */
+__host__ __device__ constexpr int
+gjc_slot(unsigned mask, int col)
+{
+	return gjc_popcount(mask & ((1u << col) - 1));
+}
+
+/* The program, as gj_program_eval_fixed reads it. */
+struct GjcProgram
+{
+	static constexpr int ninstrs = GJC_NINSTRS;
+	static constexpr GjInstr instrs[GJC_NINSTRS] = GJC_PROGRAM;
+};
+
+#define GJC_HAS(mask, col) ((((unsigned) (mask)) >> (col)) & 1u)
+#define GJC_MAX1(n) ((n) > 0 ? (n) : 1)
+
+/* Order key of a value: its compares on integers are the interpreter's. */
+__device__ __forceinline__ int64_t
+gjc_order_key(int64_t value, int cls)
+{
+	return cls == GJ_CLASS_FLOAT ? gj_float_order_key(gj_bits_to_double(value)) : value;
+}
+
+extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
+gjc_count_kernel(const GjcArgs a)
+{
+	constexpr GjSimpleCompare lead[GJC_MAX1(GJC_LEAD_N)] = GJC_LEAD;
+	constexpr int nstaged = gjc_popcount(GJC_INNER_COLS);
+	constexpr int nnullable = gjc_popcount(GJC_INNER_NULLABLE);
+	__shared__ int64_t svalues[GJC_MAX1(nstaged)][GJC_CHUNK];
+	__shared__ uint8_t snull[GJC_MAX1(nnullable)][GJC_CHUNK];
+	__shared__ unsigned long long swarp[GJC_BLOCK / 32][2];
+	int64_t		first = (int64_t) blockIdx.x * (GJC_BLOCK * GJC_ROWS) + threadIdx.x;
+	int64_t		slice_begin = (int64_t) blockIdx.y * a.slice_len;
+	int64_t		slice_end = slice_begin + a.slice_len < a.ninner ?
+		slice_begin + a.slice_len : a.ninner;
+	int64_t		ov[GJC_ROWS][GJ_MAX_KEY_COLS];
+	bool		onull[GJC_ROWS][GJ_MAX_KEY_COLS];
+	int64_t		okey[GJC_ROWS][GJC_MAX1(GJC_LEAD_N)];
+	bool		valid[GJC_ROWS];
+	uint32_t	count[GJC_ROWS];
+	unsigned long long host = 0;
+	unsigned long long sum = 0;
+
+	/* the outer rows' columns, and the keys of their leading compares */
+#pragma unroll
+	for (int r = 0; r < GJC_ROWS; r++)
+	{
+		int64_t		j = first + r * GJC_BLOCK;
+		int64_t		row = a.o_begin + j - a.outer_base;
+
+		valid[r] = j < a.nrows;
+		count[r] = 0;
+#pragma unroll
+		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+		{
+			ov[r][c] = 0;
+			onull[r][c] = false;
+			if (GJC_HAS(GJC_OUTER_COLS, c) && valid[r])
+			{
+				ov[r][c] = a.outer.values[c][row];
+				onull[r][c] = GJC_HAS(GJC_OUTER_NULLABLE, c) && a.outer.isnull[c][row];
+			}
+		}
+		/* an outer row with a NULL compare key passes nothing */
+#pragma unroll
+		for (int k = 0; k < GJC_LEAD_N; k++)
+		{
+			valid[r] = valid[r] && !onull[r][lead[k].outer_col];
+			okey[r][k] = gjc_order_key(ov[r][lead[k].outer_col], lead[k].cls);
+		}
+	}
+
+	for (int64_t ib = slice_begin; ib < slice_end; ib += GJC_CHUNK)
+	{
+		int			n = slice_end - ib < GJC_CHUNK ? (int) (slice_end - ib) : GJC_CHUNK;
+		uint32_t	chunk_host = 0;
+
+		__syncthreads();		/* everyone is done with the previous chunk */
+#pragma unroll
+		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+		{
+			if (!GJC_HAS(GJC_INNER_COLS, c))
+				continue;
+			for (int t = threadIdx.x; t < n; t += GJC_BLOCK)
+			{
+				svalues[gjc_slot(GJC_INNER_COLS, c)][t] = a.inner.values[c][ib + t];
+				if (GJC_HAS(GJC_INNER_NULLABLE, c))
+					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] = a.inner.isnull[c][ib + t];
+			}
+		}
+		__syncthreads();
+
+#pragma unroll 2
+		for (int t = 0; t < n; t++)
+		{
+			int64_t		iv[GJ_MAX_KEY_COLS];
+			bool		inull[GJ_MAX_KEY_COLS];
+			int64_t		ikey[GJC_MAX1(GJC_LEAD_N)];
+			bool		ipass = true;
+
+#pragma unroll
+			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+			{
+				iv[c] = GJC_HAS(GJC_INNER_COLS, c) ?
+					svalues[gjc_slot(GJC_INNER_COLS, c)][t] : 0;
+				inull[c] = GJC_HAS(GJC_INNER_NULLABLE, c) &&
+					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] != 0;
+			}
+#pragma unroll
+			for (int k = 0; k < GJC_LEAD_N; k++)
+			{
+				ipass = ipass && !inull[lead[k].inner_col];
+				ikey[k] = gjc_order_key(iv[lead[k].inner_col], lead[k].cls);
+			}
+#pragma unroll
+			for (int r = 0; r < GJC_ROWS; r++)
+			{
+				bool		pass = valid[r] & ipass;
+				int			res;
+
+#pragma unroll
+				for (int k = 0; k < GJC_LEAD_N; k++)
+					pass = pass & gj_int_cmp_holds(lead[k].op, okey[r][k], ikey[k]);
+				res = gj_program_eval_fixed<GjcProgram, GJC_LEAD_PC, GJC_LEAD_DEPTH>(
+					[&] (bool outer, int col, GjSlot *slot, bool *isnull)
+					{
+						slot->i = outer ? ov[r][col] : iv[col];
+						*isnull = outer ? onull[r][col] : inull[col];
+					});
+				count[r] += pass & (res == GJ_RESULT_TRUE);
+				chunk_host += pass & (res == GJ_RESULT_RECHECK);
+			}
+		}
+		host += chunk_host;
+	}
+
+#pragma unroll
+	for (int r = 0; r < GJC_ROWS; r++)
+	{
+		if (!valid[r])
+			continue;
+		if (a.counts != NULL && count[r] != 0)
+			atomicAdd(&a.counts[first + r * GJC_BLOCK], (unsigned long long) count[r]);
+		sum += count[r];
+	}
+	/* the block's total and host pairs: one atomic each */
+	for (int off = 16; off > 0; off /= 2)
+	{
+		sum += __shfl_down_sync(0xffffffffu, sum, off);
+		host += __shfl_down_sync(0xffffffffu, host, off);
+	}
+	if (threadIdx.x % 32 == 0)
+	{
+		swarp[threadIdx.x / 32][0] = sum;
+		swarp[threadIdx.x / 32][1] = host;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		for (int w = 1; w < GJC_BLOCK / 32; w++)
+		{
+			sum += swarp[w][0];
+			host += swarp[w][1];
+		}
+		if (sum != 0)
+			atomicAdd(a.total, sum);
+		if (host != 0)
+			atomicAdd(a.host, host);
+	}
+}
+
+#endif							/* GJC_NINSTRS */
+
+#endif							/* GPUJOIN_COMPILED_COUNT_CUH */
