@@ -264,12 +264,12 @@ typedef struct CudaJoinState
 	bool		plain_alloc;
 
 	/*
-<<<<<<< HEAD
 	 * Times of begin_join's work (sorting, with the keys' upload), for the
 	 * next step's stats (backend.h): gj_cuda_take_pending_times.
 	 */
 	GjTimes		pending_times;
-=======
+
+	/*
 	 * The program count kernel compiled for the program (cuda_compile.cu),
 	 * looked up at the first program count step: NULL, and why, where the
 	 * steps interpret it.
@@ -277,7 +277,6 @@ typedef struct CudaJoinState
 	bool		count_kernel_known;
 	const void *count_kernel;
 	int			count_kernel_why;
->>>>>>> compiled
 } CudaJoinState;
 
 /* Add the times of the work done outside steps to a step's stats. */
