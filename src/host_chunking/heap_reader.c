@@ -84,6 +84,7 @@
 StaticAssertDecl(SizeOfPageHeaderData == GJ_PAGE_HEADER_SIZE, "page header size");
 StaticAssertDecl(offsetof(PageHeaderData, pd_lower) == GJ_PAGE_PD_LOWER_OFF, "pd_lower");
 StaticAssertDecl(offsetof(PageHeaderData, pd_flags) == GJ_PAGE_PD_FLAGS_OFF, "pd_flags");
+StaticAssertDecl(offsetof(PageHeaderData, pd_upper) == GJ_PAGE_PD_UPPER_OFF, "pd_upper");
 StaticAssertDecl(sizeof(((PageHeaderData *) 0)->pd_lower) == 2, "pd_lower width");
 StaticAssertDecl(sizeof(((PageHeaderData *) 0)->pd_flags) == 2, "pd_flags width");
 StaticAssertDecl(PD_ALL_VISIBLE == GJ_PAGE_ALL_VISIBLE, "PD_ALL_VISIBLE");
@@ -149,6 +150,7 @@ struct GjHeapReader
 	GjPageSpec	page_spec;
 	GjPageOutput page_out;
 	uint8		page_host[MaxHeapTuplesPerPage];
+	uint32		page_data_offs[MaxHeapTuplesPerPage];
 
 	/* where the scan is */
 	bool		started;		/* the first block was taken */
@@ -307,6 +309,7 @@ page_decoder_init(GjHeapReader *reader)
 	}
 	reader->page_out.host = reader->page_host;
 	reader->page_out.lineoffs = NULL;	/* the decoder reads a list */
+	reader->page_out.data_offs = reader->page_data_offs;
 	reader->page_spec.page_size = BLCKSZ;
 	reader->page_spec.walk_natts = reader->max_heap_attno;
 	reader->page_spec.attrs = attrs;

@@ -81,6 +81,7 @@
 #define GJ_PAGE_HEADER_SIZE		24	/* SizeOfPageHeaderData: pd_linp[] starts here */
 #define GJ_PAGE_PD_LOWER_OFF	12	/* offsetof(PageHeaderData, pd_lower) */
 #define GJ_PAGE_PD_FLAGS_OFF	10	/* offsetof(PageHeaderData, pd_flags) */
+#define GJ_PAGE_PD_UPPER_OFF	14	/* offsetof(PageHeaderData, pd_upper) */
 #define GJ_PAGE_ALL_VISIBLE		0x0004	/* PD_ALL_VISIBLE */
 #define GJ_ITEMID_SIZE			4	/* sizeof(ItemIdData): lp_off:15 lp_flags:2 lp_len:15 */
 #define GJ_LP_NORMAL			1
@@ -136,7 +137,18 @@ typedef struct GjPageOutput
 	bool	  **isnull;			/* [ncols][rows] */
 	uint8_t    *host;			/* [rows]: 1 where the host must deform the tuple */
 	uint16_t   *lineoffs;		/* [rows]: GJ_PAGE_ALL_NORMAL fills it in */
+	uint32_t   *data_offs;		/* [rows]: gj_page_decode's scratch */
 } GjPageOutput;
+
+/* Where a tuple's data is, from its line pointer and header. */
+typedef struct GjPageTuple
+{
+	uint32_t	tup_off;		/* offset of the tuple's header in the page */
+	uint32_t	data_off;		/* offset of the data (t_hoff on) in the page */
+	uint32_t	data_len;
+	uint32_t	natts;
+	bool		hasnull;
+} GjPageTuple;
 
 /* What gj_page_decode_tuple made of one line pointer. */
 #define GJ_PAGE_ROW			0	/* decoded */
@@ -256,57 +268,80 @@ gj_page_varlena_size(const uint8_t *p, uint32_t room)
 }
 
 /*
- * Decode the tuple at line pointer lineoff (from 1) into row `row` of out:
- * GJ_PAGE_ROW, GJ_PAGE_HOST (host[row] set, the values unset), or
- * GJ_PAGE_NOT_NORMAL (nothing written).  ref_base + a value's offset in
- * the page is what a by-reference attribute gets.
+ * Find the tuple at line pointer lineoff (from 1; the page has nlp line
+ * pointers): GJ_PAGE_ROW with *t filled in, GJ_PAGE_NOT_NORMAL, or
+ * GJ_PAGE_HOST where the line pointer or the header is not laid out as
+ * PostgreSQL lays them out.
  */
 GJ_HD int
-gj_page_decode_tuple(const uint8_t *page, uint64_t ref_base, const GjPageSpec *spec,
-					 int lineoff, const GjPageOutput *out, uint32_t row)
+gj_page_find_tuple(const uint8_t *page, uint32_t page_size, int nlp, int lineoff,
+				   GjPageTuple *t)
 {
-	uint32_t	lp;
-	uint32_t	lp_off,
+	uint32_t	lp,
+				lp_off,
 				lp_len,
-				natts,
-				infomask,
-				hoff,
-				data_off,
-				data_len;
+				hoff;
 	const uint8_t *tup;
-	const uint8_t *data;
-	bool		hasnull;
-	int			k;
 
-	if (lineoff < 1 || lineoff > gj_page_item_count(page, spec->page_size))
-		goto host;
+	if (lineoff < 1 || lineoff > nlp)
+		return GJ_PAGE_HOST;
 	lp = gj_page_load32(page + GJ_PAGE_HEADER_SIZE + (lineoff - 1) * GJ_ITEMID_SIZE);
 	if (((lp >> 15) & 0x03) != GJ_LP_NORMAL)
 		return GJ_PAGE_NOT_NORMAL;
 	lp_off = lp & 0x7FFF;
 	lp_len = lp >> 17;
-
-	/* the tuple and its header, where and as PostgreSQL lays them out */
-	if (lp_off % GJ_MAXALIGN != 0 || lp_len < GJ_TUPLE_BITS_OFF ||
-		lp_off + lp_len > spec->page_size)
-		goto host;
+	if (lp_off % GJ_MAXALIGN != 0 || lp_len < GJ_TUPLE_BITS_OFF || lp_off + lp_len > page_size)
+		return GJ_PAGE_HOST;
 	tup = page + lp_off;
-	natts = gj_page_load16(tup + GJ_TUPLE_INFOMASK2_OFF) & GJ_HEAP_NATTS_MASK;
-	infomask = gj_page_load16(tup + GJ_TUPLE_INFOMASK_OFF);
+	t->natts = gj_page_load16(tup + GJ_TUPLE_INFOMASK2_OFF) & GJ_HEAP_NATTS_MASK;
+	t->hasnull = (gj_page_load16(tup + GJ_TUPLE_INFOMASK_OFF) & GJ_HEAP_HASNULL) != 0;
 	hoff = tup[GJ_TUPLE_HOFF_OFF];
-	hasnull = (infomask & GJ_HEAP_HASNULL) != 0;
 	if (hoff % GJ_MAXALIGN != 0 || hoff > lp_len ||
-		hoff < GJ_TUPLE_BITS_OFF + (hasnull ? (natts + 7) / 8 : 0))
+		hoff < GJ_TUPLE_BITS_OFF + (t->hasnull ? (t->natts + 7) / 8 : 0))
+		return GJ_PAGE_HOST;
+	t->tup_off = lp_off;
+	t->data_off = lp_off + hoff;
+	t->data_len = lp_len - hoff;
+	return GJ_PAGE_ROW;
+}
+
+/* Whether a found tuple has every needed attribute at its fixed offset. */
+GJ_HD bool
+gj_page_tuple_fixed(const GjPageSpec *spec, const GjPageTuple *t)
+{
+	return spec->all_fixed && !t->hasnull && t->natts >= (uint32_t) spec->walk_natts &&
+		spec->fixed_end <= t->data_len;
+}
+
+/*
+ * Decode the tuple at line pointer lineoff (from 1; the page has nlp line
+ * pointers) into row `row` of out: GJ_PAGE_ROW, GJ_PAGE_HOST (host[row]
+ * set, the values unset), or GJ_PAGE_NOT_NORMAL (nothing written).
+ * ref_base + a value's offset in the page is what a by-reference attribute
+ * gets.
+ */
+GJ_HD int
+gj_page_decode_tuple(const uint8_t *page, uint64_t ref_base, const GjPageSpec *spec,
+					 int nlp, int lineoff, const GjPageOutput *out, uint32_t row)
+{
+	GjPageTuple t;
+	const uint8_t *data;
+	uint32_t	data_off,
+				data_len;
+	int			k;
+	int			found = gj_page_find_tuple(page, spec->page_size, nlp, lineoff, &t);
+
+	if (found == GJ_PAGE_NOT_NORMAL)
+		return GJ_PAGE_NOT_NORMAL;
+	if (found == GJ_PAGE_HOST)
 		goto host;
-	data_off = lp_off + hoff;
+	data_off = t.data_off;
 	data = page + data_off;
-	data_len = lp_len - hoff;
+	data_len = t.data_len;
 
 	/* no NULLs, long enough, every needed attribute at its fixed offset */
-	if (spec->all_fixed && !hasnull && natts >= (uint32_t) spec->walk_natts)
+	if (gj_page_tuple_fixed(spec, &t))
 	{
-		if (spec->fixed_end > data_len)
-			goto host;
 		for (k = 0; k < spec->ncols; k++)
 		{
 			if (!gj_page_store_value(&spec->cols[k], data, data_off, spec->cols[k].fixed_off,
@@ -319,8 +354,8 @@ gj_page_decode_tuple(const uint8_t *page, uint64_t ref_base, const GjPageSpec *s
 
 	/* the walk of slot_deform_heap_tuple, up to the last needed attribute */
 	{
-		const uint8_t *bits = tup + GJ_TUPLE_BITS_OFF;
-		uint32_t	walk = natts < (uint32_t) spec->walk_natts ? natts : (uint32_t) spec->walk_natts;
+		const uint8_t *bits = page + t.tup_off + GJ_TUPLE_BITS_OFF;
+		uint32_t	walk = t.natts < (uint32_t) spec->walk_natts ? t.natts : (uint32_t) spec->walk_natts;
 		uint32_t	off = 0;
 		uint32_t	attno;
 
@@ -330,7 +365,7 @@ gj_page_decode_tuple(const uint8_t *page, uint64_t ref_base, const GjPageSpec *s
 			const GjPageAttr *att = &spec->attrs[attno - 1];
 			uint32_t	size;
 
-			if (hasnull && (bits[(attno - 1) >> 3] & (1 << ((attno - 1) & 0x07))) == 0)
+			if (t.hasnull && (bits[(attno - 1) >> 3] & (1 << ((attno - 1) & 0x07))) == 0)
 			{
 				for (; k < spec->ncols && spec->cols[k].attno == (int) attno; k++)
 				{
@@ -399,49 +434,150 @@ host:
 }
 
 /*
+ * Rows 0 .. n - 1 of the tuples whose data starts at data_offs[] (0: not on
+ * the fixed path, overwritten later), every needed attribute at its fixed
+ * offset: a loop per column and width, one load per value.  Each column's
+ * fixed_off is aligned to its width (checked by the caller), and so is
+ * every tuple's data, maximally aligned.
+ */
+GJ_HD void
+gj_page_decode_fixed_rows(const uint8_t *page, uint64_t ref_base, const GjPageSpec *spec,
+						  const uint32_t *data_offs, int n, const GjPageOutput *out)
+{
+	int			k,
+				i;
+
+	for (k = 0; k < spec->ncols; k++)
+	{
+		const GjPageColumn *col = &spec->cols[k];
+		const uint8_t *base = page + col->fixed_off;
+		uint64_t   *values = out->values[k];
+		bool	   *isnull = out->isnull[k];
+
+		if (!col->byval)
+			for (i = 0; i < n; i++)
+				values[i] = ref_base + data_offs[i] + (uint32_t) col->fixed_off;
+		else if (col->attlen == 8)
+			for (i = 0; i < n; i++)
+				values[i] = *(const uint64_t *) (base + data_offs[i]);
+		else if (col->attlen == 4)
+			for (i = 0; i < n; i++)
+				values[i] = (uint64_t) (int64_t) *(const int32_t *) (base + data_offs[i]);
+		else
+			for (i = 0; i < n; i++)
+				values[i] = gj_page_fetch_byval(base + data_offs[i], col->attlen);
+		for (i = 0; i < n; i++)
+			isnull[i] = false;
+	}
+}
+
+/*
  * Decode a page's tuples into rows 0, 1, ...: those at the nitems offsets of
  * lineoffs (a line pointer there that is not LP_NORMAL is flagged for the
  * host), or, with nitems GJ_PAGE_ALL_NORMAL, every LP_NORMAL line pointer of
  * the page in order (out->lineoffs gets their offsets).  Returns the rows
- * written; *nhost says how many of them are flagged.  The host's loop; a
- * device kernel would run gj_page_decode_tuple a thread per line pointer.
+ * written; *nhost says how many of them are flagged.
+ *
+ * The host's loop: where every needed attribute has a fixed offset, it
+ * first finds each tuple, then reads the tuples on the fixed path a column
+ * at a time (gj_page_decode_fixed_rows), then decodes the others one at a
+ * time.  A device kernel would rather run gj_page_decode_tuple a thread
+ * per line pointer.
  */
 GJ_HD int
 gj_page_decode(const uint8_t *page, uint64_t ref_base, const GjPageSpec *spec,
 			   const uint16_t *lineoffs, int nitems, const GjPageOutput *out, int *nhost)
 {
+	/* in locals: a store through a uint8_t pointer may alias anything */
+	const uint32_t page_size = spec->page_size;
+	const uint32_t walk_natts = (uint32_t) spec->walk_natts;
+	const uint32_t fixed_end = spec->fixed_end;
+	uint8_t    *host = out->host;
+	uint32_t   *data_offs = out->data_offs;
+	uint16_t   *row_lineoffs = out->lineoffs;
+	const int	nlp = gj_page_item_count(page, page_size);
+	const bool	all_normal = nitems == GJ_PAGE_ALL_NORMAL;
+	bool		batch = spec->all_fixed && fixed_end <= page_size;
 	int			nrows = 0;
 	int			flagged = 0;
-	int			i;
+	int			nfixed = 0;
+	int			i,
+				k;
 
-	if (nitems == GJ_PAGE_ALL_NORMAL)
+	/* by-value columns at offsets aligned to their width (a type could do otherwise) */
+	for (k = 0; batch && k < spec->ncols; k++)
+		batch = !spec->cols[k].byval ||
+			(spec->cols[k].fixed_off & (spec->cols[k].attlen - 1)) == 0;
+
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+
+	/*
+	 * On the host, ask for the cache lines of every tuple at once: the
+	 * loads of the tuple headers below are what the loop waits for, and a
+	 * page's tuples lie from pd_upper to the end in line pointer order
+	 * backwards, which the hardware prefetchers follow late.
+	 */
 	{
-		int			nlp = gj_page_item_count(page, spec->page_size);
+		uint32_t	upper = gj_page_load16(page + GJ_PAGE_PD_UPPER_OFF);
+		uint32_t	line;
 
-		for (i = 1; i <= nlp; i++)
-		{
-			int			r = gj_page_decode_tuple(page, ref_base, spec, i, out, (uint32_t) nrows);
-
-			if (r == GJ_PAGE_NOT_NORMAL)
-				continue;
-			flagged += r == GJ_PAGE_HOST;
-			out->lineoffs[nrows++] = (uint16_t) i;
-		}
+		for (line = upper & ~63u; line < page_size && upper <= page_size; line += 64)
+			__builtin_prefetch(page + line);
 	}
-	else
-	{
-		for (i = 0; i < nitems; i++)
-		{
-			int			r = gj_page_decode_tuple(page, ref_base, spec, lineoffs[i], out,
-												 (uint32_t) nrows);
+#endif
 
-			if (r == GJ_PAGE_NOT_NORMAL)
-			{
-				out->host[nrows] = 1;
-				r = GJ_PAGE_HOST;
-			}
-			flagged += r == GJ_PAGE_HOST;
-			nrows++;
+	if (all_normal)
+		nitems = nlp;
+	for (i = 0; i < nitems; i++)
+	{
+		int			lineoff = all_normal ? i + 1 : lineoffs[i];
+		GjPageTuple t = {0, 0, 0, 0, false};
+		int			found;
+
+		/* on the batch path only find the tuple; else decode it now */
+		if (batch)
+			found = gj_page_find_tuple(page, page_size, nlp, lineoff, &t);
+		else
+			found = gj_page_decode_tuple(page, ref_base, spec, nlp, lineoff, out,
+										 (uint32_t) nrows);
+		if (found == GJ_PAGE_NOT_NORMAL && all_normal)
+			continue;
+		if (all_normal)
+			row_lineoffs[nrows] = (uint16_t) lineoff;
+		if (!batch)
+		{
+			host[nrows] = found != GJ_PAGE_ROW;
+			flagged += found != GJ_PAGE_ROW;
+		}
+		else if (found == GJ_PAGE_ROW && !t.hasnull && t.natts >= walk_natts &&
+				 fixed_end <= t.data_len)
+		{
+			/* gj_page_tuple_fixed */
+			data_offs[nrows] = t.data_off;
+			host[nrows] = 0;
+			nfixed++;
+		}
+		else
+			data_offs[nrows] = 0;	/* decoded one at a time below */
+		nrows++;
+	}
+	if (!batch)
+	{
+		*nhost = flagged;
+		return nrows;
+	}
+
+	if (nfixed > 0)
+		gj_page_decode_fixed_rows(page, ref_base, spec, data_offs, nrows, out);
+	for (i = 0; nfixed < nrows && i < nrows; i++)
+	{
+		if (data_offs[i] == 0 &&
+			gj_page_decode_tuple(page, ref_base, spec, nlp,
+								 all_normal ? row_lineoffs[i] : lineoffs[i], out,
+								 (uint32_t) i) != GJ_PAGE_ROW)
+		{
+			host[i] = 1;
+			flagged++;
 		}
 	}
 	*nhost = flagged;
