@@ -24,9 +24,10 @@
  *							the programs, sort-merge and hash joins over the
  *							tile schedules, the join types' matched rows,
  *							agg_step partials, the error path, tile
- *							pruning, and the row counts of compare
+ *							pruning, the row counts of compare
  *							conjunctions (the conjunction loop, the
- *							dominance counter); ends "kernel_test: N
+ *							dominance counter), and the heap page
+ *							decoder on pages built by hand; ends "kernel_test: N
  *							passed, N failed"
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
@@ -66,6 +67,8 @@
  *	  kt_program_count.c	row counts of any nested-loop program (the
  *						prefilter of leading compares): tests and
  *						bench-program-count
+ *	  kt_page_decode.c	the heap page decoder (shared/gj_page_decode.h)
+ *						on random and damaged pages built by hand
  *
  *-------------------------------------------------------------------------
  */
