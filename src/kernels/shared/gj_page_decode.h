@@ -515,8 +515,11 @@ gj_page_decode(const uint8_t *page, uint64_t ref_base, const GjPageSpec *spec,
 	 * On the host, ask for the cache lines of every tuple at once: the
 	 * loads of the tuple headers below are what the loop waits for, and a
 	 * page's tuples lie from pd_upper to the end in line pointer order
-	 * backwards, which the hardware prefetchers follow late.
+	 * backwards, which the hardware prefetchers follow late.  Not on a page
+	 * that is not all-visible: heapgetpage has just read every tuple's
+	 * header to check its visibility.
 	 */
+	if (gj_page_is_all_visible(page))
 	{
 		uint32_t	upper = gj_page_load16(page + GJ_PAGE_PD_UPPER_OFF);
 		uint32_t	line;
