@@ -101,7 +101,7 @@ else
 OBJS += src/kernels/cuda/cuda_stub.o
 endif
 
-REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input spill partitions agg_partial_float full_theta band_forms
+REGRESS = setup types nulls_floats tiles rescan explain errors algorithms jointypes parallel aggregates emit types_text hash_probe types_exact overlap modify types_oid agg_device columnar_input page_decoder spill partitions agg_partial_float full_theta band_forms
 REGRESS_OPTS = --load-extension=gpujoin
 ISOLATION = columnar_mvcc columnar_serializable
 ISOLATION_OPTS = --load-extension=gpujoin

@@ -48,6 +48,7 @@ extern bool gpujoin_overlap_steps;
 extern bool gpujoin_parallel_shared_inner;
 extern bool gpujoin_parallel_inner_drain;
 extern bool gpujoin_columnar_input;
+extern bool gpujoin_page_decoder;
 
 /*
  * The planner's cost constants of one backend (gpujoin_costs.c), in the

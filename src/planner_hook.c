@@ -48,6 +48,7 @@ bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
 bool		gpujoin_parallel_inner_drain = true;
 bool		gpujoin_columnar_input = true;
+bool		gpujoin_page_decoder = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
 int			gpujoin_service_workers = 4;
@@ -255,6 +256,12 @@ define_gucs(void)
 							 "Lets GpuJoin read a Seq Scan input of a heap table itself, a page at a time, into its column buffers.",
 							 "Off pulls every input row through the child plan.",
 							 &gpujoin_columnar_input, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.page_decoder",
+							 "Lets the columnar heap reader decode a page's visible tuples with the shared page decoder.",
+							 "Off deforms them one at a time as before (for comparisons); scans with quals always do.",
+							 &gpujoin_page_decoder, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	/*

@@ -32,6 +32,11 @@
  *	  (added by ALTER TABLE later) take their missing value; nothing is
  *	  detoasted here (the buffer copies the datum as a seq scan would return
  *	  it);
+ *	- without scan quals, a page's visible tuples are decoded at once by the
+ *	  page decoder (kernels/shared/gj_page_decode.h, the code a device will
+ *	  run on raw pages), while the page is pinned as heapgetpage left it;
+ *	  the tuples it flags, and every tuple of a scan with quals
+ *	  (or gpujoin.page_decoder off), are deformed here one at a time;
  *	- the scan's own quals are evaluated on the child's scan slot, as
  *	  ExecScan would, and only the tuples that pass are deformed;
  *	- a page's rows go to the host buffer column by column
@@ -68,6 +73,49 @@
 
 #include "gpujoin.h"
 #include "host_chunking/heap_reader.h"
+#include "kernels/shared/gj_page_decode.h"
+
+/*
+ * The page decoder re-derives PostgreSQL's page and tuple layout (it must
+ * compile without PostgreSQL's headers, for the device): here is where it
+ * is checked against them.  ItemIdData's bit fields cannot be checked at
+ * compile time; page_decoder_layout_ok does that once at run time.
+ */
+StaticAssertDecl(SizeOfPageHeaderData == GJ_PAGE_HEADER_SIZE, "page header size");
+StaticAssertDecl(offsetof(PageHeaderData, pd_lower) == GJ_PAGE_PD_LOWER_OFF, "pd_lower");
+StaticAssertDecl(offsetof(PageHeaderData, pd_flags) == GJ_PAGE_PD_FLAGS_OFF, "pd_flags");
+StaticAssertDecl(offsetof(PageHeaderData, pd_upper) == GJ_PAGE_PD_UPPER_OFF, "pd_upper");
+StaticAssertDecl(sizeof(((PageHeaderData *) 0)->pd_lower) == 2, "pd_lower width");
+StaticAssertDecl(sizeof(((PageHeaderData *) 0)->pd_flags) == 2, "pd_flags width");
+StaticAssertDecl(PD_ALL_VISIBLE == GJ_PAGE_ALL_VISIBLE, "PD_ALL_VISIBLE");
+StaticAssertDecl(sizeof(ItemIdData) == GJ_ITEMID_SIZE, "ItemIdData size");
+StaticAssertDecl(LP_NORMAL == GJ_LP_NORMAL && LP_REDIRECT == GJ_LP_REDIRECT &&
+				 LP_DEAD == GJ_LP_DEAD, "line pointer flags");
+StaticAssertDecl(offsetof(HeapTupleHeaderData, t_infomask2) == GJ_TUPLE_INFOMASK2_OFF,
+				 "t_infomask2");
+StaticAssertDecl(offsetof(HeapTupleHeaderData, t_infomask) == GJ_TUPLE_INFOMASK_OFF,
+				 "t_infomask");
+StaticAssertDecl(offsetof(HeapTupleHeaderData, t_hoff) == GJ_TUPLE_HOFF_OFF, "t_hoff");
+StaticAssertDecl(offsetof(HeapTupleHeaderData, t_bits) == GJ_TUPLE_BITS_OFF &&
+				 SizeofHeapTupleHeader == GJ_TUPLE_BITS_OFF, "t_bits");
+StaticAssertDecl(HEAP_NATTS_MASK == GJ_HEAP_NATTS_MASK, "HEAP_NATTS_MASK");
+StaticAssertDecl(HEAP_HASNULL == GJ_HEAP_HASNULL, "HEAP_HASNULL");
+StaticAssertDecl(VARTAG_ONDISK == GJ_VARTAG_ONDISK, "VARTAG_ONDISK");
+StaticAssertDecl(VARHDRSZ_EXTERNAL + sizeof(varatt_external) == GJ_TOAST_POINTER_SIZE,
+				 "on-disk TOAST pointer size");
+StaticAssertDecl(sizeof(OffsetNumber) == sizeof(uint16_t) &&
+				 MaxHeapTuplesPerPage <= PG_UINT16_MAX, "line pointer offsets");
+StaticAssertDecl(sizeof(bool) == 1, "the decoder's null flags are bools");
+
+/*
+ * Builds where the decoder reads exactly what PostgreSQL does: Datums of 8
+ * bytes, little-endian varlena headers, tuples maximally aligned to 8.
+ */
+#if SIZEOF_DATUM == 8 && !defined(WORDS_BIGENDIAN) && MAXIMUM_ALIGNOF == GJ_MAXALIGN
+#define PAGE_DECODER_BUILD	true
+#else
+#define PAGE_DECODER_BUILD	false
+#endif
 
 /* How to fetch one needed attribute at a fixed offset. */
 typedef struct GjReadAttr
@@ -96,6 +144,13 @@ struct GjHeapReader
 	/* one tuple deformed up to max_heap_attno, for tuples off the fast path */
 	Datum	   *tuple_values;
 	bool	   *tuple_isnull;
+
+	/* the page decoder, when use_page_decoder */
+	bool		use_page_decoder;
+	GjPageSpec	page_spec;
+	GjPageOutput page_out;
+	uint8		page_host[MaxHeapTuplesPerPage];
+	uint32		page_data_offs[MaxHeapTuplesPerPage];
 
 	/* where the scan is */
 	bool		started;		/* the first block was taken */
@@ -168,6 +223,103 @@ compute_fixed_offsets(GjHeapReader *reader)
 }
 
 /*
+ * Whether ItemIdData's bit fields are where the page decoder reads them
+ * (lp_off in bits 0-14, lp_flags in 15-16, lp_len in 17-31): once a process.
+ */
+static bool
+page_decoder_layout_ok(void)
+{
+	static int	known = -1;
+
+	if (known < 0)
+	{
+		ItemIdData	lp;
+		uint32		raw;
+
+		memset(&lp, 0, sizeof(lp));
+		ItemIdSetNormal(&lp, 0x1238, 0x5679);
+		memcpy(&raw, &lp, sizeof(raw));
+		known = (raw & 0x7FFF) == 0x1238 && ((raw >> 15) & 0x03) == LP_NORMAL &&
+			(raw >> 17) == 0x5679;
+	}
+	return known == 1;
+}
+
+/*
+ * The page decoder's description of the attributes the reader needs (see
+ * gj_page_decode.h), or false when it cannot describe them: then every
+ * tuple is deformed here.  Called after compute_fixed_offsets.
+ */
+static bool
+page_decoder_init(GjHeapReader *reader)
+{
+	TupleDesc	tupdesc = reader->tupdesc;
+	GjPageAttr *attrs;
+	GjPageColumn *cols;
+	int			attno;
+	int			k;
+
+	if (!PAGE_DECODER_BUILD || !page_decoder_layout_ok() || reader->nattrs == 0)
+		return false;
+
+	attrs = palloc0(sizeof(GjPageAttr) * reader->max_heap_attno);
+	for (attno = 1; attno <= reader->max_heap_attno; attno++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, attno - 1);
+
+		attrs[attno - 1].attlen = att->attlen;
+		/* 'c', 's', 'i', 'd' in bytes: where att_align_nominal puts offset 1 */
+		attrs[attno - 1].align = att_align_nominal(1, att->attalign);
+		if (att->attlen == 0 || att->attlen < -2)
+			return false;
+	}
+
+	cols = palloc0(sizeof(GjPageColumn) * reader->nattrs);
+	reader->page_out.values = palloc(sizeof(uint64_t *) * reader->nattrs);
+	reader->page_out.isnull = palloc(sizeof(bool *) * reader->nattrs);
+	reader->page_spec.fixed_end = 0;
+	for (k = 0; k < reader->nattrs; k++)
+	{
+		const GjReadAttr *ra = &reader->attrs[k];
+		Form_pg_attribute att = TupleDescAttr(tupdesc, ra->heap_attno - 1);
+		GjPageColumn *col = &cols[k];
+		bool		missing_isnull;
+		Datum		missing;
+
+		col->attno = ra->heap_attno;
+		col->attlen = att->attlen;
+		col->byval = att->attbyval;
+		col->fixed_off = ra->fixed_off;
+		if (col->byval && col->attlen != 1 && col->attlen != 2 && col->attlen != 4 &&
+			col->attlen != 8)
+			return false;
+		if (ra->fixed_off >= 0)
+			reader->page_spec.fixed_end = Max(reader->page_spec.fixed_end,
+											  (uint32) (ra->fixed_off + att->attlen));
+
+		/* what getmissingattr gives a tuple written before the column */
+		missing = getmissingattr(tupdesc, ra->heap_attno, &missing_isnull);
+		col->missing_isnull = missing_isnull;
+		col->missing_value = missing_isnull || !col->byval ? 0 : (uint64_t) missing;
+		col->missing_host = !missing_isnull && !col->byval;
+
+		/* the decoder writes straight into the page's columns */
+		reader->page_out.values[k] = (uint64_t *) reader->values[ra->child_attno - 1];
+		reader->page_out.isnull[k] = reader->isnull[ra->child_attno - 1];
+	}
+	reader->page_out.host = reader->page_host;
+	reader->page_out.lineoffs = NULL;	/* the decoder reads a list */
+	reader->page_out.data_offs = reader->page_data_offs;
+	reader->page_spec.page_size = BLCKSZ;
+	reader->page_spec.walk_natts = reader->max_heap_attno;
+	reader->page_spec.attrs = attrs;
+	reader->page_spec.ncols = reader->nattrs;
+	reader->page_spec.cols = cols;
+	reader->page_spec.all_fixed = reader->all_fixed;
+	return true;
+}
+
+/*
  * A reader for the child when it can stand in for it exactly (see the
  * header comment), else NULL.  buf says which columns of the child's output
  * the join stores.  Called at the node's start; what it allocates lives in
@@ -233,6 +385,7 @@ gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf, MemoryContext
 	}
 	reader->tuple_values = palloc(sizeof(Datum) * Max(reader->max_heap_attno, 1));
 	reader->tuple_isnull = palloc(sizeof(bool) * Max(reader->max_heap_attno, 1));
+	reader->use_page_decoder = gpujoin_page_decoder && page_decoder_init(reader);
 	MemoryContextSwitchTo(old);
 	return reader;
 }
@@ -371,6 +524,37 @@ read_fast_rows(GjHeapReader *reader, int n)
 }
 
 /*
+ * Read the page's visible tuples, n of them, into rows 0 .. n - 1 with the
+ * page decoder, and the tuples it flags one at a time.  The page is pinned
+ * (heapgetpage's pin, held until the next page), so its visible tuples stay
+ * where they are; by-reference values point into it until the host buffer
+ * copies them.
+ */
+static int
+read_page_decoded(GjHeapReader *reader, HeapScanDesc scan, Page page)
+{
+	int			nhost;
+	int			n;
+	int			j;
+
+	n = gj_page_decode((const uint8_t *) page, (uint64_t) (uintptr_t) page, &reader->page_spec,
+					   scan->rs_vistuples, scan->rs_ntuples, &reader->page_out, &nhost);
+	Assert(n == scan->rs_ntuples);
+	for (j = 0; nhost > 0 && j < n; j++)
+	{
+		ItemId		lp;
+
+		if (!reader->page_host[j])
+			continue;
+		lp = PageGetItemId(page, scan->rs_vistuples[j]);
+		Assert(ItemIdIsNormal(lp));
+		read_tuple_slow(reader, (HeapTupleHeader) PageGetItem(page, lp), j);
+		nhost--;
+	}
+	return n;
+}
+
+/*
  * Whether the scan's quals pass a tuple, evaluated on the child's own scan
  * slot and expression context as ExecScan does.
  */
@@ -390,6 +574,46 @@ scan_quals_pass(GjHeapReader *reader, HeapScanDesc scan, HeapTupleHeader tup,
 	ResetExprContext(econtext);
 	econtext->ecxt_scantuple = slot;
 	return ExecQual(ss->ss.ps.qual, econtext);
+}
+
+/*
+ * Read the page's visible tuples that pass the scan's quals into rows 0,
+ * 1, ... one at a time (those on the fast path an attribute at a time, as
+ * long as no tuple before needed the slow way); returns the rows read and
+ * adds the tuples the quals removed to *filtered.
+ */
+static int
+read_page_tuples(GjHeapReader *reader, HeapScanDesc scan, Page page, int64 *filtered)
+{
+	PlanState  *ps = &reader->scan_state->ss.ps;
+	int			n = 0;
+	int			nslow = 0;
+	int			i;
+
+	for (i = 0; i < scan->rs_ntuples; i++)
+	{
+		OffsetNumber lineoff = scan->rs_vistuples[i];
+		ItemId		lp = PageGetItemId(page, lineoff);
+		HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(page, lp);
+
+		if (ps->qual != NULL && !scan_quals_pass(reader, scan, tup, lp, lineoff))
+		{
+			(*filtered)++;
+			continue;
+		}
+		if (nslow == 0 && tuple_on_fast_path(reader, tup))
+			reader->data[n++] = (char *) tup + tup->t_hoff;
+		else
+		{
+			/* the rows before on the fast path, then this one */
+			if (nslow++ == 0 && n > 0)
+				read_fast_rows(reader, n);
+			read_tuple_slow(reader, tup, n++);
+		}
+	}
+	if (nslow == 0 && n > 0)
+		read_fast_rows(reader, n);
+	return n;
 }
 
 /*
@@ -430,35 +654,20 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 	while (!reader->finished && (block = next_block(reader, scan)) != InvalidBlockNumber)
 	{
 		Page		page;
-		int			n = 0;
-		int			nslow = 0;
-		int			i;
+		int			n;
 
 		heapgetpage(&scan->rs_base, block);
 		page = BufferGetPage(scan->rs_cbuf);
-		for (i = 0; i < scan->rs_ntuples; i++)
-		{
-			OffsetNumber lineoff = scan->rs_vistuples[i];
-			ItemId		lp = PageGetItemId(page, lineoff);
-			HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(page, lp);
-
-			if (ps->qual != NULL && !scan_quals_pass(reader, scan, tup, lp, lineoff))
-			{
-				filtered++;
-				continue;
-			}
-			if (nslow == 0 && tuple_on_fast_path(reader, tup))
-				reader->data[n++] = (char *) tup + tup->t_hoff;
-			else
-			{
-				/* the rows before on the fast path, then this one */
-				if (nslow++ == 0 && n > 0)
-					read_fast_rows(reader, n);
-				read_tuple_slow(reader, tup, n++);
-			}
-		}
-		if (nslow == 0 && n > 0)
-			read_fast_rows(reader, n);
+		/*
+		 * The page decoder on all-visible pages, the pages the device will
+		 * decode: on the others heapgetpage has just read every tuple's
+		 * header, and the decoder's own checks measured 5% slower than
+		 * deforming the visible tuples one by one (2-core machine, 2M rows).
+		 */
+		if (ps->qual == NULL && reader->use_page_decoder && PageIsAllVisible(page))
+			n = read_page_decoded(reader, scan, page);
+		else
+			n = read_page_tuples(reader, scan, page, &filtered);
 		/* the values by reference point into the page: copied while pinned */
 		if (n > 0)
 			gj_host_buffer_append_columns(buf, n, reader->values, reader->isnull);

@@ -24,11 +24,12 @@
  *							the programs, sort-merge and hash joins over the
  *							tile schedules, the join types' matched rows,
  *							agg_step partials, the error path, tile
- *							pruning, and the row counts of compare
+ *							pruning, the row counts of compare
  *							conjunctions (the conjunction loop, the
  *							dominance counter), and NVRTC's compiles of
  *							the bench's programs (kt_compiled.c; they
- *							skip without libnvrtc); ends "kernel_test: N
+ *							skip without libnvrtc), and the heap page
+ *							decoder on pages built by hand; ends "kernel_test: N
  *							passed, N failed"
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
@@ -79,6 +80,8 @@
  *						bench-program-count; interpreted and compiled
  *	  kt_compiled.c		programs compiled to GPU code: nvrtc, and the
  *						compiled table of bench-program-count
+ *	  kt_page_decode.c	the heap page decoder (shared/gj_page_decode.h)
+ *						on random and damaged pages built by hand
  *
  *-------------------------------------------------------------------------
  */
