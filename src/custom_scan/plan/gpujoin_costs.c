@@ -583,9 +583,12 @@ split_offset(Node *expr, double *offset)
 	return expr;
 }
 
-/* The histogram's first and last values and the null fraction of a column. */
+/*
+ * The histogram bounds of a column as doubles, and its null fraction;
+ * false where it has no histogram of values that read as numbers.
+ */
 static bool
-column_range(PlannerInfo *root, Var *var, double *lo, double *hi, double *nullfrac)
+column_histogram(PlannerInfo *root, Var *var, double **bounds, int *nbounds, double *nullfrac)
 {
 	VariableStatData vardata;
 	AttStatsSlot sslot;
@@ -596,26 +599,42 @@ column_range(PlannerInfo *root, Var *var, double *lo, double *hi, double *nullfr
 		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_HISTOGRAM, InvalidOid,
 						 ATTSTATSSLOT_VALUES))
 	{
-		Const		first;
-		Const		last;
-
 		if (sslot.nvalues >= 2)
 		{
-			memset(&first, 0, sizeof(Const));
-			NodeSetTag(&first, T_Const);
-			first.consttype = var->vartype;
-			last = first;
-			first.constvalue = sslot.values[0];
-			last.constvalue = sslot.values[sslot.nvalues - 1];
-			/* an infinite or NaN bound says nothing about the width */
-			found = const_as_double((Node *) &first, lo) && const_as_double((Node *) &last, hi) &&
-				isfinite(*lo) && isfinite(*hi) && *hi > *lo;
+			Const		value;
+
+			memset(&value, 0, sizeof(Const));
+			NodeSetTag(&value, T_Const);
+			value.consttype = var->vartype;
+			*bounds = palloc(sizeof(double) * sslot.nvalues);
+			*nbounds = sslot.nvalues;
+			found = true;
+			for (int i = 0; i < sslot.nvalues && found; i++)
+			{
+				value.constvalue = sslot.values[i];
+				found = const_as_double((Node *) &value, &(*bounds)[i]) && isfinite((*bounds)[i]);
+			}
 			*nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
 		}
 		free_attstatsslot(&sslot);
 	}
 	ReleaseVariableStats(vardata);
 	return found;
+}
+
+/* The histogram's first and last values and the null fraction of a column. */
+static bool
+column_range(PlannerInfo *root, Var *var, double *lo, double *hi, double *nullfrac)
+{
+	double	   *bounds;
+	int			nbounds;
+
+	/* an infinite or NaN bound says nothing about the width */
+	if (!column_histogram(root, var, &bounds, &nbounds, nullfrac))
+		return false;
+	*lo = bounds[0];
+	*hi = bounds[nbounds - 1];
+	return *hi > *lo;
 }
 
 /*
@@ -864,45 +883,6 @@ gpujoin_band_selectivity(PlannerInfo *root, List *clauses, Relids outer_relids,
 		}
 	}
 	return -1;
-}
-
-/*
- * The histogram bounds of a column as doubles, and its null fraction;
- * false where it has no histogram of values that read as numbers.
- */
-static bool
-column_histogram(PlannerInfo *root, Var *var, double **bounds, int *nbounds, double *nullfrac)
-{
-	VariableStatData vardata;
-	AttStatsSlot sslot;
-	bool		found = false;
-
-	examine_variable(root, (Node *) var, 0, &vardata);
-	if (HeapTupleIsValid(vardata.statsTuple) &&
-		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_HISTOGRAM, InvalidOid,
-						 ATTSTATSSLOT_VALUES))
-	{
-		if (sslot.nvalues >= 2)
-		{
-			Const		value;
-
-			memset(&value, 0, sizeof(Const));
-			NodeSetTag(&value, T_Const);
-			value.consttype = var->vartype;
-			*bounds = palloc(sizeof(double) * sslot.nvalues);
-			*nbounds = sslot.nvalues;
-			found = true;
-			for (int i = 0; i < sslot.nvalues && found; i++)
-			{
-				value.constvalue = sslot.values[i];
-				found = const_as_double((Node *) &value, &(*bounds)[i]) && isfinite((*bounds)[i]);
-			}
-			*nullfrac = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
-		}
-		free_attstatsslot(&sslot);
-	}
-	ReleaseVariableStats(vardata);
-	return found;
 }
 
 /* The fraction of a histogram's rows below x, interpolated within a bin. */
