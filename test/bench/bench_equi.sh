@@ -155,26 +155,7 @@ $conf"
 # bench_server's trap stops a throwaway cluster; the CSV files go too
 trap 'rm -rf "$WORK"; [ "$(type -t cluster_stop)" = function ] && cluster_stop' EXIT
 
-psql_run -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null || exit 1
-PRELUDE="SET search_path = gpujoin_equi, public;
-SET statement_timeout = '${TIMEOUT_S}s';"
-if ! psql_run -At -c "SHOW gpujoin.enabled" >/dev/null 2>&1; then
-	PRELUDE="LOAD 'gpujoin';
-$PRELUDE"
-fi
-DEV_SET=""
-[ -n "$DEVICE" ] && DEV_SET="SET gpujoin.device = $DEVICE;"
-DEFAULT_SETTINGS="$DEV_SET"
-NATIVE_SETTINGS="SET gpujoin.enabled = off;"
-FORCED_SETTINGS="SET gpujoin.enabled = on;
-SET enable_nestloop = off;
-SET enable_hashjoin = off;
-SET enable_mergejoin = off;
-$DEV_SET"
-printf '%s\n%s\n' "$PRELUDE" "$FORCED_SETTINGS" | psql_run -v ON_ERROR_STOP=1 >/dev/null || {
-	echo "cannot apply the forced settings (DEVICE=$DEVICE needs a superuser)" >&2
-	exit 1
-}
+bench_modes gpujoin_equi || exit 1
 
 SIG="f=$F_N d=$D_N rb=$RB_N"
 have=$(psql_run -At -c "SELECT obj_description('gpujoin_equi'::regnamespace)" 2>/dev/null)

@@ -176,26 +176,7 @@ conf=${GPUJOIN_CLUSTER_CONF-}
 bench_server "max_parallel_workers_per_gather = $PARALLEL
 $conf"
 
-psql_run -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null || exit 1
-PRELUDE="SET search_path = gpujoin_plan, public;
-SET statement_timeout = '${TIMEOUT_S}s';"
-if ! psql_run -At -c "SHOW gpujoin.enabled" >/dev/null 2>&1; then
-	PRELUDE="LOAD 'gpujoin';
-$PRELUDE"
-fi
-DEV_SET=""
-[ -n "$DEVICE" ] && DEV_SET="SET gpujoin.device = $DEVICE;"
-DEFAULT_SETTINGS="$DEV_SET"
-NATIVE_SETTINGS="SET gpujoin.enabled = off;"
-FORCED_SETTINGS="SET gpujoin.enabled = on;
-SET enable_nestloop = off;
-SET enable_hashjoin = off;
-SET enable_mergejoin = off;
-$DEV_SET"
-printf '%s\n%s\n' "$PRELUDE" "$FORCED_SETTINGS" | psql_run -v ON_ERROR_STOP=1 >/dev/null || {
-	echo "cannot apply the forced settings (DEVICE=$DEVICE needs a superuser)" >&2
-	exit 1
-}
+bench_modes gpujoin_plan || exit 1
 
 # The data.  Each r-like table gets its own t spread, [0, 100 n], so the band
 # +-50 matches about one row of the other side per row at every size.

@@ -8,7 +8,8 @@
 #     environment) with CONF as extra postgresql.conf lines, stopped when the
 #     script exits.
 #
-# psql_run runs psql on it with the options every script uses.
+# psql_run runs psql on it with the options every script uses; bench_modes
+# SCHEMA sets what the three ways of timing a query apply.
 
 bench_server() {
 	if [ -n "${PGHOST:-}" ] || [ -n "${PGPORT:-}" ]; then
@@ -28,3 +29,35 @@ bench_server() {
 }
 
 psql_run() { "$PSQL_BIN" -X -q -d "$DB" "$@"; }
+
+# bench_modes SCHEMA: gpujoin in the database, and the settings of the three
+# ways a query is timed: PRELUDE (search_path SCHEMA, statement_timeout
+# TIMEOUT_S seconds, LOAD 'gpujoin' where it is not preloaded), then
+# DEFAULT_SETTINGS (the planner's choice), NATIVE_SETTINGS (gpujoin.enabled
+# off: PostgreSQL's own plan) or FORCED_SETTINGS (PostgreSQL's join methods
+# off, as gj_force() in sql/setup.sql: GpuJoin wherever it is offered);
+# gpujoin.device = DEVICE in the GpuJoin modes where DEVICE is set.
+bench_modes() {
+	local dev_set=""
+
+	psql_run -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+		-c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null || return 1
+	PRELUDE="SET search_path = $1, public;
+SET statement_timeout = '${TIMEOUT_S}s';"
+	if ! psql_run -At -c "SHOW gpujoin.enabled" >/dev/null 2>&1; then
+		PRELUDE="LOAD 'gpujoin';
+$PRELUDE"
+	fi
+	[ -n "${DEVICE:-}" ] && dev_set="SET gpujoin.device = $DEVICE;"
+	DEFAULT_SETTINGS="$dev_set"
+	NATIVE_SETTINGS="SET gpujoin.enabled = off;"
+	FORCED_SETTINGS="SET gpujoin.enabled = on;
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+$dev_set"
+	printf '%s\n%s\n' "$PRELUDE" "$FORCED_SETTINGS" | psql_run -v ON_ERROR_STOP=1 >/dev/null || {
+		echo "cannot apply the forced settings (DEVICE=${DEVICE:-} needs a superuser)" >&2
+		return 1
+	}
+}
