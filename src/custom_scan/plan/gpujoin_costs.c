@@ -984,12 +984,13 @@ key_clauses_selectivity(PlannerInfo *root, List *clauses, SpecialJoinInfo *sjinf
  * What a nested loop would cost that probes a btree index on one side's
  * band column once for each row of the other side, with the rows each
  * probe fetches from the column's histogram (gpujoin_band_selectivity);
- * -1 where neither side has such an index.  PostgreSQL estimates a range
- * on a join column at a fixed fraction of the table (a band of +-50 over
- * 100k rows at 11,111 rows a probe, where one matched), so it costs that
- * plan up to thousands of times too dear, and a GpuJoin that drains the
- * whole indexed side beat it on cost and lost on the clock (the 2-core
- * machine: 99 probes in 0.2 ms against a GpuJoin's 3.3 ms).
+ * -1 where neither side has such an index, or the settings rule out an
+ * index nested loop.  PostgreSQL estimates a range on a join column at a
+ * fixed fraction of the table (a band of +-50 over 100k rows at 11,111 rows
+ * a probe, where one matched), so it costs that plan up to thousands of
+ * times too dear, and a GpuJoin that drains the whole indexed side beat it
+ * on cost and lost on the clock (the 2-core machine: 99 probes in 0.2 ms
+ * against a GpuJoin's 3.3 ms).
  *
  * Each probe pays btcostestimate's descent (a compare per level of a
  * binary search, 50 operators per page) and each row it fetches the index
@@ -1008,6 +1009,9 @@ gpujoin_band_index_nestloop_cost(PlannerInfo *root, RelOptInfo *rel_a, RelOptInf
 {
 	Cost		best = -1;
 
+	/* a plan the settings rule out is no alternative (a GpuJoin forced) */
+	if (!enable_nestloop || (!enable_indexscan && !enable_indexonlyscan))
+		return -1;
 	for (int orientation = 0; orientation < 2; orientation++)
 	{
 		RelOptInfo *probe = orientation == 0 ? rel_a : rel_b;
