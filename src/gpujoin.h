@@ -29,6 +29,20 @@ typedef enum GpuJoinDevice
 	GPUJOIN_DEVICE_SERVICE		/* the GPU service's backend */
 } GpuJoinDevice;
 
+/*
+ * gpujoin.compile_programs: off interprets every device program; on
+ * compiles one where the join is large enough to pay for it
+ * (GJ_COMPILE_MIN_PAIRS) and uses one compiled already at any size;
+ * always compiles every program a compiled kernel can run, whatever the
+ * join's size (for testing the compiled kernels through SQL).
+ */
+typedef enum GpujoinCompilePrograms
+{
+	GPUJOIN_COMPILE_OFF,
+	GPUJOIN_COMPILE_ON,
+	GPUJOIN_COMPILE_ALWAYS
+} GpujoinCompilePrograms;
+
 /* GUCs, defined in planner_hook.c */
 extern bool gpujoin_enabled;
 extern int	gpujoin_device;
@@ -42,7 +56,7 @@ extern bool gpujoin_partitions_open_ahead;
 extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
-extern bool gpujoin_compile_programs;
+extern int	gpujoin_compile_programs;
 extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
 extern bool gpujoin_parallel_shared_inner;

@@ -42,7 +42,7 @@ bool		gpujoin_partitions_open_ahead = false;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
-bool		gpujoin_compile_programs = false;
+int			gpujoin_compile_programs = GPUJOIN_COMPILE_OFF;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
@@ -84,6 +84,20 @@ static const struct config_enum_entry fault_options[] = {
 	{"inner_share_no_room", GPUJOIN_FAULT_INNER_SHARE_NO_ROOM, false},
 	{"inner_drain_together", GPUJOIN_FAULT_INNER_DRAIN_TOGETHER, false},
 	{"ahead_open_fails", GPUJOIN_FAULT_AHEAD_OPEN_FAILS, false},
+	{NULL, 0, false}
+};
+
+/* on and off take the spellings a boolean setting takes, as it was one */
+static const struct config_enum_entry compile_programs_options[] = {
+	{"off", GPUJOIN_COMPILE_OFF, false},
+	{"on", GPUJOIN_COMPILE_ON, false},
+	{"always", GPUJOIN_COMPILE_ALWAYS, false},
+	{"false", GPUJOIN_COMPILE_OFF, true},
+	{"true", GPUJOIN_COMPILE_ON, true},
+	{"no", GPUJOIN_COMPILE_OFF, true},
+	{"yes", GPUJOIN_COMPILE_ON, true},
+	{"0", GPUJOIN_COMPILE_OFF, true},
+	{"1", GPUJOIN_COMPILE_ON, true},
 	{NULL, 0, false}
 };
 
@@ -214,13 +228,13 @@ define_gucs(void)
 							 "a sweep over one key with a Fenwick tree over the other, in O((n + m) log m).",
 							 &gpujoin_enable_dominance, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("gpujoin.compile_programs",
-							 "Lets the cuda backend compile a join's device program to GPU code (NVRTC) instead of interpreting it.",
-							 "For joins of 10^10 pairs or more whose program a compiled kernel can run "
-							 "(and smaller ones whose program the process compiled already); "
-							 "without libnvrtc, or where compiling fails, the program is interpreted. "
+	DefineCustomEnumVariable("gpujoin.compile_programs",
+							 "Lets the cuda backend compile a join's device program to GPU code (NVRTC) instead of interpreting it: off, on or always.",
+							 "on: for joins of 10^10 pairs or more whose program a compiled kernel can run "
+							 "(and smaller ones whose program the process compiled already); always: at any size. "
+							 "Without libnvrtc, or where compiling fails, the program is interpreted. "
 							 "Off by default until the regression suite has run on a GPU with it on.",
-							 &gpujoin_compile_programs, false,
+							 &gpujoin_compile_programs, GPUJOIN_COMPILE_OFF, compile_programs_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpujoin.max_dense_groups",
 							"Most groups of an aggregate grouped by both join sides that GpuJoin keeps in a dense array.",

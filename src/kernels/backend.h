@@ -152,7 +152,8 @@ typedef struct GjJoinInput
 	 * Compile the program to GPU code where a kernel can run it compiled
 	 * (the cuda backend, cuda_compile.cu): GJ_COMPILE_OFF (interpret, as
 	 * gpujoin.compile_programs = off), GJ_COMPILE_AUTO (where the join has
-	 * GJ_COMPILE_MIN_PAIRS pairs or more), GJ_COMPILE_ALWAYS (kernel_test).
+	 * GJ_COMPILE_MIN_PAIRS pairs or more), GJ_COMPILE_ALWAYS (at any size:
+	 * kernel_test, gpujoin.compile_programs = always).
 	 */
 	int32_t		compile_programs;
 } GjJoinInput;

@@ -378,7 +378,9 @@ gpujoin_join_input(GpuJoinState *gjs, GjJoinInput *input)
 	input->equi = gjs->info.equi;
 	input->filter_needed = gjs->info.filter_needed;
 	input->agg_dominance = gjs->agg_dominance;
-	input->compile_programs = gpujoin_compile_programs ? GJ_COMPILE_AUTO : GJ_COMPILE_OFF;
+	input->compile_programs =
+		gpujoin_compile_programs == GPUJOIN_COMPILE_ALWAYS ? GJ_COMPILE_ALWAYS :
+		gpujoin_compile_programs == GPUJOIN_COMPILE_ON ? GJ_COMPILE_AUTO : GJ_COMPILE_OFF;
 	/* the plan's program and bounds, with this execution's numeric scale */
 	gjs->exec_program = gjs->info.program;
 	input->instrs = gjs->exec_program.instrs;

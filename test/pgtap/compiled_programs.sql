@@ -1,0 +1,113 @@
+-- compiled_programs.sql: gpujoin.compile_programs (issue 37).
+-- It proves: the setting takes off, on and always (and a boolean's
+-- spellings); a nested-loop count whose program is more than its leading
+-- compares gives the native plan's answer with the setting off, on and
+-- always, over NULLs, duplicates and an int4 sum that overflows for some
+-- pairs (those pairs are the host's to recheck, and PostgreSQL raises its
+-- error for them in both plans); EXPLAIN ANALYZE names how the program
+-- ran.  Where the join ran on the cuda backend (directly or in the GPU
+-- service), always compiles the program at CI size, the next run finds it
+-- in the cache, on uses it and off interprets it; on the cpu backend every
+-- program is interpreted.
+\set ON_ERROR_STOP 1
+\pset format unaligned
+\pset tuples_only true
+\pset pager off
+BEGIN;
+SELECT plan(16);
+
+CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.program_line(q text) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(substring(pg_temp.explain_analyze(q) FROM 'Program: ([^\n]*)'), '(none)')
+$$;
+
+-- the setting
+SET LOCAL gpujoin.compile_programs = always;
+SELECT is(current_setting('gpujoin.compile_programs'), 'always', 'compile_programs takes always');
+SET LOCAL gpujoin.compile_programs = true;
+SELECT is(current_setting('gpujoin.compile_programs'), 'on', 'compile_programs takes true, as on');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT is(current_setting('gpujoin.compile_programs'), 'off', 'compile_programs takes off');
+SELECT throws_ok($$SET LOCAL gpujoin.compile_programs = sometimes$$, '22023', NULL,
+                 'compile_programs refuses a value it does not know');
+
+-- r x s: 1,500 x 1,200 rows with NULLs and duplicates; x + y overflows
+-- int4 for the pairs of the two rows of r and s near INT_MAX
+CREATE TEMP TABLE cp_r AS
+    SELECT i AS id, (i * 37) % 500 AS a, (i * 11) % 400 AS b,
+           CASE WHEN i % 17 = 0 THEN NULL ELSE (i * 7) % 300 - 150 END AS x
+    FROM generate_series(1, 1500) i;
+CREATE TEMP TABLE cp_s AS
+    SELECT i AS id, (i * 13) % 500 AS a, (i * 29) % 400 AS b,
+           CASE WHEN i % 23 = 0 THEN NULL ELSE (i * 5) % 280 - 100 END AS y
+    FROM generate_series(1, 1200) i;
+ANALYZE cp_r;
+ANALYZE cp_s;
+
+CREATE TEMP TABLE cp_native AS
+    SELECT count(*) AS n FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0;
+SELECT ok((SELECT n FROM cp_native) > 0, 'the native count is not zero');
+
+SET LOCAL gpujoin.algorithm = nestloop;
+SET LOCAL gpujoin.enable_dominance = off;
+SET LOCAL enable_hashjoin = off;
+SET LOCAL enable_mergejoin = off;
+SET LOCAL enable_nestloop = off;
+SET LOCAL max_parallel_workers_per_gather = 0;
+
+\set q 'SELECT count(*) FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0'
+
+SELECT alike(pg_temp.explain_analyze(:'q'), '%GpuJoin%', 'the count runs as a GpuJoin');
+SELECT (pg_temp.explain_analyze(:'q') ~ 'Backend: [^\n]*cuda') AS on_cuda \gset
+
+SET LOCAL gpujoin.compile_programs = off;
+SELECT is((SELECT count(*) FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0),
+          (SELECT n FROM cp_native), 'off: the native count');
+SET LOCAL gpujoin.compile_programs = on;
+SELECT is((SELECT count(*) FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0),
+          (SELECT n FROM cp_native), 'on: the native count');
+SET LOCAL gpujoin.compile_programs = always;
+SELECT is((SELECT count(*) FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0),
+          (SELECT n FROM cp_native), 'always: the native count');
+
+\if :on_cuda
+SET LOCAL gpujoin.compile_programs = always;
+SELECT ok(pg_temp.program_line(:'q') ~ '^compiled', 'cuda, always: the program ran compiled');
+SELECT is(pg_temp.program_line(:'q'), 'compiled (cached)', 'cuda, always: the next run finds it compiled');
+SET LOCAL gpujoin.compile_programs = on;
+SELECT is(pg_temp.program_line(:'q'), 'compiled (cached)',
+          'cuda, on: a small join uses the program compiled already');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT is(pg_temp.program_line(:'q'), 'interpreted (gpujoin.compile_programs is off)',
+          'cuda, off: interpreted');
+\else
+SET LOCAL gpujoin.compile_programs = always;
+SELECT is(pg_temp.program_line(:'q'), '(none)', 'cpu, always: no program line (the cpu backend always interprets)');
+SELECT ok(pg_temp.explain_analyze(:'q') ~ 'Backend: [^\n]*cpu', 'not cuda: the join ran on the cpu backend');
+SET LOCAL gpujoin.compile_programs = on;
+SELECT ok(pg_temp.program_line(:'q') !~ '^compiled', 'cpu, on: interpreted');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT ok(pg_temp.program_line(:'q') !~ '^compiled', 'cpu, off: interpreted');
+\endif
+
+-- an int4 overflow in the program: the pairs are rechecked on the host,
+-- whose int4pl raises PostgreSQL's error in both plans
+INSERT INTO cp_r VALUES (10001, 0, 399, 2147483000);
+INSERT INTO cp_s VALUES (10001, 499, 0, 2147483000);
+SET LOCAL gpujoin.compile_programs = always;
+SELECT throws_ok(:'q', '22003', 'integer out of range', 'always: an overflowing pair raises the native error');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT throws_ok(:'q', '22003', 'integer out of range', 'off: the same error');
+SET LOCAL gpujoin.enabled = off;
+SELECT throws_ok(:'q', '22003', 'integer out of range', 'native: the same error');
+
+SELECT * FROM finish();
+ROLLBACK;
