@@ -186,6 +186,23 @@ side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 	int64		nrows = buf->nrows;
 	int64		row;
 
+	/* a side without keys (GROUP BY the inner side's columns only): one group */
+	if (sg->nkeys == 0)
+	{
+		sg->row_group = MemoryContextAllocHuge(groups->cxt, sizeof(uint32) * Max(nrows, 1));
+		memset(sg->row_group, 0, sizeof(uint32) * Max(nrows, 1));
+		sg->ngroups = 0;
+		if (nrows > 0)
+		{
+			if (sg->first_row_cap == 0)
+			{
+				sg->first_row = MemoryContextAllocHuge(groups->cxt, sizeof(int64) * 64);
+				sg->first_row_cap = 64;
+			}
+			sg->first_row[sg->ngroups++] = 0;
+		}
+		return;
+	}
 	sg->table = BuildTupleHashTableExt(&gjs->css.ss.ps, slot->tts_tupleDescriptor,
 									   sg->nkeys, sg->slot_cols, sg->eqfuncs, sg->hashfuncs,
 									   sg->collations, Min(Max(nrows, 16), 65536), 0,

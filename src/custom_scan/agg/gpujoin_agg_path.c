@@ -46,6 +46,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
@@ -155,17 +157,18 @@ list_index_of_expr(List *list, Expr *expr)
  * The grouping columns and expressions, when each reads only one side, has
  * a hashable equality, and is a plain Var (its stored Datums are hashed) or
  * an expression the device computes with a type it returns exactly
- * (compiled into cxt, whose columns the argument programs share).  Some key
- * must read the outer side: keys of the inner side only are grouped with
- * the inputs the other way round (so that one-side grouping keeps the
- * outer-only fast paths).  A key over both sides (GROUP BY r.a + s.b)
- * cannot be numbered per side: no path.
+ * (compiled into cxt, whose columns the argument programs share).  Keys
+ * of the inner side only are allowed: both orders of the inputs are
+ * offered and the costs decide between the outer-only fast paths (the keys'
+ * side outer) and keeping the larger side outer (a parallel plan divides
+ * the outer side among the processes and reads the inner side whole in
+ * each: GROUP BY d.c % 100 over f JOIN d wants f outer).  A key over both
+ * sides (GROUP BY r.a + s.b) cannot be numbered per side: no path.
  */
 static bool
 analyse_grouping(PlannerInfo *root, Relids relids[2], DeviceCompileContext *cxt,
 				 GpuJoinAggInfo *info, List **group_exprs)
 {
-	bool		outer_key = false;
 	ListCell   *lc;
 
 	*group_exprs = NIL;
@@ -186,7 +189,6 @@ analyse_grouping(PlannerInfo *root, Relids relids[2], DeviceCompileContext *cxt,
 			info->group_side[k] = GJ_SIDE_INNER;
 		else
 			return false;
-		outer_key |= info->group_side[k] == GJ_SIDE_OUTER;
 		info->group_scan[k] = -1;
 		info->group_type[k] = -1;
 		if (IsA(expr, Var))
@@ -206,7 +208,7 @@ analyse_grouping(PlannerInfo *root, Relids relids[2], DeviceCompileContext *cxt,
 		info->ngroup++;
 		*group_exprs = lappend(*group_exprs, expr);
 	}
-	return info->ngroup == 0 || outer_key;
+	return true;
 }
 
 /* Does some grouping key read the inner side? */
@@ -637,6 +639,83 @@ partial_inputs(RelOptInfo *outerrel, RelOptInfo *innerrel, Path **outer_path,
  * gpujoin_agg_partial.c; the paths are returned, for the caller to put a
  * Gather and a Finalize Agg above).
  */
+/*
+ * The number of distinct values a grouping expression can take at most,
+ * where its form bounds it: an integer remainder x % c, of a constant c,
+ * lies strictly between -|c| and |c|, so it has at most 2|c| - 1 values.
+ * 0 where nothing bounds it.
+ */
+static double
+group_expr_values_bound(Node *expr)
+{
+	OpExpr	   *op;
+	Const	   *divisor;
+	double		c;
+
+	while (IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	if (!IsA(expr, OpExpr))
+		return 0;
+	op = (OpExpr *) expr;
+	if ((op->opfuncid != F_INT2MOD && op->opfuncid != F_INT4MOD && op->opfuncid != F_INT8MOD) ||
+		list_length(op->args) != 2 || !IsA(lsecond(op->args), Const))
+		return 0;
+	divisor = (Const *) lsecond(op->args);
+	if (divisor->constisnull)
+		return 0;
+	switch (divisor->consttype)
+	{
+		case INT2OID:
+			c = DatumGetInt16(divisor->constvalue);
+			break;
+		case INT4OID:
+			c = DatumGetInt32(divisor->constvalue);
+			break;
+		case INT8OID:
+			c = (double) DatumGetInt64(divisor->constvalue);
+			break;
+		default:
+			return 0;
+	}
+	/* x % 0 raises its error; it bounds nothing we plan for */
+	if (c == 0)
+		return 0;
+	return 2 * fabs(c) - 1;
+}
+
+/*
+ * PostgreSQL's estimate of the groups, lowered where the grouping
+ * expressions bound it: estimate_num_groups takes x % 100 to have as many
+ * values as x (a million groups for d.k % 100), which makes a partial
+ * aggregate look as if every process returned a million groups to the
+ * Finalize Agg, and leaves the parallel plan out.  The groups are at most
+ * the product of the bounded expressions' bounds and PostgreSQL's estimate
+ * for the others; the lower of that and the plain estimate is kept.
+ */
+static double
+bounded_num_groups(PlannerInfo *root, List *group_exprs, double input_rows)
+{
+	double		estimate = estimate_num_groups(root, group_exprs, input_rows, NULL, NULL);
+	double		bound = 1;
+	List	   *unbounded = NIL;
+	ListCell   *lc;
+
+	foreach(lc, group_exprs)
+	{
+		double		values = group_expr_values_bound((Node *) lfirst(lc));
+
+		if (values > 0)
+			bound *= values;
+		else
+			unbounded = lappend(unbounded, lfirst(lc));
+	}
+	if (list_length(unbounded) == list_length(group_exprs))
+		return estimate;
+	if (unbounded != NIL)
+		bound *= estimate_num_groups(root, unbounded, input_rows, NULL, NULL);
+	return clamp_row_est(Min(estimate, Min(bound, input_rows)));
+}
+
 static List *
 add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, bool partial)
 {
@@ -681,23 +760,24 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		list_concat_copy(out_rel->reltarget->exprs, (List *) parse->havingQual);
 
 	/*
-	 * PostgreSQL's estimate of the groups: out_rel->rows where it is already
-	 * set, else as get_number_of_groups() computes it for the Agg paths
-	 * (HAVING's selectivity is not applied there either); for a partial path
-	 * over the rows of one process, as create_partial_grouping_paths() does
-	 * over its cheapest partial input.
+	 * PostgreSQL's estimate of the groups, as get_number_of_groups()
+	 * computes it for the Agg paths (HAVING's selectivity is not applied
+	 * there either), lowered where the grouping expressions bound it
+	 * (bounded_num_groups), and at most out_rel->rows where that is set;
+	 * for a partial path over the rows of one process, as
+	 * create_partial_grouping_paths() does over its cheapest partial input.
 	 */
 	if (partial)
 		input_rows = ((Path *) linitial(input_rel->partial_pathlist))->rows;
 	if (parse->groupClause == NIL)
 		num_groups = 1;
-	else if (out_rel->rows > 0 && !partial)
-		num_groups = out_rel->rows;
 	else
-		num_groups = estimate_num_groups(root,
-										 get_sortgrouplist_exprs(parse->groupClause,
-																 root->processed_tlist),
-										 input_rows, NULL, NULL);
+		num_groups = bounded_num_groups(root,
+										get_sortgrouplist_exprs(parse->groupClause,
+																root->processed_tlist),
+										input_rows);
+	if (parse->groupClause != NIL && out_rel->rows > 0 && !partial)
+		num_groups = Min(num_groups, out_rel->rows);
 
 	relid_a = bms_next_member(input_rel->relids, -1);
 	relid_b = bms_next_member(input_rel->relids, relid_a);
@@ -907,13 +987,13 @@ add_parallel_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *gro
 
 	if (parse->groupClause == NIL)
 		num_groups = 1;
-	else if (grouped_rel->rows > 0)
-		num_groups = grouped_rel->rows;
 	else
-		num_groups = estimate_num_groups(root,
-										 get_sortgrouplist_exprs(parse->groupClause,
-																 root->processed_tlist),
-										 input_rel->rows, NULL, NULL);
+		num_groups = bounded_num_groups(root,
+										get_sortgrouplist_exprs(parse->groupClause,
+																root->processed_tlist),
+										input_rel->rows);
+	if (parse->groupClause != NIL && grouped_rel->rows > 0)
+		num_groups = Min(num_groups, grouped_rel->rows);
 
 	foreach(lc, partial_paths)
 	{
