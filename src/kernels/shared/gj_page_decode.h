@@ -150,6 +150,31 @@ typedef struct GjPageTuple
 	bool		hasnull;
 } GjPageTuple;
 
+/*
+ * A row the device's decoder flagged for the host (cuda_page_decode.cu):
+ * its row in the decoded columns, and where its tuple is, the page of its
+ * batch (from 0) and the line pointer (from 1).
+ */
+typedef struct GjPageFlagged
+{
+	int64_t		row;
+	int32_t		page;
+	int32_t		lineoff;
+} GjPageFlagged;
+
+/*
+ * What a batch of pages decoded in batch mode (cuda_page_decode.cu and its
+ * host counterpart, cpu_page_decode.c): its rows, and the rows flagged,
+ * ascending.
+ */
+typedef struct GjPageBatch
+{
+	int64_t		first_row;		/* its rows: [first_row, first_row + nrows) */
+	int64_t		nrows;
+	int64_t		nflagged;
+	const GjPageFlagged *flagged;	/* until the decoder's next wait */
+} GjPageBatch;
+
 /* What gj_page_decode_tuple made of one line pointer. */
 #define GJ_PAGE_ROW			0	/* decoded */
 #define GJ_PAGE_HOST		1	/* the host must deform it */
@@ -175,6 +200,19 @@ GJ_HD uint32_t
 gj_page_align(uint32_t off, uint32_t align)
 {
 	return (off + align - 1) & ~(align - 1);
+}
+
+/* Line pointer lineoff (from 1, at most the page's count) as its 32 bits. */
+GJ_HD uint32_t
+gj_page_lp(const uint8_t *page, int lineoff)
+{
+	return gj_page_load32(page + GJ_PAGE_HEADER_SIZE + (lineoff - 1) * GJ_ITEMID_SIZE);
+}
+
+GJ_HD bool
+gj_page_lp_is_normal(uint32_t lp)
+{
+	return ((lp >> 15) & 0x03) == GJ_LP_NORMAL;
 }
 
 /* Line pointers on the page (PageGetMaxOffsetNumber), 0 if pd_lower is bad. */
@@ -285,8 +323,8 @@ gj_page_find_tuple(const uint8_t *page, uint32_t page_size, int nlp, int lineoff
 
 	if (lineoff < 1 || lineoff > nlp)
 		return GJ_PAGE_HOST;
-	lp = gj_page_load32(page + GJ_PAGE_HEADER_SIZE + (lineoff - 1) * GJ_ITEMID_SIZE);
-	if (((lp >> 15) & 0x03) != GJ_LP_NORMAL)
+	lp = gj_page_lp(page, lineoff);
+	if (!gj_page_lp_is_normal(lp))
 		return GJ_PAGE_NOT_NORMAL;
 	lp_off = lp & 0x7FFF;
 	lp_len = lp >> 17;
