@@ -43,26 +43,13 @@
  * ItemIdData bit fields at run time, and uses the decoder only on a
  * little-endian build with 8-byte Datums and 8-byte maximal alignment.
  *
- * What the cuda page path needs next (issue 36):
- *	- staging: a block range copied as raw pages into pinned memory, each
- *	  page pinned and under its share lock while its bytes are copied (as
- *	  heapgetpage reads it); a page where PageIsAllVisible(page) &&
- *	  !snapshot->takenDuringRecovery (heapgetpage's all_visible rule) can be
- *	  decoded on the device with GJ_PAGE_ALL_NORMAL and no per-tuple check;
- *	  any other page is decoded on the host after heapgetpage as now (its
- *	  visible offsets could also be staged with it, as a list); a scan with
- *	  quals keeps the host path until the quals run on the device;
- *	- a kernel: one thread per (page, line pointer), calling
- *	  gj_page_decode_tuple with ref_base 0 (by-reference attributes are not
- *	  kept on the device; keys of such types are hashed on the host today),
- *	  then a compaction of the decoded rows (a CUB select over the
- *	  GJ_PAGE_ROW results) into the device key columns; the flagged rows'
- *	  line pointers come back to the host, which deforms them;
- *	- where the columns land: the key columns of the input's HostSideBuffer
- *	  (host_buffers.h) are what side_drain.c hands the backend today; the
- *	  decoded columns would be device key columns the backend interface
- *	  (kernels/backend.h) takes in place of the copied host ones, with the
- *	  host buffer keeping only the returned columns.
+ * The cuda page path (issue 36).  cuda/cuda_page_decode.cu decodes batches
+ * of raw pages on the device with this code, a warp per page: every
+ * LP_NORMAL line pointer of a page (GJ_PAGE_ALL_NORMAL, the pages the
+ * visibility map marks all-visible) through gj_page_decode_tuple, into
+ * device columns in page and line pointer order, the rows gj_page_decode
+ * gives page after page; the rows it flags come back as GjPageFlagged.
+ * Its header comment says how the heap reader is to hand it pages.
  *
  *-------------------------------------------------------------------------
  */
