@@ -67,6 +67,13 @@
  *							built by hand (as in cpu), then the device's
  *							(cuda_page_decode.cu) against the host's, row for
  *							row (those skip without a GPU)
+ *	  kernel_test bench-page-decode [N]
+ *							rows decoded a second from all-visible pages of
+ *							N rows (default 10M) of int4, int8, float8 and
+ *							(int4, float8) tables: the host's decoder on one
+ *							core, and on the device the decode alone, the
+ *							pages' copy from pinned memory, the two one after
+ *							the other, and overlapped in batches
  *	  kernel_test nvrtc		without a GPU: NVRTC compiles the count kernel
  *							of every program kernel_test knows for sm_90,
  *							its PTX free of local memory (skips without
@@ -89,7 +96,7 @@
  *						compiled table of bench-program-count
  *	  kt_page_decode.c	the heap page decoder (shared/gj_page_decode.h)
  *						on random and damaged pages built by hand, on
- *						the host and on the device
+ *						the host and on the device; bench-page-decode
  *
  *-------------------------------------------------------------------------
  */
@@ -124,6 +131,8 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "page-decode") == 0)
 		return run_page_decode_only();
+	if (argc >= 2 && strcmp(argv[1], "bench-page-decode") == 0)
+		return bench_page_decode(argc >= 3 ? atoll(argv[2]) : 10000000);
 	if (argc >= 2 && strcmp(argv[1], "nvrtc") == 0)
 		return run_nvrtc_tests();
 	if (argc >= 3 && strcmp(argv[1], "nvrtc-source") == 0)

@@ -158,6 +158,7 @@ extern void run_page_decode_tests(void);
 extern int	page_decode_cuda_test_count(void);
 extern void run_page_decode_cuda_tests(void);
 extern int	run_page_decode_only(void);
+extern int	bench_page_decode(int64_t nrows);
 
 /* kt_program_count.c: per-row counts of any nested-loop program */
 extern int	program_count_test_count(bool cuda);

@@ -23,6 +23,7 @@
  * and its host counterpart (cpu_page_decode.c), against gj_page_decode run
  * page after page: the damaged pages, random pages of random schemas in
  * random batches, thousands of pages in one batch, a wrong rows bound.
+ * And bench-page-decode, their speed.
  *
  *-------------------------------------------------------------------------
  */
@@ -1305,4 +1306,320 @@ run_page_decode_only(void)
 	run_page_decode_cuda_tests();
 	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
 	return failures > 0 ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * bench-page-decode: rows decoded a second, on the host and the device
+ * ---------------------------------------------------------------------
+ */
+
+#define PD_BENCH_REPS		5
+#define PD_BENCH_BATCH		2048	/* pages (16 MB) a batch when copies overlap */
+
+/* The tables of the bench: their attributes, every one of them needed. */
+typedef struct PdBenchTable
+{
+	const char *name;
+	int			natts;
+	int			types[2];		/* of pd_types */
+} PdBenchTable;
+
+static const PdBenchTable pd_bench_tables[] = {
+	{"int4", 1, {2}},
+	{"int8", 1, {3}},
+	{"float8", 1, {4}},
+	{"int4, float8", 2, {2, 4}},
+};
+
+/*
+ * nrows tuples of the table's all-visible pages, filled as heap_insert
+ * fills them (no NULLs, committed hint bits, a line pointer each), random
+ * values; *npages and *per_page say how many pages and rows a page.
+ */
+static uint8_t *
+pd_bench_pages(const PdSchema *s, int64_t nrows, int64_t *npages, int *per_page)
+{
+	uint32_t	hoff = 24;			/* MAXALIGN(SizeofHeapTupleHeader), no bitmap */
+	uint32_t	tup_len = hoff + s->spec.fixed_end;
+	uint32_t	space = (tup_len + 7) & ~7u;
+	uint8_t    *pages;
+	int64_t		p,
+				row = 0;
+
+	*per_page = (int) ((PD_PAGE_SIZE - GJ_PAGE_HEADER_SIZE) / (space + GJ_ITEMID_SIZE));
+	*npages = (nrows + *per_page - 1) / *per_page;
+	pages = aligned_alloc(4096, (size_t) gj_max64(*npages, 1) * PD_PAGE_SIZE);
+	if (pages == NULL)
+		abort();
+	memset(pages, 0, (size_t) *npages * PD_PAGE_SIZE);
+	for (p = 0; p < *npages; p++)
+	{
+		uint8_t    *page = pages + (size_t) p * PD_PAGE_SIZE;
+		uint32_t	upper = PD_PAGE_SIZE;
+		int			i,
+					k,
+					n = (int) gj_min64(*per_page, nrows - row);
+
+		for (i = 0; i < n; i++)
+		{
+			uint8_t    *tup;
+
+			upper -= space;
+			tup = page + upper;
+			pd_put32(page + GJ_PAGE_HEADER_SIZE + i * GJ_ITEMID_SIZE,
+					 upper | (GJ_LP_NORMAL << 15) | (tup_len << 17));
+			pd_put16(tup + GJ_TUPLE_INFOMASK2_OFF, (uint32_t) s->natts);
+			pd_put16(tup + GJ_TUPLE_INFOMASK_OFF, 0x0900);	/* xmin committed, xmax invalid */
+			tup[GJ_TUPLE_HOFF_OFF] = (uint8_t) hoff;
+			for (k = 0; k < s->spec.ncols; k++)
+			{
+				uint8_t    *v = tup + hoff + s->cols[k].fixed_off;
+				uint64_t	r = rng();
+
+				if (s->cols[k].attlen == 4)
+					pd_put32(v, (uint32_t) r);
+				else
+				{
+					double		d = (double) (int32_t) r / 7.0;
+
+					if (strcmp(s->types[s->cols[k].attno - 1]->name, "float8") == 0)
+						memcpy(&r, &d, sizeof(r));
+					memcpy(v, &r, sizeof(r));
+				}
+			}
+		}
+		pd_put16(page + GJ_PAGE_PD_LOWER_OFF, GJ_PAGE_HEADER_SIZE + n * GJ_ITEMID_SIZE);
+		pd_put16(page + GJ_PAGE_PD_UPPER_OFF, upper);
+		pd_put16(page + GJ_PAGE_PD_FLAGS_OFF, GJ_PAGE_ALL_VISIBLE);
+		row += n;
+	}
+	return pages;
+}
+
+/* One pass of pd_bench_cpu; milliseconds. */
+static double
+pd_bench_cpu_once(const PdSchema *s, const uint8_t *pages, int64_t npages, PdRows *rows)
+{
+	uint64_t   *values[PD_MAX_ATTS];
+	bool	   *isnull[PD_MAX_ATTS];
+	uint8_t		host[PD_MAX_ROWS];
+	uint16_t	lineoffs[PD_MAX_ROWS];
+	uint32_t	data_offs[PD_MAX_ROWS];
+	GjPageOutput out = {values, isnull, host, lineoffs, data_offs};
+	double		t0 = gj_clock_ms();
+	int64_t		p;
+	int			k;
+
+	rows->nrows = 0;
+	for (p = 0; p < npages; p++)
+	{
+		int			nhost;
+		int			n;
+
+		for (k = 0; k < s->spec.ncols; k++)
+		{
+			values[k] = rows->values[k] + rows->nrows;
+			isnull[k] = rows->isnull[k] + rows->nrows;
+		}
+		n = gj_page_decode(pages + (size_t) p * PD_PAGE_SIZE, 0, &s->spec, NULL,
+						   GJ_PAGE_ALL_NORMAL, &out, &nhost);
+		memcpy(rows->host + rows->nrows, host, n);
+		rows->nrows += n;
+	}
+	return gj_clock_ms() - t0;
+}
+
+/*
+ * The host's decoder, one core, over every page into whole columns (as
+ * the heap reader's page at a time, without the copy into its buffer);
+ * milliseconds, best of PD_BENCH_REPS (the first faults the columns in).
+ */
+static double
+pd_bench_cpu(const PdSchema *s, const uint8_t *pages, int64_t npages, PdRows *rows)
+{
+	double		best = 1e30;
+	int			rep;
+
+	for (rep = 0; rep < PD_BENCH_REPS; rep++)
+	{
+		double		ms = pd_bench_cpu_once(s, pages, npages, rows);
+
+		best = ms < best ? ms : best;
+	}
+	return best;
+}
+
+/*
+ * The device: the table's pages in one batch (copy, then decode: the
+ * events time each), best of PD_BENCH_REPS; then in PD_BENCH_BATCH-page
+ * batches, two in flight (the copy of one overlaps the decode of the one
+ * before), wall clock.  The columns are compared with the host's.
+ */
+static bool
+pd_bench_cuda(const PdSchema *s, uint8_t *pages, int64_t npages, int64_t nrows,
+			  const PdRows *ref, double *decode_ms, double *copy_ms, double *overlap_ms,
+			  char *why, size_t whylen)
+{
+	int64_t		nbatches = (npages + PD_BENCH_BATCH - 1) / PD_BENCH_BATCH;
+	int64_t    *bounds = xmalloc(sizeof(int64_t) * gj_max64(nbatches, 1));
+	GjError		err;
+	PdRows		dev;
+	void	   *dec = NULL;
+	GjPageBatch batch;
+	int64_t		p;
+	bool		ok;
+	int			rep;
+
+	memset(&err, 0, sizeof(err));
+	*decode_ms = *copy_ms = *overlap_ms = 1e30;
+	if (npages > ((int64_t) 1 << 20))
+	{
+		snprintf(why, whylen, "more than 2^20 pages: a smaller N");
+		free(bounds);
+		return false;
+	}
+	/* each batch's line pointers, which the staging side counts as it copies */
+	memset(bounds, 0, sizeof(int64_t) * gj_max64(nbatches, 1));
+	for (p = 0; p < npages; p++)
+		bounds[p / PD_BENCH_BATCH] += gj_page_item_count(pages + (size_t) p * PD_PAGE_SIZE,
+														 PD_PAGE_SIZE);
+	ok = gj_cuda_pin_host(pages, (size_t) npages * PD_PAGE_SIZE, &err);
+	if (ok)
+		ok = (dec = gj_cuda_test_page_begin(&s->spec, nrows, &err)) != NULL;
+	for (rep = 0; ok && rep < PD_BENCH_REPS; rep++)
+	{
+		GjStats		stats;
+
+		memset(&stats, 0, sizeof(stats));
+		ok = gj_cuda_test_page_reset(dec, &err) &&
+			gj_cuda_test_page_append(dec, pages, npages, nrows, &err) &&
+			gj_cuda_test_page_wait(dec, &batch, &stats, &err);
+		if (ok && batch.nrows != nrows)
+		{
+			snprintf(err.message, sizeof(err.message), "%lld rows decoded, expected %lld",
+					 (long long) batch.nrows, (long long) nrows);
+			ok = false;
+		}
+		*decode_ms = stats.kernel_ms < *decode_ms ? stats.kernel_ms : *decode_ms;
+		*copy_ms = stats.transfer_ms < *copy_ms ? stats.transfer_ms : *copy_ms;
+	}
+	for (rep = 0; ok && rep < PD_BENCH_REPS; rep++)
+	{
+		int64_t		appended = 0,
+					waited = 0;
+		double		t0;
+
+		ok = gj_cuda_test_page_reset(dec, &err);
+		t0 = gj_clock_ms();
+		while (ok && waited < nbatches)
+		{
+			if (appended < nbatches && appended - waited < 2)
+			{
+				int64_t		n = gj_min64(PD_BENCH_BATCH, npages - appended * PD_BENCH_BATCH);
+
+				ok = gj_cuda_test_page_append(dec, pages + (size_t) appended * PD_BENCH_BATCH *
+											  PD_PAGE_SIZE, n, bounds[appended], &err);
+				appended++;
+				continue;
+			}
+			ok = gj_cuda_test_page_wait(dec, &batch, NULL, &err);
+			waited++;
+		}
+		if (ok)
+		{
+			double		ms = gj_clock_ms() - t0;
+
+			*overlap_ms = ms < *overlap_ms ? ms : *overlap_ms;
+		}
+	}
+	if (!ok)
+		snprintf(why, whylen, "%.200s", err.message);
+
+	/* the last run's columns, row for row */
+	pd_rows_init(&dev, s->spec.ncols);
+	if (ok)
+	{
+		pd_rows_reserve(&dev, nrows);
+		ok = gj_cuda_test_page_download(dec, dev.values, dev.isnull, dev.host, &err);
+		if (!ok)
+			snprintf(why, whylen, "download: %.200s", err.message);
+		else
+			ok = pd_rows_equal(ref, &dev, why, whylen);
+	}
+	pd_rows_free(&dev);
+	gj_cuda_test_page_end(dec);
+	gj_cuda_unpin_host(pages);
+	free(bounds);
+	return ok;
+}
+
+int
+bench_page_decode(int64_t nrows)
+{
+	GjDeviceInfo info;
+	GjError		err;
+	bool		cuda;
+	int			failed = 0;
+	int			t;
+
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	cuda = gj_cuda_probe(&info, &err);
+	printf("page decode: %lld rows a table, all-visible 8 kB pages, every attribute decoded; %s\n",
+		   (long long) nrows, cuda ? info.name : "no CUDA device");
+	printf("# cpu: gj_page_decode, one core; decode: the device's count, scan and decode kernels\n"
+		   "# (events, pages on the device); copy: the pages from pinned host memory (events);\n"
+		   "# copy+decode: the two one after the other; overlapped: %d-page batches, two in\n"
+		   "# flight (wall clock); best of %d\n", PD_BENCH_BATCH, PD_BENCH_REPS);
+	printf("%-13s %9s %11s %20s %21s %11s %20s\n", "table", "rows/page", "cpu", "decode",
+		   "copy", "copy+decode", "overlapped");
+	for (t = 0; t < (int) (sizeof(pd_bench_tables) / sizeof(pd_bench_tables[0])); t++)
+	{
+		const PdBenchTable *bt = &pd_bench_tables[t];
+		PdSchema	s;
+		PdRows		ref;
+		int			needed[2] = {1, 2};
+		int64_t		npages;
+		int			per_page,
+					k;
+		uint8_t    *pages;
+		double		cpu_ms,
+					decode_ms,
+					copy_ms,
+					overlap_ms;
+		char		why[256] = "";
+
+		memset(&s, 0, sizeof(s));
+		s.natts = bt->natts;
+		for (k = 0; k < bt->natts; k++)
+			s.types[k] = &pd_types[bt->types[k]];
+		pd_schema_spec(&s, needed, bt->natts);
+		pages = pd_bench_pages(&s, nrows, &npages, &per_page);
+		pd_rows_init(&ref, s.spec.ncols);
+		pd_rows_reserve(&ref, nrows);
+		cpu_ms = pd_bench_cpu(&s, pages, npages, &ref);
+		if (ref.nrows != nrows)
+		{
+			printf("not ok - %s: the host decoded %lld rows of %lld\n", bt->name,
+				   (long long) ref.nrows, (long long) nrows);
+			failed++;
+		}
+		else if (!cuda)
+			printf("%-13s %9d %7.1f M/s  # SKIP cuda: %s\n", bt->name, per_page,
+				   nrows / cpu_ms / 1e3, err.message);
+		else if (!pd_bench_cuda(&s, pages, npages, nrows, &ref, &decode_ms, &copy_ms,
+								&overlap_ms, why, sizeof(why)))
+		{
+			printf("not ok - %s on the device: %s\n", bt->name, why);
+			failed++;
+		}
+		else
+			printf("%-13s %9d %7.1f M/s %6.2f G/s %6.2f ms %6.1f GB/s %6.2f ms %7.2f G/s %6.2f G/s %6.2f ms\n",
+				   bt->name, per_page, nrows / cpu_ms / 1e3, nrows / decode_ms / 1e6, decode_ms,
+				   npages * (double) PD_PAGE_SIZE / copy_ms / 1e6, copy_ms,
+				   nrows / (copy_ms + decode_ms) / 1e6, nrows / overlap_ms / 1e6, overlap_ms);
+		pd_rows_free(&ref);
+		free(pages);
+	}
+	return failed > 0 ? 1 : 0;
 }
