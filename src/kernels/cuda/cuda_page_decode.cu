@@ -575,12 +575,19 @@ pd_begin(CudaPageColumns *pc, const GjPageSpec *spec, int64_t rows_hint, GjError
 	CUDA_TRY(cudaStreamCreateWithFlags(&pc->return_stream, cudaStreamNonBlocking),
 			 "could not create a CUDA stream");
 
-	/* the spec: the host's copy points into the device's */
+	/*
+	 * The spec: the host's copy points into the device's.  Copies and
+	 * memsets on the decoder's stream, not the legacy one, which our
+	 * non-blocking streams do not wait for (a copy from pageable memory may
+	 * return before it lands); begin waits for the stream at its end.
+	 */
 	CUDA_TRY(cudaMalloc(&pc->d_spec, cols_off + cols_bytes), "could not allocate device memory");
 	d_spec = (char *) pc->d_spec;
-	CUDA_TRY(cudaMemcpy(d_spec, spec->attrs, attrs_bytes, cudaMemcpyHostToDevice),
+	CUDA_TRY(cudaMemcpyAsync(d_spec, spec->attrs, attrs_bytes, cudaMemcpyHostToDevice,
+							 pc->stream),
 			 "could not copy the page spec to the device");
-	CUDA_TRY(cudaMemcpy(d_spec + cols_off, spec->cols, cols_bytes, cudaMemcpyHostToDevice),
+	CUDA_TRY(cudaMemcpyAsync(d_spec + cols_off, spec->cols, cols_bytes, cudaMemcpyHostToDevice,
+							 pc->stream),
 			 "could not copy the page spec to the device");
 	pc->spec = *spec;
 	pc->spec.attrs = (const GjPageAttr *) d_spec;
@@ -589,7 +596,7 @@ pd_begin(CudaPageColumns *pc, const GjPageSpec *spec, int64_t rows_hint, GjError
 
 	CUDA_TRY(cudaMalloc((void **) &pc->d_running, sizeof(unsigned long long)),
 			 "could not allocate device memory");
-	CUDA_TRY(cudaMemset(pc->d_running, 0, sizeof(unsigned long long)),
+	CUDA_TRY(cudaMemsetAsync(pc->d_running, 0, sizeof(unsigned long long), pc->stream),
 			 "could not clear device memory");
 	for (int s = 0; s < PD_SLOTS; s++)
 	{
@@ -975,9 +982,9 @@ gj_cuda_test_page_reset(void *arg, GjError *err)
 	CudaPageColumns *pc = (CudaPageColumns *) arg;
 
 	CUDA_TRY(cudaSetDevice(pc->device), "could not select the CUDA device");
-	CUDA_TRY(cudaStreamSynchronize(pc->stream), "could not decode pages");
-	CUDA_TRY(cudaMemset(pc->d_running, 0, sizeof(unsigned long long)),
+	CUDA_TRY(cudaMemsetAsync(pc->d_running, 0, sizeof(unsigned long long), pc->stream),
 			 "could not clear device memory");
+	CUDA_TRY(cudaStreamSynchronize(pc->stream), "could not decode pages");
 	pc->nrows = 0;
 	pc->reserved = 0;
 	return true;
