@@ -59,6 +59,7 @@ OBJS = \
 	src/kernels/cpu/cpu_rowcount.o \
 	src/kernels/cpu/cpu_program_count.o \
 	src/kernels/cpu/cpu_dominance.o \
+	src/kernels/cpu/cpu_page_decode.o \
 	src/kernels/shared/agg_runs.o \
 	src/kernels/shared/agg_fold.o
 
@@ -73,7 +74,8 @@ CUDA_OBJS = \
 	src/kernels/cuda/cuda_agg.o \
 	src/kernels/cuda/cuda_rowcount.o \
 	src/kernels/cuda/cuda_program_count.o \
-	src/kernels/cuda/cuda_compile.o
+	src/kernels/cuda/cuda_compile.o \
+	src/kernels/cuda/cuda_page_decode.o
 # whichever of the two a build used, clean removes both; and the headers'
 # text that cuda_compile.cu hands NVRTC (below)
 EXTRA_CLEAN = $(CUDA_OBJS) src/kernels/cuda/cuda_stub.o src/kernels/cuda/cuda_program_text.h

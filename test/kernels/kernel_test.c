@@ -16,7 +16,8 @@
  *	  tiles are split into many steps.  Both backends prune tiles with their
  *	  own tile_can_match, and must prune the same tiles.  The row counts of
  *	  compare conjunctions (gj_cuda_rowcount) are checked against a
- *	  brute-force reference.
+ *	  brute-force reference, and the heap page decoder on the device
+ *	  (cuda_page_decode.cu) against the host's, row for row.
  *
  *	  kernel_test			the correctness tests (the cpu tests without a GPU)
  *	  kernel_test cpu		the cpu backend alone against a brute-force
@@ -29,8 +30,9 @@
  *							dominance counter), and NVRTC's compiles of
  *							the bench's programs (kt_compiled.c; they
  *							skip without libnvrtc), and the heap page
- *							decoder on pages built by hand; ends "kernel_test: N
- *							passed, N failed"
+ *							decoder on pages built by hand (page by page,
+ *							and in batches as cpu_page_decode.c decodes
+ *							them); ends "kernel_test: N passed, N failed"
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
  *	  kernel_test race		every kernel on sides of a few hundred rows (for
@@ -60,6 +62,18 @@
  *							table of programs of up to 8 operators over
  *							int4, int8 and float8 on cuda, interpreted and
  *							compiled (pairs/s, compile ms cold and warm)
+ *	  kernel_test page-decode
+ *							the heap page decoder alone: the host's on pages
+ *							built by hand (as in cpu), then the device's
+ *							(cuda_page_decode.cu) against the host's, row for
+ *							row (those skip without a GPU)
+ *	  kernel_test bench-page-decode [N]
+ *							rows decoded a second from all-visible pages of
+ *							N rows (default 10M) of int4, int8, float8 and
+ *							(int4, float8) tables: the host's decoder on one
+ *							core, and on the device the decode alone, the
+ *							pages' copy from pinned memory, the two one after
+ *							the other, and overlapped in batches
  *	  kernel_test nvrtc		without a GPU: NVRTC compiles the count kernel
  *							of every program kernel_test knows for sm_90,
  *							its PTX free of local memory (skips without
@@ -81,7 +95,8 @@
  *	  kt_compiled.c		programs compiled to GPU code: nvrtc, and the
  *						compiled table of bench-program-count
  *	  kt_page_decode.c	the heap page decoder (shared/gj_page_decode.h)
- *						on random and damaged pages built by hand
+ *						on random and damaged pages built by hand, on
+ *						the host and on the device; bench-page-decode
  *
  *-------------------------------------------------------------------------
  */
@@ -114,6 +129,10 @@ main(int argc, char **argv)
 
 		return bench_program_count(n) | bench_program_count_compiled(n);
 	}
+	if (argc >= 2 && strcmp(argv[1], "page-decode") == 0)
+		return run_page_decode_only();
+	if (argc >= 2 && strcmp(argv[1], "bench-page-decode") == 0)
+		return bench_page_decode(argc >= 3 ? atoll(argv[2]) : 10000000);
 	if (argc >= 2 && strcmp(argv[1], "nvrtc") == 0)
 		return run_nvrtc_tests();
 	if (argc >= 3 && strcmp(argv[1], "nvrtc-source") == 0)

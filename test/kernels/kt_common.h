@@ -152,9 +152,13 @@ extern void rowcount_input(GjJoinInput *input, const Side *outer, const Side *in
 						   const Program *prog);
 extern void rowcount_random_conjunction(int n, GjCompareConjunction *conj, Program *prog);
 
-/* kt_page_decode.c: the heap page decoder on pages built by hand */
+/* kt_page_decode.c: the heap page decoder on pages built by hand, host and device */
 extern int	page_decode_test_count(void);
 extern void run_page_decode_tests(void);
+extern int	page_decode_cuda_test_count(void);
+extern void run_page_decode_cuda_tests(void);
+extern int	run_page_decode_only(void);
+extern int	bench_page_decode(int64_t nrows);
 
 /* kt_program_count.c: per-row counts of any nested-loop program */
 extern int	program_count_test_count(bool cuda);

@@ -610,7 +610,7 @@ run_tests(bool quick)
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
 			   2 + 6 + nhash * 2 + 2 + nagg * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS +
-			   4 * nsorted + rowcount_test_count(true));
+			   4 * nsorted + rowcount_test_count(true) + page_decode_cuda_test_count());
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
 	report(info.name[0] != '\0' && info.init_ms > 0 && info.total_memory > 0,
@@ -700,6 +700,7 @@ run_tests(bool quick)
 			test_big(&joins[i]);
 	}
 	run_rowcount_tests(true);
+	run_page_decode_cuda_tests();
 
 	free(progs);
 	free(joins);

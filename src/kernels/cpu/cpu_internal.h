@@ -8,9 +8,11 @@
  * The backend is split by concern: cpu_backend.c (the GjBackend table,
  * beginning and ending a join, the double buffer), cpu_step.c (run_step),
  * cpu_nestloop.c (the nested loops), cpu_sorted.c (sort-merge/range and
- * hash: sorting both sides, tile pruning and the sorted step) and cpu_agg.c
- * (the aggregate fast path).  The keys, hashes and bounds that order a sorted join's rows
- * are ../shared/gj_keys.h, which the cuda backend compiles too.
+ * hash: sorting both sides, tile pruning and the sorted step), cpu_agg.c
+ * (the aggregate fast path) and cpu_page_decode.c (heap pages decoded in
+ * batches, as the cuda backend does on the device).  The keys, hashes and
+ * bounds that order a sorted join's rows are ../shared/gj_keys.h, which the
+ * cuda backend compiles too.
  *
  *-------------------------------------------------------------------------
  */
@@ -237,5 +239,25 @@ extern void gj_cpu_prefilter_free(GjCpuPrefilter *pf);
 extern bool gj_cpu_program_count(const GjJoinInput *input, const GjTile *tile,
 								 int64_t o_begin, int64_t o_end, uint64_t *counts,
 								 uint64_t *host_pairs);
+
+/*
+ * cpu_page_decode.c: batches of raw heap pages decoded on the host, the
+ * counterpart of the cuda backend's CudaPageColumns (the same calls and
+ * results; see cuda_page_decode.cu).
+ */
+typedef struct GjCpuPageColumns GjCpuPageColumns;
+struct GjPageSpec;
+struct GjPageBatch;
+
+extern GjCpuPageColumns *gj_cpu_page_columns_begin(const struct GjPageSpec *spec,
+												   int64_t rows_hint, GjError *err);
+extern bool gj_cpu_page_columns_append(GjCpuPageColumns *pc, const uint8_t *pages,
+									   int64_t npages, int64_t rows_bound, GjError *err);
+extern bool gj_cpu_page_columns_wait(GjCpuPageColumns *pc, struct GjPageBatch *batch,
+									 GjError *err);
+extern int64_t gj_cpu_page_columns_rows(const GjCpuPageColumns *pc);
+extern void gj_cpu_page_columns_column(const GjCpuPageColumns *pc, int k, const uint64_t **values,
+									   const bool **isnull, const uint8_t **host);
+extern void gj_cpu_page_columns_end(GjCpuPageColumns *pc);
 
 #endif							/* GPUJOIN_CPU_INTERNAL_H */

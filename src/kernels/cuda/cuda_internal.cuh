@@ -10,8 +10,9 @@
  * pools' retention), cuda_backend.cu (the GjBackend table: begin and end a
  * join), cuda_step.cu (run_step: dispatch a step), cuda_nestloop.cu (the
  * nested-loop kernels and step), cuda_sorted.cu (sort-merge/range and hash:
- * sorting the sides and the sorted step) and cuda_agg.cu (the aggregate
- * fast path).  nvcc compiles each file on its
+ * sorting the sides and the sorted step), cuda_agg.cu (the aggregate
+ * fast path) and cuda_page_decode.cu (heap pages decoded on the device,
+ * not yet part of a join).  nvcc compiles each file on its
  * own, without relocatable device code: every kernel is launched from host
  * code in its own file, and device code used by several files is inline in
  * a header (the keys, hashes and bounds in ../shared/gj_keys.h, which the
@@ -489,5 +490,26 @@ extern int64_t gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *s
 extern bool gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 								  int64_t rows, uint64_t *h_counts, uint64_t *total,
 								  uint64_t *host_pairs, GjStats *stats, GjError *err);
+
+/*
+ * Heap pages decoded on the device (cuda_page_decode.cu, whose header
+ * comment says how the heap reader is to use it): a decoder by one spec
+ * (kernels/shared/gj_page_decode.h) on one device, whose columns grow
+ * batch by batch of raw pages, two batches in flight.
+ */
+typedef struct CudaPageColumns CudaPageColumns;
+struct GjPageSpec;
+struct GjPageBatch;
+
+extern CudaPageColumns *gj_cuda_page_columns_begin(int device, const struct GjPageSpec *spec,
+												   int64_t rows_hint, GjError *err);
+extern bool gj_cuda_page_columns_append(CudaPageColumns *pc, const uint8_t *pages,
+										int64_t npages, int64_t rows_bound, GjError *err);
+extern bool gj_cuda_page_columns_wait(CudaPageColumns *pc, struct GjPageBatch *batch,
+									  GjStats *stats, GjError *err);
+extern int64_t gj_cuda_page_columns_rows(const CudaPageColumns *pc);
+extern void gj_cuda_page_columns_column(const CudaPageColumns *pc, int k, const int64_t **values,
+										const uint8_t **isnull);
+extern void gj_cuda_page_columns_end(CudaPageColumns *pc);
 
 #endif							/* GPUJOIN_CUDA_INTERNAL_CUH */

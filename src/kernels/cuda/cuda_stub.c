@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/shared/gj_page_decode.h"
 
 bool		gj_cuda_compiled = false;
 
@@ -162,4 +163,52 @@ bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
 	return false;
+}
+
+/* The test hooks of cuda_page_decode.cu, for test/kernels/kt_page_decode.c only. */
+extern void *gj_cuda_test_page_begin(const GjPageSpec *spec, int64_t rows_hint, GjError *err);
+extern bool gj_cuda_test_page_append(void *pc, const uint8_t *pages, int64_t npages,
+									 int64_t rows_bound, GjError *err);
+extern bool gj_cuda_test_page_wait(void *pc, GjPageBatch *batch, GjStats *stats, GjError *err);
+extern bool gj_cuda_test_page_download(void *pc, uint64_t *const *values, bool *const *isnull,
+									   uint8_t *host, GjError *err);
+extern bool gj_cuda_test_page_reset(void *pc, GjError *err);
+extern void gj_cuda_test_page_end(void *pc);
+
+void *
+gj_cuda_test_page_begin(const GjPageSpec *spec, int64_t rows_hint, GjError *err)
+{
+	gj_cuda_probe(NULL, err);
+	return NULL;
+}
+
+bool
+gj_cuda_test_page_append(void *pc, const uint8_t *pages, int64_t npages, int64_t rows_bound,
+						 GjError *err)
+{
+	return gj_cuda_probe(NULL, err);
+}
+
+bool
+gj_cuda_test_page_wait(void *pc, GjPageBatch *batch, GjStats *stats, GjError *err)
+{
+	return gj_cuda_probe(NULL, err);
+}
+
+bool
+gj_cuda_test_page_download(void *pc, uint64_t *const *values, bool *const *isnull,
+						   uint8_t *host, GjError *err)
+{
+	return gj_cuda_probe(NULL, err);
+}
+
+bool
+gj_cuda_test_page_reset(void *pc, GjError *err)
+{
+	return gj_cuda_probe(NULL, err);
+}
+
+void
+gj_cuda_test_page_end(void *pc)
+{
 }

@@ -43,26 +43,13 @@
  * ItemIdData bit fields at run time, and uses the decoder only on a
  * little-endian build with 8-byte Datums and 8-byte maximal alignment.
  *
- * What the cuda page path needs next (issue 36):
- *	- staging: a block range copied as raw pages into pinned memory, each
- *	  page pinned and under its share lock while its bytes are copied (as
- *	  heapgetpage reads it); a page where PageIsAllVisible(page) &&
- *	  !snapshot->takenDuringRecovery (heapgetpage's all_visible rule) can be
- *	  decoded on the device with GJ_PAGE_ALL_NORMAL and no per-tuple check;
- *	  any other page is decoded on the host after heapgetpage as now (its
- *	  visible offsets could also be staged with it, as a list); a scan with
- *	  quals keeps the host path until the quals run on the device;
- *	- a kernel: one thread per (page, line pointer), calling
- *	  gj_page_decode_tuple with ref_base 0 (by-reference attributes are not
- *	  kept on the device; keys of such types are hashed on the host today),
- *	  then a compaction of the decoded rows (a CUB select over the
- *	  GJ_PAGE_ROW results) into the device key columns; the flagged rows'
- *	  line pointers come back to the host, which deforms them;
- *	- where the columns land: the key columns of the input's HostSideBuffer
- *	  (host_buffers.h) are what side_drain.c hands the backend today; the
- *	  decoded columns would be device key columns the backend interface
- *	  (kernels/backend.h) takes in place of the copied host ones, with the
- *	  host buffer keeping only the returned columns.
+ * The cuda page path (issue 36).  cuda/cuda_page_decode.cu decodes batches
+ * of raw pages on the device with this code, a warp per page: every
+ * LP_NORMAL line pointer of a page (GJ_PAGE_ALL_NORMAL, the pages the
+ * visibility map marks all-visible) through gj_page_decode_tuple, into
+ * device columns in page and line pointer order, the rows gj_page_decode
+ * gives page after page; the rows it flags come back as GjPageFlagged.
+ * Its header comment says how the heap reader is to hand it pages.
  *
  *-------------------------------------------------------------------------
  */
@@ -150,6 +137,31 @@ typedef struct GjPageTuple
 	bool		hasnull;
 } GjPageTuple;
 
+/*
+ * A row the device's decoder flagged for the host (cuda_page_decode.cu):
+ * its row in the decoded columns, and where its tuple is, the page of its
+ * batch (from 0) and the line pointer (from 1).
+ */
+typedef struct GjPageFlagged
+{
+	int64_t		row;
+	int32_t		page;
+	int32_t		lineoff;
+} GjPageFlagged;
+
+/*
+ * What a batch of pages decoded in batch mode (cuda_page_decode.cu and its
+ * host counterpart, cpu_page_decode.c): its rows, and the rows flagged,
+ * ascending.
+ */
+typedef struct GjPageBatch
+{
+	int64_t		first_row;		/* its rows: [first_row, first_row + nrows) */
+	int64_t		nrows;
+	int64_t		nflagged;
+	const GjPageFlagged *flagged;	/* until the decoder's next wait */
+} GjPageBatch;
+
 /* What gj_page_decode_tuple made of one line pointer. */
 #define GJ_PAGE_ROW			0	/* decoded */
 #define GJ_PAGE_HOST		1	/* the host must deform it */
@@ -175,6 +187,19 @@ GJ_HD uint32_t
 gj_page_align(uint32_t off, uint32_t align)
 {
 	return (off + align - 1) & ~(align - 1);
+}
+
+/* Line pointer lineoff (from 1, at most the page's count) as its 32 bits. */
+GJ_HD uint32_t
+gj_page_lp(const uint8_t *page, int lineoff)
+{
+	return gj_page_load32(page + GJ_PAGE_HEADER_SIZE + (lineoff - 1) * GJ_ITEMID_SIZE);
+}
+
+GJ_HD bool
+gj_page_lp_is_normal(uint32_t lp)
+{
+	return ((lp >> 15) & 0x03) == GJ_LP_NORMAL;
 }
 
 /* Line pointers on the page (PageGetMaxOffsetNumber), 0 if pd_lower is bad. */
@@ -285,8 +310,8 @@ gj_page_find_tuple(const uint8_t *page, uint32_t page_size, int nlp, int lineoff
 
 	if (lineoff < 1 || lineoff > nlp)
 		return GJ_PAGE_HOST;
-	lp = gj_page_load32(page + GJ_PAGE_HEADER_SIZE + (lineoff - 1) * GJ_ITEMID_SIZE);
-	if (((lp >> 15) & 0x03) != GJ_LP_NORMAL)
+	lp = gj_page_lp(page, lineoff);
+	if (!gj_page_lp_is_normal(lp))
 		return GJ_PAGE_NOT_NORMAL;
 	lp_off = lp & 0x7FFF;
 	lp_len = lp >> 17;
