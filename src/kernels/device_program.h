@@ -624,6 +624,118 @@ gj_apply_logic(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 	return true;
 }
 
+/*
+ * int2 and int4 arithmetic in 32 bits, for a kernel compiled for one
+ * program (gj_program_narrow decides where): for a and b within int32,
+ * the same answer as gj_int_arith(op, type, a, b, &r64) with type GJT_INT2
+ * or GJT_INT4, and where that succeeds *result == r64.  That function
+ * computes in int64 and range-checks the result; here a 32-bit add or
+ * subtract overflows exactly where the int64 result leaves int32 (the
+ * sign test below), a product is exact in int64 (mul.wide), and the rest
+ * cannot leave int32 but for INT32_MIN / -1 and -INT32_MIN.  Unlike
+ * gj_int_arith, *result is written even where the step fails (the pair is
+ * rechecked whatever follows, and straight-line code needs no select).
+ */
+GJ_HD bool
+gj_int_arith32(int op, int type, int32_t a, int32_t b, int32_t *result)
+{
+	int32_t		r;
+	bool		ok;
+
+	switch (op)
+	{
+		case GJOP_ADD:
+			r = (int32_t) ((uint32_t) a + (uint32_t) b);
+			ok = ((a ^ r) & (b ^ r)) >= 0;	/* same-signed operands, other-signed sum */
+			break;
+		case GJOP_SUB:
+			r = (int32_t) ((uint32_t) a - (uint32_t) b);
+			ok = ((a ^ b) & (a ^ r)) >= 0;	/* other-signed operands, sum unlike a */
+			break;
+		case GJOP_MUL:
+			{
+				int64_t		p = (int64_t) a * b;
+
+				r = (int32_t) p;
+				ok = p == r;
+				break;
+			}
+		case GJOP_DIV:
+			ok = b != 0 && !(b == -1 && a == INT32_MIN);
+			r = ok ? a / b : 0;
+			break;
+		case GJOP_MOD:
+			ok = b != 0;
+			r = (b == 0 || b == -1) ? 0 : a % b;
+			break;
+		case GJOP_NEG:
+			ok = a != INT32_MIN;
+			r = (int32_t) (0u - (uint32_t) a);
+			break;
+		default:				/* GJOP_ABS */
+			ok = a != INT32_MIN;
+			r = a < 0 ? (int32_t) (0u - (uint32_t) a) : a;
+			break;
+	}
+	if (type == GJT_INT2)
+		ok = ok && r >= -32768 && r <= 32767;
+	*result = r;
+	return ok;
+}
+
+/*
+ * gj_apply_arith, gj_apply_unary and gj_apply_compare (integer class) where
+ * every operand is an int within int32 (sign-extended in its slot, see
+ * gj_program_narrow): the same slots, the same answer, in 32 bits.  A
+ * failed step leaves its slot unspecified (gj_int_arith32).
+ */
+GJ_HD bool
+gj_apply_arith32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	int32_t		r;
+	bool		ok;
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	ok = gj_int_arith32(in->op, in->type, (int32_t) stack[sp - 1].i, (int32_t) stack[sp].i, &r);
+	stack[sp - 1].i = r;
+	return ok;
+}
+
+GJ_HD bool
+gj_apply_unary32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+	int32_t		r;
+	bool		ok;
+
+	if (isnull[sp - 1])
+		return true;
+	ok = gj_int_arith32(in->op, in->type, (int32_t) stack[sp - 1].i, 0, &r);
+	stack[sp - 1].i = r;
+	return ok;
+}
+
+GJ_HD bool
+gj_apply_compare32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	int32_t		a = (int32_t) stack[sp - 1].i,
+				b = (int32_t) stack[sp].i;
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	stack[sp - 1].i = gj_int_cmp_holds(in->op, a, b);
+	return true;
+}
+
 /* One instruction other than a load, whichever it is (see above). */
 GJ_HD bool
 gj_program_apply(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
@@ -742,9 +854,27 @@ gj_program_apply_op(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 }
 
 /*
+ * The same in 32 bits, for an instruction gj_program_narrow marked (an
+ * integer compare, int2/int4 arithmetic).
+ */
+template <int OP>
+__device__ __forceinline__ bool
+gj_program_apply_op32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	if constexpr (OP >= GJOP_EQ && OP <= GJOP_GE)
+		return gj_apply_compare32(in, stack, isnull, spp);
+	else if constexpr (OP >= GJOP_ADD && OP <= GJOP_MOD)
+		return gj_apply_arith32(in, stack, isnull, spp);
+	else
+		return gj_apply_unary32(in, stack, isnull, spp);
+}
+
+/*
  * Instructions PC on of Prog::instrs (a constexpr array of Prog::ninstrs),
  * each applied as the interpreter would, its opcode and operands
- * constants: a kernel compiled for one program (cuda_compile.cu).
+ * constants: a kernel compiled for one program (cuda_compile.cu).  Those
+ * Prog::op32 marks (gj_program_narrow) run in 32 bits, with the same
+ * answers.
  */
 template <typename Prog, int PC, typename Load>
 __device__ __forceinline__ void
@@ -759,6 +889,8 @@ gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &loa
 			load(in.op == GJOP_LOAD_OUTER, in.arg, &stack[*sp], &isnull[*sp]);
 			(*sp)++;
 		}
+		else if constexpr (Prog::op32[PC])
+			*ok = gj_program_apply_op32<in.op>(&in, stack, isnull, sp) & *ok;
 		else
 			*ok = gj_program_apply_op<in.op>(&in, stack, isnull, sp) & *ok;
 		gj_program_steps_fixed<Prog, PC + 1>(stack, isnull, sp, ok, load);
@@ -1014,6 +1146,169 @@ gj_instr_pops(int op)
 		default:
 			return -1;
 	}
+}
+
+/*
+ * Where a kernel compiled for one program may compute in 32 bits
+ * (gj_int_arith32): an int2, int4 or date value is an int within int32,
+ * which the host stores sign-extended in its int64 (key_encoding.h's
+ * gj_datum_to_value), and so is the result of int2 and int4 arithmetic
+ * that succeeded (range-checked) and every boolean.  gj_program_narrow
+ * follows that through the stack: an integer compare of two such values,
+ * and int2/int4 arithmetic on them, run in 32 bits, with the same
+ * answers; a column every load of which reads such a value is kept in
+ * 32 bits (staged in shared memory, held in registers).  Everything else
+ * (int8, floats, oids, which are unsigned, and the host's encodings) stays
+ * in 64 bits, as the interpreter runs it.
+ *
+ * The value of a NULL slot is never read by any step (each tests the NULL
+ * flags first), so only values that are not NULL need be within int32.
+ */
+typedef struct GjNarrowing
+{
+	uint8_t		op32[GJ_MAX_INSTRS];	/* 1: the instruction runs in 32 bits */
+	uint32_t	outer_cols;		/* columns every load of which is an int in int32 */
+	uint32_t	inner_cols;
+	uint32_t	outer_wide;		/* integer columns loaded in 64 bits */
+	uint32_t	inner_wide;
+	int32_t		nops32;			/* integer compares and arithmetic in 32 bits */
+	int32_t		nops64;			/* and in 64 bits */
+} GjNarrowing;
+
+/* Is a loaded value of the type an int within int32? */
+GJ_HD bool
+gj_type_narrow(int type)
+{
+	return type == GJT_INT2 || type == GJT_INT4 || type == GJT_DATE;
+}
+
+GJ_HD void
+gj_program_narrow(const GjInstr *instrs, int ninstrs, GjNarrowing *nw)
+{
+	bool		value[GJ_MAX_STACK];	/* the slot, where not NULL, is in int32 */
+	uint32_t	loaded[2] = {0, 0};
+	uint32_t	wide[2] = {0, 0};	/* loaded in 64 bits at least once */
+	uint32_t	wide_int[2] = {0, 0};	/* of those, as an integer type */
+	int			sp = 0;
+
+	nw->nops32 = nw->nops64 = 0;
+	for (int pc = 0; pc < GJ_MAX_INSTRS; pc++)
+		nw->op32[pc] = 0;
+	for (int pc = 0; pc < ninstrs && pc < GJ_MAX_INSTRS; pc++)
+	{
+		const GjInstr *in = &instrs[pc];
+		int			pops = gj_instr_pops(in->op);
+		bool		int_type = in->type == GJT_INT2 || in->type == GJT_INT4;
+		bool		a,
+					b,
+					v = false,
+					op32 = false,
+					integer_op = false;
+
+		if (pops < 0 || pops > sp || sp - pops >= GJ_MAX_STACK)
+		{
+			/* not a program the compiler makes: nothing in 32 bits */
+			for (int k = 0; k < GJ_MAX_INSTRS; k++)
+				nw->op32[k] = 0;
+			nw->nops64 += nw->nops32;
+			nw->nops32 = 0;
+			wide[0] = wide_int[0] = loaded[0];
+			wide[1] = wide_int[1] = loaded[1];
+			break;
+		}
+		a = pops >= 1 && value[sp - pops];
+		b = pops == 2 && value[sp - 1];
+		switch (in->op)
+		{
+			case GJOP_LOAD_OUTER:
+			case GJOP_LOAD_INNER:
+				{
+					int			side = in->op == GJOP_LOAD_INNER;
+
+					v = gj_type_narrow(in->type);
+					if (in->arg >= 0 && in->arg < GJ_MAX_KEY_COLS)
+					{
+						loaded[side] |= 1u << in->arg;
+						if (!v)
+							wide[side] |= 1u << in->arg;
+						if (!v && gj_type_class(in->type) == GJ_CLASS_INT)
+							wide_int[side] |= 1u << in->arg;
+					}
+					break;
+				}
+			case GJOP_CONST:
+				v = gj_type_narrow(in->type) && in->imm >= INT32_MIN && in->imm <= INT32_MAX;
+				break;
+			case GJOP_CONST_NULL:
+				v = true;
+				break;
+			case GJOP_EQ:
+			case GJOP_NE:
+			case GJOP_LT:
+			case GJOP_LE:
+			case GJOP_GT:
+			case GJOP_GE:
+				integer_op = in->type == GJ_CLASS_INT;
+				op32 = integer_op && a && b;
+				v = true;
+				break;
+			case GJOP_ADD:
+			case GJOP_SUB:
+			case GJOP_MUL:
+			case GJOP_DIV:
+			case GJOP_MOD:
+				integer_op = gj_type_class(in->type) == GJ_CLASS_INT;
+				op32 = int_type && a && b;
+				v = int_type;
+				break;
+			case GJOP_NEG:
+			case GJOP_ABS:
+				integer_op = gj_type_class(in->type) == GJ_CLASS_INT;
+				op32 = int_type && a;
+				v = int_type;
+				break;
+			case GJOP_INT_NARROW:
+				v = int_type;
+				break;
+			case GJOP_DATE_PLI:
+			case GJOP_DATE_MII:
+				/* an infinite date stays, any other result is in the date range */
+				v = a;
+				break;
+			case GJOP_AND:
+			case GJOP_OR:
+			case GJOP_NOT:
+			case GJOP_IS_NULL:
+			case GJOP_IS_NOT_NULL:
+				v = true;
+				break;
+			default:
+				break;
+		}
+		nw->op32[pc] = op32;
+		nw->nops32 += op32;
+		nw->nops64 += integer_op && !op32;
+		sp -= pops;
+		value[sp++] = v;
+	}
+	nw->outer_cols = loaded[0] & ~wide[0];
+	nw->inner_cols = loaded[1] & ~wide[1];
+	nw->outer_wide = wide_int[0];
+	nw->inner_wide = wide_int[1];
+}
+
+/*
+ * The name of a program's compiled kernel, as kernel_test prints it:
+ * compiled32 where its integers are all in 32 bits, compiled64 where none
+ * is (int8, floats), compiled32/64 for a mix.
+ */
+GJ_HD const char *
+gj_program_variant(const GjNarrowing *nw)
+{
+	bool		some32 = nw->nops32 > 0 || nw->outer_cols != 0 || nw->inner_cols != 0;
+	bool		some64 = nw->nops64 > 0 || nw->outer_wide != 0 || nw->inner_wide != 0;
+
+	return !some32 ? "compiled64" : some64 ? "compiled32/64" : "compiled32";
 }
 
 /*

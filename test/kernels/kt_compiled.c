@@ -172,6 +172,205 @@ kb_operators(const Program *p)
 }
 
 /* ---------------------------------------------------------------------
+ * 32-bit evaluation (no GPU: the functions are device_program.h's)
+ * ---------------------------------------------------------------------
+ */
+
+/* int32 values around every edge of int2, int4 and their products. */
+static const int32_t n32_edges[] = {
+	INT32_MIN, INT32_MIN + 1, -1073741825, -65536, -46341, -46340, -32769, -32768,
+	-32767, -181, -2, -1, 0, 1, 2, 3, 7, 181, 32767, 32768, 46340, 46341, 65536,
+	1073741824, INT32_MAX - 1, INT32_MAX
+};
+
+#define N32_NEDGES ((int) (sizeof(n32_edges) / sizeof(n32_edges[0])))
+
+/*
+ * gj_int_arith32 against gj_int_arith (int2 and int4, every operator) and
+ * gj_apply_compare32 against gj_apply_compare, over every pair of the
+ * edges and 200000 random pairs: the same success, the same result.
+ */
+static void
+n32_test_arith(void)
+{
+	static const int ops[] = {GJOP_ADD, GJOP_SUB, GJOP_MUL, GJOP_DIV, GJOP_MOD, GJOP_NEG,
+	GJOP_ABS, GJOP_EQ, GJOP_NE, GJOP_LT, GJOP_LE, GJOP_GT, GJOP_GE};
+	int			bad = 0;
+	int64_t		checked = 0;
+
+	for (int k = 0; k < N32_NEDGES * N32_NEDGES + 200000; k++)
+	{
+		int32_t		a,
+					b;
+
+		if (k < N32_NEDGES * N32_NEDGES)
+		{
+			a = n32_edges[k / N32_NEDGES];
+			b = n32_edges[k % N32_NEDGES];
+		}
+		else
+		{
+			/* small, int2-sized and any: all three mixed */
+			int			shape = (int) (rng() % 3);
+
+			a = shape == 0 ? (int32_t) (rng() % 201) - 100 :
+				shape == 1 ? (int32_t) (rng() % 65536) - 32768 : (int32_t) (uint32_t) rng();
+			b = (int32_t) (uint32_t) rng();
+			if (rng() % 2)
+				b = (int32_t) (rng() % 201) - 100;
+		}
+		for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		{
+			for (int type = GJT_INT2; type <= GJT_INT4; type++)
+			{
+				GjInstr		in = {(int16_t) ops[o], (int16_t) type, 0, 0};
+				GjSlot		s64[2],
+							s32[2];
+				bool		n64[2] = {false, false},
+							n32[2] = {false, false};
+				int			sp64 = 2,
+							sp32 = 2;
+				bool		ok64,
+							ok32;
+				bool		unary = ops[o] == GJOP_NEG || ops[o] == GJOP_ABS;
+				bool		compare = ops[o] >= GJOP_EQ && ops[o] <= GJOP_GE;
+
+				if (compare && type == GJT_INT2)
+					continue;
+				if (compare)
+					in.type = GJ_CLASS_INT;
+				s64[0].i = s32[0].i = unary ? b : a;
+				s64[1].i = s32[1].i = b;
+				ok64 = compare ? gj_apply_compare(&in, s64, n64, &sp64) :
+					unary ? gj_apply_unary(&in, s64, n64, &sp64) :
+					gj_apply_arith(&in, s64, n64, &sp64);
+				ok32 = compare ? gj_apply_compare32(&in, s32, n32, &sp32) :
+					unary ? gj_apply_unary32(&in, s32, n32, &sp32) :
+					gj_apply_arith32(&in, s32, n32, &sp32);
+				checked++;
+				if (ok64 != ok32 || sp64 != sp32 || n64[0] != n32[0] ||
+					(ok64 && s64[sp64 - 1].i != s32[sp32 - 1].i))
+				{
+					if (bad++ < 5)
+						printf("# op %d type %d, %d and %d: 64 bits %s %lld, 32 bits %s %lld\n",
+							   ops[o], type, a, b, ok64 ? "ok" : "fails",
+							   (long long) s64[sp64 - 1].i, ok32 ? "ok" : "fails",
+							   (long long) s32[sp32 - 1].i);
+				}
+			}
+		}
+	}
+	printf("# %lld operations compared\n", (long long) checked);
+	report(bad == 0, "%s%s", "32-bit int2/int4 arithmetic and compares: the interpreter's",
+		   " answers (edges of int2, int4 and products, random operands)");
+}
+
+/* One hand-written program and what gj_program_narrow must make of it. */
+typedef struct N32Case
+{
+	const char *name;
+	const char *op32;			/* per instruction: 1 runs in 32 bits */
+	uint32_t	outer_cols;
+	uint32_t	inner_cols;
+	const char *variant;
+} N32Case;
+
+static void
+n32_test_narrow(void)
+{
+	Program		p[8];
+	N32Case		cases[8];
+	int			n = 0;
+	bool		ok = true;
+
+	/* issue 37's program: every integer in 32 bits */
+	memset(p, 0, sizeof(p));
+	compiled_bench_programs(p);	/* [0] is it; it overwrites [0] to [6] */
+	cases[n++] = (N32Case) {"three quals, int4", "0010010001010", 0x3, 0x3, "compiled32"};
+
+	/* [1], int8 sums: nothing */
+	cases[n++] = (N32Case) {"int8 sums", "0000000", 0, 0, "compiled64"};
+
+	/* int4 column against an int8 one: a 64-bit compare; int4 sum after it */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+	emit(&p[n], GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, 7);
+	emit(&p[n], GJOP_ADD, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT2, 2, 0);
+	emit(&p[n], GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_AND, GJT_BOOL, 0, 0);
+	cases[n++] = (N32Case) {"int4 < int8, int4 + 7 >= int2", "000001010", 0x1, 0x4,
+	"compiled32/64"};
+
+	/* loads typed bool (kernel_test's nested-loop programs) and oids: 64 bits */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_BOOL, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_BOOL, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, 5);
+	emit(&p[n], GJOP_ADD, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_OID, 1, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_OID, 1, 0);
+	emit(&p[n], GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_AND, GJT_BOOL, 0, 0);
+	cases[n++] = (N32Case) {"bool-typed loads, oids", "000000000", 0, 0, "compiled64"};
+
+	/* a constant outside int4, then int8 narrowed: the sum after it in 32 bits */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, (int64_t) INT32_MAX + 1);
+	emit(&p[n], GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT8, 0, 0);
+	emit(&p[n], GJOP_INT_NARROW, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_MUL, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_NEG, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, -3);
+	emit(&p[n], GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_AND, GJT_BOOL, 0, 0);
+	cases[n++] = (N32Case) {"int4 < 2^31, -(int8::int4 * int4) > -3", "00000011010", 0x1, 0,
+	"compiled32/64"};
+
+	/* the same column loaded as int4 and as int8: kept in 64 bits */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 3, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT4, 3, 0);
+	emit(&p[n], GJOP_SUB, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT8, 3, 0);
+	emit(&p[n], GJOP_EQ, GJ_CLASS_INT, 0, 0);
+	cases[n++] = (N32Case) {"a column loaded as int4 and int8", "00100", 0x8, 0,
+	"compiled32/64"};
+
+	for (int i = 0; i < n; i++)
+	{
+		GjNarrowing nw;
+		char		got[GJ_MAX_INSTRS + 1];
+
+		gj_program_narrow(p[i].instrs, p[i].ninstrs, &nw);
+		for (int pc = 0; pc < p[i].ninstrs; pc++)
+			got[pc] = nw.op32[pc] ? '1' : '0';
+		got[p[i].ninstrs] = '\0';
+		if (strcmp(got, cases[i].op32) != 0 || nw.outer_cols != cases[i].outer_cols ||
+			nw.inner_cols != cases[i].inner_cols ||
+			strcmp(gj_program_variant(&nw), cases[i].variant) != 0)
+		{
+			printf("# %s: op32 %s (want %s), columns 0x%x 0x%x (want 0x%x 0x%x), %s (want %s)\n",
+				   cases[i].name, got, cases[i].op32, nw.outer_cols, nw.inner_cols,
+				   cases[i].outer_cols, cases[i].inner_cols, gj_program_variant(&nw),
+				   cases[i].variant);
+			ok = false;
+		}
+	}
+	report(ok, "%s%s", "gj_program_narrow: which steps and columns of hand-written programs",
+		   " run in 32 bits (int4, int2, int8, bool-typed loads, oids, constants, narrowing)");
+}
+
+#define N32_TESTS	2
+
+/* ---------------------------------------------------------------------
  * NVRTC alone (no GPU)
  * ---------------------------------------------------------------------
  */
@@ -263,7 +462,7 @@ nvrtc_test_count(void)
 	int			n = compiled_bench_programs(progs);
 
 	free(progs);
-	return n;
+	return N32_TESTS + n;
 }
 
 void
@@ -272,6 +471,8 @@ run_nvrtc_cpu_tests(void)
 	Program    *progs = xmalloc(sizeof(Program) * NV_MAX_PROGRAMS);
 	int			n = compiled_bench_programs(progs);
 
+	n32_test_arith();
+	n32_test_narrow();
 	nv_check_programs(progs, n, nv_skip_reason());
 	free(progs);
 }

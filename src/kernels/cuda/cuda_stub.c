@@ -163,3 +163,10 @@ gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size
 {
 	return false;
 }
+
+extern void gj_cuda_test_set_compiled_rows(int rows);
+
+void
+gj_cuda_test_set_compiled_rows(int rows)
+{
+}
