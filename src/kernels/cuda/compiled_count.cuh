@@ -101,6 +101,48 @@ gjc_order_key(int64_t value, int cls)
 	return cls == GJ_CLASS_FLOAT ? gj_float_order_key(gj_bits_to_double(value)) : value;
 }
 
+/*
+ * Is the rest of the program (after the leading compares) worth proving
+ * free of errors chunk by chunk: has it a step that may fail (integer
+ * arithmetic, narrowing) and none that gj_bounds_step never proves (float
+ * arithmetic, dates)?
+ */
+__host__ __device__ constexpr bool
+gjc_provable(void)
+{
+	bool		may_fail = false;
+
+	for (int pc = GJC_LEAD_PC; pc < GjcProgram::ninstrs; pc++)
+	{
+		GjInstr		in = GjcProgram::instrs[pc];
+		bool		arith = in.op >= GJOP_ADD && in.op <= GJOP_ABS;
+
+		if ((arith && (in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8)) ||
+			in.op == GJOP_FLOAT_TO_FLOAT4 ||
+			(in.op >= GJOP_DATE_PLI && in.op <= GJOP_DATE_MI))
+			return false;
+		may_fail = may_fail || arith || in.op == GJOP_INT_NARROW;
+	}
+	return may_fail;
+}
+
+/*
+ * count += hit as one predicated add (cuda_rowcount.cu's rc_add_if: in C,
+ * nvcc adds into a new register and selects, two instructions).
+ */
+__device__ __forceinline__ void
+gjc_add_if(uint32_t &count, bool hit)
+{
+	asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t@p add.u32 %0, %0, 1;\n\t}"
+		: "+r"(count) : "r"((uint32_t) hit));
+}
+
+template <bool B>
+struct GjcChecked
+{
+	static constexpr bool value = B;
+};
+
 /* Is leading compare sc between two columns held in 32 bits? */
 __host__ __device__ constexpr bool
 gjc_lead32(GjSimpleCompare sc)
@@ -120,6 +162,9 @@ gjc_count_kernel(const GjcArgs a)
 	__shared__ int32_t svalues32[GJC_MAX1(nstaged32)][GJC_CHUNK];
 	__shared__ uint8_t snull[GJC_MAX1(nnullable)][GJC_CHUNK];
 	__shared__ unsigned long long swarp[GJC_BLOCK / 32][2];
+	constexpr bool prove = gjc_provable();
+	constexpr int ninner = gjc_popcount(GJC_INNER_COLS);
+	__shared__ int64_t sbounds[prove ? GJC_BLOCK / 32 : 1][GJC_MAX1(ninner)][2];
 	int64_t		first = (int64_t) blockIdx.x * (GJC_BLOCK * GJC_ROWS) + threadIdx.x;
 	int64_t		slice_begin = (int64_t) blockIdx.y * a.slice_len;
 	int64_t		slice_end = slice_begin + a.slice_len < a.ninner ?
@@ -177,25 +222,120 @@ gjc_count_kernel(const GjcArgs a)
 	{
 		int			n = slice_end - ib < GJC_CHUNK ? (int) (slice_end - ib) : GJC_CHUNK;
 
+		GjBounds	ibounds[GJ_MAX_KEY_COLS];
+		bool		fast = false;
+
 		__syncthreads();		/* everyone is done with the previous chunk */
 #pragma unroll
 		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 		{
+			int64_t		lo = INT64_MAX,
+						hi = INT64_MIN;
+
 			if (!GJC_HAS(GJC_INNER_COLS, c))
 				continue;
 			for (int t = threadIdx.x; t < n; t += GJC_BLOCK)
 			{
+				int64_t		v = a.inner.values[c][ib + t];
+				bool		null = GJC_HAS(GJC_INNER_NULLABLE, c) && a.inner.isnull[c][ib + t];
+
 				if (GJC_HAS(GJC_INNER_NARROW, c))
-					svalues32[gjc_slot(GJC_INNER_COLS32, c)][t] =
-						(int32_t) a.inner.values[c][ib + t];
+					svalues32[gjc_slot(GJC_INNER_COLS32, c)][t] = (int32_t) v;
 				else
-					svalues[gjc_slot(GJC_INNER_COLS64, c)][t] = a.inner.values[c][ib + t];
+					svalues[gjc_slot(GJC_INNER_COLS64, c)][t] = v;
 				if (GJC_HAS(GJC_INNER_NULLABLE, c))
-					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] = a.inner.isnull[c][ib + t];
+					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] = null;
+				if (prove && !null)
+				{
+					lo = v < lo ? v : lo;
+					hi = v > hi ? v : hi;
+				}
+			}
+			if constexpr (prove)
+			{
+				/* the chunk's bounds of the column: the warp's, then the block's */
+				for (int off = 16; off > 0; off /= 2)
+				{
+					int64_t		olo = __shfl_xor_sync(0xffffffffu, lo, off);
+					int64_t		ohi = __shfl_xor_sync(0xffffffffu, hi, off);
+
+					lo = olo < lo ? olo : lo;
+					hi = ohi > hi ? ohi : hi;
+				}
+				if (threadIdx.x % 32 == 0)
+				{
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_COLS, c)][0] = lo;
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_COLS, c)][1] = hi;
+				}
 			}
 		}
 		__syncthreads();
 
+		/*
+		 * Can no step after the leading compares fail for any pair of the
+		 * warp's outer rows and the chunk?  Then the warp counts the chunk
+		 * without the tests for errors (there is no pair for the host).
+		 */
+		if constexpr (prove)
+		{
+			bool		safe = true;
+
+#pragma unroll
+			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+			{
+				ibounds[c].lo = ibounds[c].hi = 0;
+				ibounds[c].flt = false;
+				if (!GJC_HAS(GJC_INNER_COLS, c))
+					continue;
+				ibounds[c].lo = INT64_MAX;
+				ibounds[c].hi = INT64_MIN;
+				for (int w = 0; w < GJC_BLOCK / 32; w++)
+				{
+					int64_t		lo = sbounds[w][gjc_slot(GJC_INNER_COLS, c)][0];
+					int64_t		hi = sbounds[w][gjc_slot(GJC_INNER_COLS, c)][1];
+
+					ibounds[c].lo = lo < ibounds[c].lo ? lo : ibounds[c].lo;
+					ibounds[c].hi = hi > ibounds[c].hi ? hi : ibounds[c].hi;
+				}
+				if (ibounds[c].lo > ibounds[c].hi)
+					ibounds[c].lo = ibounds[c].hi = 0;	/* all NULL */
+			}
+#pragma unroll
+			for (int r = 0; r < GJC_ROWS; r++)
+			{
+				GjBounds	st[GJ_MAX_STACK];
+				int			sp = GJC_LEAD_DEPTH;
+				bool		ok = true;
+				auto		load = [&] (bool outer, int col, GjBounds *b)
+					{
+						if (outer)
+						{
+							int64_t		v = onull[r][col] ? 0 :
+								GJC_HAS(GJC_OUTER_NARROW, col) ? ov32[r][col] : ov[r][col];
+
+							b->lo = b->hi = v;
+							b->flt = false;
+						}
+						else
+							*b = ibounds[col];
+					};
+
+#pragma unroll
+				for (int k = 0; k < GJC_LEAD_DEPTH; k++)
+				{
+					st[k].lo = 0;
+					st[k].hi = 1;
+					st[k].flt = false;
+				}
+				gj_program_bounds_fixed<GjcProgram, GJC_LEAD_PC>(st, &sp, &ok, load);
+				safe = safe && ok;
+			}
+			fast = __all_sync(0xffffffffu, safe);
+		}
+
+		/* the chunk's pairs, with or without the tests for errors */
+		auto		pairs = [&] (auto checked)
+		{
 #pragma unroll 2
 		for (int t = 0; t < n; t++)
 		{
@@ -238,7 +378,8 @@ gjc_count_kernel(const GjcArgs a)
 					else
 						pass = pass & gj_int_cmp_holds(lead[k].op, okey[r][k], ikey[k]);
 				}
-				res = gj_program_eval_fixed<GjcProgram, GJC_LEAD_PC, GJC_LEAD_DEPTH>(
+				res = gj_program_eval_fixed<GjcProgram, GJC_LEAD_PC, GJC_LEAD_DEPTH,
+											decltype(checked)::value>(
 					[&] (bool outer, int col, GjSlot *slot, bool *isnull)
 					{
 						if (outer)
@@ -247,10 +388,17 @@ gjc_count_kernel(const GjcArgs a)
 							slot->i = GJC_HAS(GJC_INNER_NARROW, col) ? iv32[col] : iv[col];
 						*isnull = outer ? onull[r][col] : inull[col];
 					});
-				count[r] += pass & (res == GJ_RESULT_TRUE);
-				host[r] += pass & (res == GJ_RESULT_RECHECK);
+				gjc_add_if(count[r], pass & (res == GJ_RESULT_TRUE));
+				if (decltype(checked)::value)
+					gjc_add_if(host[r], pass & (res == GJ_RESULT_RECHECK));
 			}
 		}
+		};
+
+		if (fast)
+			pairs(GjcChecked<false>());
+		else
+			pairs(GjcChecked<true>());
 	}
 
 #pragma unroll
