@@ -379,7 +379,8 @@ n32_test_narrow(void)
 
 /*
  * The programs of the checks: the bench's, kernel_test's nested-loop
- * programs (kt_specs.c) and the program count's random shapes; at most
+ * programs (kt_specs.c), the program count's int programs and random
+ * shapes; at most
  * limit of them (all with limit 0).
  */
 static int
@@ -388,6 +389,7 @@ nv_programs(Program *progs, int limit)
 	int			n = compiled_bench_programs(progs);
 
 	n += build_programs(&progs[n]);
+	n += program_count_int_programs(&progs[n]);
 	for (int s = 0; s < 8; s++)
 		program_count_random_program(s % 4, &progs[n++]);
 	return limit > 0 && limit < n ? limit : n;
@@ -435,8 +437,13 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			}
 			free(ptx);
 		}
-		printf("# %d instructions, %.0f ms, with NULLs %.0f ms\n", progs[i].ninstrs, ms[0],
-			   ms[1]);
+		{
+			GjNarrowing nw;
+
+			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
+			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms\n", progs[i].ninstrs,
+				   gj_program_variant(&nw), ms[0], ms[1]);
+		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
 			   "(no local memory, no indirect branch, with and without NULLs)");
 	}
