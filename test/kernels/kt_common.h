@@ -177,6 +177,6 @@ extern int	nvrtc_test_count(void);
 extern void run_nvrtc_cpu_tests(void);
 extern int	run_nvrtc_tests(void);
 extern int	print_compiled_source(int which);
-extern int	bench_program_count_compiled(int64_t n);
+extern int	bench_program_count_compiled(int64_t n, bool sweep);
 
 #endif							/* KT_COMMON_H */

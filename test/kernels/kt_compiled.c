@@ -28,6 +28,8 @@ extern char *gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs,
 										  int arch, double *ms, char *message,
 										  size_t message_len);
 extern const char *gj_cuda_test_nvrtc_path(void);
+extern void gj_cuda_test_set_compiled_rows(int rows);
+extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
 #define KT_ARCH		90
@@ -591,15 +593,24 @@ kb_count(const Side *side, const Program *prog, int compile, int64_t rows, doubl
 	return ok;
 }
 
+/* Outer rows a thread that kernel_test bench-program-count N rows compares. */
+static const int kb_sweep_rows[] = {2, 4, 6, 8, 10, 12, 16};
+
+#define KB_NSWEEP ((int) (sizeof(kb_sweep_rows) / sizeof(kb_sweep_rows[0])))
+
 /*
- * kernel_test bench-program-count [N]: per program, the program count of
- * N x N rows compiled (after a warm-up join that compiles it: cold
- * compile ms, then a join that finds it cached: warm) and interpreted
- * (N / 16 outer rows: the interpreter is slow), in pairs per second; the
- * totals of both over the same rows must agree.
+ * kernel_test bench-program-count [N [rows]]: per program, the variant of
+ * its compiled kernel (compiled32: every integer in 32 bits; compiled64:
+ * none; compiled32/64: a mix; see gj_program_narrow), the program count
+ * of N x N rows compiled (after a warm-up join that compiles it: cold
+ * compile ms, then a join that finds it cached: warm) and interpreted (N
+ * / 16 outer rows: the interpreter is slow), in pairs per second; the
+ * totals of both over the same rows must agree.  With "rows", then the
+ * compiled count again with each of kb_sweep_rows outer rows a thread
+ * (the default's choice marked *), to tune gj_compiled_rows_per_thread.
  */
 int
-bench_program_count_compiled(int64_t n)
+bench_program_count_compiled(int64_t n, bool sweep)
 {
 	Program    *progs = xmalloc(sizeof(Program) * NV_MAX_PROGRAMS);
 	int			nprogs = compiled_bench_programs(progs);
@@ -611,8 +622,8 @@ bench_program_count_compiled(int64_t n)
 	printf("# program count, compiled and interpreted, %lld x %lld rows (interpreted: "
 		   "%lld outer rows); pairs/s; compile ms cold / warm\n",
 		   (long long) n, (long long) n, (long long) irows);
-	printf("%-76s %3s %12s %12s %8s %6s %s\n", "program", "ops", "interpreted", "compiled",
-		   "cold ms", "warm", "check");
+	printf("%-76s %3s %-13s %12s %12s %8s %6s %s\n", "program", "ops", "variant",
+		   "interpreted", "compiled", "cold ms", "warm", "check");
 	for (int i = 0; i < nprogs; i++)
 	{
 		const Program *p = &progs[i];
@@ -630,6 +641,7 @@ bench_program_count_compiled(int64_t n)
 					ims = -1,
 					cms = -1;
 		bool		same;
+		GjNarrowing nw;
 
 		/* cold: the first join compiles; warm: the next finds it cached */
 		if (!kb_count(&side, p, GJ_COMPILE_ALWAYS, gj_min64(n, 1024), &ms, &total, &host,
@@ -649,8 +661,9 @@ bench_program_count_compiled(int64_t n)
 		if (kb_count(&side, p, GJ_COMPILE_ALWAYS, n, &ms, &ctotal, &chost, &cstats) &&
 			cstats.program_steps_compiled > 0)
 			cms = ms;
-		printf("%-76s %3d %12.3g %12.3g %8.1f %6s %s\n", p->name, kb_operators(p),
-			   ims > 0 ? (double) irows * n / (ims / 1e3) : 0,
+		gj_program_narrow(p->instrs, p->ninstrs, &nw);
+		printf("%-76s %3d %-13s %12.3g %12.3g %8.1f %6s %s\n", p->name, kb_operators(p),
+			   gj_program_variant(&nw), ims > 0 ? (double) irows * n / (ims / 1e3) : 0,
 			   cms > 0 ? (double) n * n / (cms / 1e3) : 0,
 			   cold.compile_ms, warm.programs_cached > 0 && warm.compile_ms == 0 ? "cached" : "-",
 			   same ? "same" : "DIFFERENT");
@@ -661,6 +674,41 @@ bench_program_count_compiled(int64_t n)
 				   (unsigned long long) itotal, (unsigned long long) ihost,
 				   (unsigned long long) total, (unsigned long long) host);
 		rc |= !same;
+	}
+	if (sweep)
+	{
+		printf("# compiled, pairs/s by outer rows a thread (* the default's choice)\n");
+		printf("%-76s", "program");
+		for (int k = 0; k < KB_NSWEEP; k++)
+			printf(" %9d", kb_sweep_rows[k]);
+		printf("\n");
+		for (int i = 0; i < nprogs; i++)
+		{
+			const Program *p = &progs[i];
+			int			chosen = gj_cuda_test_compiled_rows(p->instrs, p->ninstrs);
+
+			printf("%-76s", p->name);
+			for (int k = 0; k < KB_NSWEEP; k++)
+			{
+				GjStats		stats;
+				uint64_t	total = 0,
+							host = 0;
+				double		ms = 0;
+				bool		ok;
+
+				gj_cuda_test_set_compiled_rows(kb_sweep_rows[k]);
+				/* the first join compiles, the second is timed */
+				ok = kb_count(&side, p, GJ_COMPILE_ALWAYS, gj_min64(n, 1024), &ms, &total,
+							  &host, &stats) &&
+					kb_count(&side, p, GJ_COMPILE_ALWAYS, n, &ms, &total, &host, &stats) &&
+					stats.program_steps_compiled > 0;
+				printf(" %8.3g%s", ok ? (double) n * n / (ms / 1e3) : 0,
+					   kb_sweep_rows[k] == chosen ? "*" : " ");
+				fflush(stdout);
+			}
+			printf("\n");
+		}
+		gj_cuda_test_set_compiled_rows(0);
 	}
 	for (int c = 0; c < KB_COLS; c++)
 		free((void *) side.cols.values[c]);

@@ -605,3 +605,10 @@ gj_cuda_test_set_compiled_rows(int rows)
 {
 	rows_override = rows;
 }
+
+/* For kernel_test: gj_compiled_rows_per_thread, from C. */
+extern "C" int
+gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs)
+{
+	return gj_compiled_rows_per_thread(instrs, ninstrs);
+}
