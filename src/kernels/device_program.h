@@ -263,6 +263,35 @@ gj_int_in_range(int type, int64_t v)
 }
 
 /*
+ * The result of integer arithmetic where gj_int_arith succeeds, computed
+ * in int64 with wrap-around (and 0 for a division by zero, where it
+ * fails): the one computation of the result, for gj_int_arith and for a
+ * compiled program that proved no step can fail (gj_bounds_step).
+ */
+GJ_HD int64_t
+gj_int_arith_value(int op, int64_t a, int64_t b)
+{
+	switch (op)
+	{
+		case GJOP_ADD:
+			return (int64_t) ((uint64_t) a + (uint64_t) b);
+		case GJOP_SUB:
+			return (int64_t) ((uint64_t) a - (uint64_t) b);
+		case GJOP_MUL:
+			return (int64_t) ((uint64_t) a * (uint64_t) b);
+		case GJOP_DIV:
+			/* avoid the traps of a division by 0 and of INT64_MIN / -1 */
+			return b == 0 ? 0 : b == -1 ? (int64_t) (0 - (uint64_t) a) : a / b;
+		case GJOP_MOD:
+			return (b == 0 || b == -1) ? 0 : a % b;
+		case GJOP_NEG:
+			return (int64_t) (0 - (uint64_t) a);
+		default:				/* GJOP_ABS */
+			return a < 0 ? (int64_t) (0 - (uint64_t) a) : a;
+	}
+}
+
+/*
  * Integer arithmetic with PostgreSQL's errors.  Returns false where
  * PostgreSQL would raise an ERROR (overflow, division by zero).  Operands of
  * int2/int4 types are at most 32 bits wide, so their results cannot overflow
@@ -279,13 +308,11 @@ gj_int_arith(int op, int type, int64_t a, int64_t b, int64_t *result)
 			if (type == GJT_INT8 &&
 				((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)))
 				return false;
-			r = (int64_t) ((uint64_t) a + (uint64_t) b);
 			break;
 		case GJOP_SUB:
 			if (type == GJT_INT8 &&
 				((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)))
 				return false;
-			r = (int64_t) ((uint64_t) a - (uint64_t) b);
 			break;
 		case GJOP_MUL:
 			if (type == GJT_INT8)
@@ -299,37 +326,22 @@ gj_int_arith(int op, int type, int64_t a, int64_t b, int64_t *result)
 						return false;
 				}
 			}
-			r = (int64_t) ((uint64_t) a * (uint64_t) b);
 			break;
 		case GJOP_DIV:
-			if (b == 0)
+			/* -INT_MIN overflows */
+			if (b == 0 || (b == -1 && a == INT64_MIN))
 				return false;
-			if (b == -1)
-			{
-				/* -INT_MIN overflows; avoid the trap of INT64_MIN / -1 */
-				if (a == INT64_MIN)
-					return false;
-				r = -a;
-			}
-			else
-				r = a / b;
 			break;
 		case GJOP_MOD:
 			if (b == 0)
 				return false;
-			r = (b == -1) ? 0 : a % b;
 			break;
-		case GJOP_NEG:
+		default:				/* GJOP_NEG, GJOP_ABS */
 			if (a == INT64_MIN)
 				return false;
-			r = -a;
-			break;
-		default:				/* GJOP_ABS */
-			if (a == INT64_MIN)
-				return false;
-			r = a < 0 ? -a : a;
 			break;
 	}
+	r = gj_int_arith_value(op, a, b);
 	if (!gj_int_in_range(type, r))
 		return false;
 	*result = r;
@@ -588,20 +600,18 @@ GJ_HD bool
 gj_apply_and_or(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 {
 	int			sp = --(*spp);
-	int64_t		wins = in->op == GJOP_OR;
+	bool		wins = in->op == GJOP_OR;
 
-	/* AND: false wins over NULL, NULL over true; OR: true over NULL, NULL over false */
-	if ((!isnull[sp - 1] && (stack[sp - 1].i != 0) == wins) ||
-		(!isnull[sp] && (stack[sp].i != 0) == wins))
-	{
-		stack[sp - 1].i = wins;
-		isnull[sp - 1] = false;
-	}
-	else
-	{
-		isnull[sp - 1] = isnull[sp - 1] || isnull[sp];
-		stack[sp - 1].i = !wins;
-	}
+	/*
+	 * AND: false wins over NULL, NULL over true; OR: true over NULL, NULL
+	 * over false.  Written without branches (& and |, not && and ||): in a
+	 * compiled program it is then a few predicate operations.
+	 */
+	bool		won = ((!isnull[sp - 1]) & ((stack[sp - 1].i != 0) == wins)) |
+		((!isnull[sp]) & ((stack[sp].i != 0) == wins));
+
+	isnull[sp - 1] = (!won) & (isnull[sp - 1] | isnull[sp]);
+	stack[sp - 1].i = won ? wins : !wins;
 	return true;
 }
 
@@ -621,6 +631,152 @@ gj_apply_logic(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 		stack[sp - 1].i = isnull[sp - 1] == (in->op == GJOP_IS_NULL);
 		isnull[sp - 1] = false;
 	}
+	return true;
+}
+
+/*
+ * int2 and int4 arithmetic in 32 bits, for a kernel compiled for one
+ * program (gj_program_narrow decides where): for a and b within int32,
+ * the same answer as gj_int_arith(op, type, a, b, &r64) with type GJT_INT2
+ * or GJT_INT4, and where that succeeds *result == r64.  That function
+ * computes in int64 and range-checks the result; here a 32-bit add or
+ * subtract overflows exactly where the int64 result leaves int32 (the
+ * sign test below), a product is exact in int64 (mul.wide), and the rest
+ * cannot leave int32 but for INT32_MIN / -1 and -INT32_MIN.  Unlike
+ * gj_int_arith, *result is written even where the step fails (the pair is
+ * rechecked whatever follows, and straight-line code needs no select).
+ */
+GJ_HD bool
+gj_int_arith32(int op, int type, int32_t a, int32_t b, int32_t *result)
+{
+	int32_t		r;
+	bool		ok;
+
+	switch (op)
+	{
+		case GJOP_ADD:
+			r = (int32_t) ((uint32_t) a + (uint32_t) b);
+			ok = ((a ^ r) & (b ^ r)) >= 0;	/* same-signed operands, other-signed sum */
+			break;
+		case GJOP_SUB:
+			r = (int32_t) ((uint32_t) a - (uint32_t) b);
+			ok = ((a ^ b) & (a ^ r)) >= 0;	/* other-signed operands, sum unlike a */
+			break;
+		case GJOP_MUL:
+			{
+				int64_t		p = (int64_t) a * b;
+
+				r = (int32_t) p;
+				ok = p == r;
+				break;
+			}
+		case GJOP_DIV:
+			ok = b != 0 && !(b == -1 && a == INT32_MIN);
+			r = ok ? a / b : 0;
+			break;
+		case GJOP_MOD:
+			ok = b != 0;
+			r = (b == 0 || b == -1) ? 0 : a % b;
+			break;
+		case GJOP_NEG:
+			ok = a != INT32_MIN;
+			r = (int32_t) (0u - (uint32_t) a);
+			break;
+		default:				/* GJOP_ABS */
+			ok = a != INT32_MIN;
+			r = a < 0 ? (int32_t) (0u - (uint32_t) a) : a;
+			break;
+	}
+	if (type == GJT_INT2)
+		ok = ok && r >= -32768 && r <= 32767;
+	*result = r;
+	return ok;
+}
+
+/*
+ * gj_apply_arith, gj_apply_unary and gj_apply_compare (integer class) where
+ * every operand is an int within int32 (sign-extended in its slot, see
+ * gj_program_narrow): the same slots, the same answer, in 32 bits.  A
+ * failed step leaves its slot unspecified (gj_int_arith32).
+ */
+GJ_HD bool
+gj_apply_arith32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	int32_t		r;
+	bool		ok;
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	ok = gj_int_arith32(in->op, in->type, (int32_t) stack[sp - 1].i, (int32_t) stack[sp].i, &r);
+	stack[sp - 1].i = r;
+	return ok;
+}
+
+GJ_HD bool
+gj_apply_unary32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+	int32_t		r;
+	bool		ok;
+
+	if (isnull[sp - 1])
+		return true;
+	ok = gj_int_arith32(in->op, in->type, (int32_t) stack[sp - 1].i, 0, &r);
+	stack[sp - 1].i = r;
+	return ok;
+}
+
+GJ_HD bool
+gj_apply_compare32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	int32_t		a = (int32_t) stack[sp - 1].i,
+				b = (int32_t) stack[sp].i;
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	stack[sp - 1].i = gj_int_cmp_holds(in->op, a, b);
+	return true;
+}
+
+/*
+ * gj_apply_arith and gj_apply_unary for a step that cannot fail (integer
+ * types; a compiled kernel's chunk where gj_bounds_step proved it): the
+ * result alone, without the tests for the errors.
+ */
+GJ_HD bool
+gj_apply_arith_value(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp - 1;
+
+	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+		return gj_apply_arith(in, stack, isnull, spp);
+	*spp = sp;
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	stack[sp - 1].i = gj_int_arith_value(in->op, stack[sp - 1].i, stack[sp].i);
+	return true;
+}
+
+GJ_HD bool
+gj_apply_unary_value(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = *spp;
+
+	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+		return gj_apply_unary(in, stack, isnull, spp);
+	if (!isnull[sp - 1])
+		stack[sp - 1].i = gj_int_arith_value(in->op, stack[sp - 1].i, 0);
 	return true;
 }
 
@@ -717,6 +873,185 @@ gj_program_run_from(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
 	return GJ_RESULT_TRUE;
 }
 
+/*
+ * Bounds of a program's values over many pairs, to prove that no step can
+ * fail for any of them: a kernel compiled for one program then counts
+ * them without the tests for errors (compiled_count.cuh, chunk by chunk).
+ * A slot's bounds hold every value it takes where it is not NULL (a NULL
+ * operand fails no step); flt marks a float, whose arithmetic is never
+ * proved (its errors depend on rounding), though its compares are.
+ * gj_bounds_step applies one instruction other than a load and returns
+ * false where the step might fail for some values within the bounds:
+ * integer arithmetic whose bounds, computed exactly (any int64 overflow
+ * of a bound counts as a failure), leave the result type's range or
+ * divide by a range holding 0; narrowing out of range; float arithmetic,
+ * float4 rounding and dates always.
+ */
+typedef struct GjBounds
+{
+	int64_t		lo;
+	int64_t		hi;
+	bool		flt;
+} GjBounds;
+
+GJ_HD int	gj_instr_pops(int op);
+
+/* |v|, INT64_MAX for INT64_MIN (a bound, so rounding up is safe) */
+GJ_HD int64_t
+gj_bounds_abs(int64_t v)
+{
+	return v == INT64_MIN ? INT64_MAX : v < 0 ? -v : v;
+}
+
+/* Bounds of integer arithmetic (GJOP_ADD .. GJOP_ABS); false if it may fail. */
+GJ_HD bool
+gj_bounds_arith(int op, int type, GjBounds a, GjBounds b, GjBounds *r)
+{
+	int64_t		c[4] = {0, 0, 0, 0};
+	int			n = 2;
+	bool		ok = true;
+
+	switch (op)
+	{
+		case GJOP_ADD:
+			ok = gj_int_arith(GJOP_ADD, GJT_INT8, a.lo, b.lo, &c[0]) &&
+				gj_int_arith(GJOP_ADD, GJT_INT8, a.hi, b.hi, &c[1]);
+			break;
+		case GJOP_SUB:
+			ok = gj_int_arith(GJOP_SUB, GJT_INT8, a.lo, b.hi, &c[0]) &&
+				gj_int_arith(GJOP_SUB, GJT_INT8, a.hi, b.lo, &c[1]);
+			break;
+		case GJOP_MUL:
+		case GJOP_DIV:
+			/* monotonic in each operand where the divisor keeps its sign */
+			if (op == GJOP_DIV && b.lo <= 0 && b.hi >= 0)
+				return false;
+			n = 4;
+			ok = gj_int_arith(op, GJT_INT8, a.lo, b.lo, &c[0]) &&
+				gj_int_arith(op, GJT_INT8, a.lo, b.hi, &c[1]) &&
+				gj_int_arith(op, GJT_INT8, a.hi, b.lo, &c[2]) &&
+				gj_int_arith(op, GJT_INT8, a.hi, b.hi, &c[3]);
+			break;
+		case GJOP_MOD:
+			{
+				/* |a % b| < |b| and <= |a|, its sign a's */
+				int64_t		m = gj_bounds_abs(b.lo) > gj_bounds_abs(b.hi) ?
+				gj_bounds_abs(b.lo) - 1 : gj_bounds_abs(b.hi) - 1;
+				int64_t		ma = gj_bounds_abs(a.lo) > gj_bounds_abs(a.hi) ?
+				gj_bounds_abs(a.lo) : gj_bounds_abs(a.hi);
+
+				if (b.lo <= 0 && b.hi >= 0)
+					return false;
+				m = m < ma ? m : ma;
+				c[0] = a.lo < 0 ? -m : 0;
+				c[1] = a.hi > 0 ? m : 0;
+				break;
+			}
+		case GJOP_NEG:
+			if (a.lo == INT64_MIN)
+				return false;
+			c[0] = -a.hi;
+			c[1] = -a.lo;
+			break;
+		default:				/* GJOP_ABS */
+			if (a.lo == INT64_MIN)
+				return false;
+			c[0] = a.lo >= 0 ? a.lo : a.hi <= 0 ? -a.hi : 0;
+			c[1] = a.lo >= 0 ? a.hi : a.hi <= 0 ? -a.lo : (-a.lo > a.hi ? -a.lo : a.hi);
+			break;
+	}
+	r->lo = r->hi = c[0];
+	r->flt = false;
+	for (int k = 1; k < n; k++)
+	{
+		r->lo = c[k] < r->lo ? c[k] : r->lo;
+		r->hi = c[k] > r->hi ? c[k] : r->hi;
+	}
+	return ok && gj_int_in_range(type, r->lo) && gj_int_in_range(type, r->hi);
+}
+
+/* One instruction other than a load over the bounds of *spp slots (above). */
+GJ_HD bool
+gj_bounds_step(const GjInstr *in, GjBounds *st, int *spp)
+{
+	int			pops = gj_instr_pops(in->op);
+	int			sp = *spp - pops;
+	GjBounds	zero = {0, 0, false};
+	GjBounds	a = pops >= 1 ? st[sp] : zero;
+	GjBounds	b = pops == 2 ? st[sp + 1] : zero;
+	GjBounds	r = {0, 1, false};	/* a boolean */
+	bool		ok = true;
+
+	switch (in->op)
+	{
+		case GJOP_CONST:
+			r.lo = r.hi = in->imm;
+			r.flt = gj_type_class(in->type) == GJ_CLASS_FLOAT;
+			break;
+		case GJOP_CONST_NULL:
+			r.hi = 0;
+			break;
+		case GJOP_ADD:
+		case GJOP_SUB:
+		case GJOP_MUL:
+		case GJOP_DIV:
+		case GJOP_MOD:
+		case GJOP_NEG:
+		case GJOP_ABS:
+			ok = gj_type_class(in->type) == GJ_CLASS_INT && !a.flt && !b.flt &&
+				gj_bounds_arith(in->op, in->type, a, b, &r);
+			break;
+		case GJOP_INT_NARROW:
+			ok = !a.flt && gj_int_in_range(in->type, a.lo) && gj_int_in_range(in->type, a.hi);
+			r = a;
+			break;
+		case GJOP_INT_TO_FLOAT:
+			r.flt = true;
+			break;
+		case GJOP_FLOAT_TO_FLOAT4:
+		case GJOP_DATE_PLI:
+		case GJOP_DATE_MII:
+		case GJOP_DATE_MI:
+			ok = false;
+			break;
+		default:				/* compares and logic: a boolean, never fail */
+			break;
+	}
+	st[sp] = r;
+	*spp = sp + 1;
+	return ok;
+}
+
+/*
+ * Can no step from instruction pc0 on (with depth0 booleans on the stack)
+ * fail for any outer row within outer's bounds and inner row within
+ * inner's, column by column?  The host's version of what
+ * compiled_count.cuh proves per chunk, for kernel_test.
+ */
+GJ_HD bool
+gj_program_bounds(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
+				  const GjBounds *outer, const GjBounds *inner)
+{
+	GjBounds	st[GJ_MAX_STACK];
+	int			sp = 0;
+	bool		ok = true;
+
+	for (; sp < depth0; sp++)
+	{
+		st[sp].lo = 0;
+		st[sp].hi = 1;
+		st[sp].flt = false;
+	}
+	for (int pc = pc0; pc < ninstrs; pc++)
+	{
+		if (instrs[pc].op == GJOP_LOAD_OUTER || instrs[pc].op == GJOP_LOAD_INNER)
+			st[sp++] = (instrs[pc].op == GJOP_LOAD_OUTER ? outer : inner)[instrs[pc].arg];
+		else
+			ok = gj_bounds_step(&instrs[pc], st, &sp) && ok;
+	}
+	return ok;
+}
+
 #ifdef __CUDACC__
 /*
  * gj_program_apply for an opcode known when the kernel is compiled: the
@@ -742,11 +1077,29 @@ gj_program_apply_op(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 }
 
 /*
+ * The same in 32 bits, for an instruction gj_program_narrow marked (an
+ * integer compare, int2/int4 arithmetic).
+ */
+template <int OP>
+__device__ __forceinline__ bool
+gj_program_apply_op32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	if constexpr (OP >= GJOP_EQ && OP <= GJOP_GE)
+		return gj_apply_compare32(in, stack, isnull, spp);
+	else if constexpr (OP >= GJOP_ADD && OP <= GJOP_MOD)
+		return gj_apply_arith32(in, stack, isnull, spp);
+	else
+		return gj_apply_unary32(in, stack, isnull, spp);
+}
+
+/*
  * Instructions PC on of Prog::instrs (a constexpr array of Prog::ninstrs),
  * each applied as the interpreter would, its opcode and operands
- * constants: a kernel compiled for one program (cuda_compile.cu).
+ * constants: a kernel compiled for one program (cuda_compile.cu).  Those
+ * Prog::op32 marks (gj_program_narrow) run in 32 bits, with the same
+ * answers.
  */
-template <typename Prog, int PC, typename Load>
+template <typename Prog, int PC, bool CHECKED, typename Load>
 __device__ __forceinline__ void
 gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &load)
 {
@@ -759,9 +1112,39 @@ gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &loa
 			load(in.op == GJOP_LOAD_OUTER, in.arg, &stack[*sp], &isnull[*sp]);
 			(*sp)++;
 		}
+		else if constexpr (Prog::op32[PC])
+			*ok = gj_program_apply_op32<in.op>(&in, stack, isnull, sp) & *ok;
+		else if constexpr (!CHECKED && in.op >= GJOP_ADD && in.op <= GJOP_MOD)
+			gj_apply_arith_value(&in, stack, isnull, sp);
+		else if constexpr (!CHECKED && (in.op == GJOP_NEG || in.op == GJOP_ABS))
+			gj_apply_unary_value(&in, stack, isnull, sp);
 		else
 			*ok = gj_program_apply_op<in.op>(&in, stack, isnull, sp) & *ok;
-		gj_program_steps_fixed<Prog, PC + 1>(stack, isnull, sp, ok, load);
+		gj_program_steps_fixed<Prog, PC + 1, CHECKED>(stack, isnull, sp, ok, load);
+	}
+}
+
+/*
+ * gj_program_bounds over instructions PC on of a program that is a
+ * compile-time constant (Prog); load(outer, col, &bounds) pushes a
+ * column's bounds.
+ */
+template <typename Prog, int PC, typename Load>
+__device__ __forceinline__ void
+gj_program_bounds_fixed(GjBounds *st, int *sp, bool *ok, Load &load)
+{
+	if constexpr (PC < Prog::ninstrs)
+	{
+		constexpr GjInstr in = Prog::instrs[PC];
+
+		if constexpr (in.op == GJOP_LOAD_OUTER || in.op == GJOP_LOAD_INNER)
+		{
+			load(in.op == GJOP_LOAD_OUTER, in.arg, &st[*sp]);
+			(*sp)++;
+		}
+		else
+			*ok = gj_bounds_step(&in, st, sp) & *ok;
+		gj_program_bounds_fixed<Prog, PC + 1>(st, sp, ok, load);
 	}
 }
 
@@ -779,8 +1162,13 @@ gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &loa
  * interpreter's early return, and straight-line code needs no branch.  No
  * step can trap on what an earlier failed one left (gj_int_arith tests a
  * divisor before it divides).
+ *
+ * CHECKED false: the caller proved that no step fails for the pair
+ * (gj_program_bounds_fixed), so integer arithmetic computes its result
+ * alone and the answer is TRUE or FALSE: the tests for errors are dead
+ * code.
  */
-template <typename Prog, int PC0, int DEPTH0, typename Load>
+template <typename Prog, int PC0, int DEPTH0, bool CHECKED, typename Load>
 __device__ __forceinline__ int
 gj_program_eval_fixed(Load load)
 {
@@ -795,10 +1183,10 @@ gj_program_eval_fixed(Load load)
 		stack[k].i = 1;
 		isnull[k] = false;
 	}
-	gj_program_steps_fixed<Prog, PC0>(stack, isnull, &sp, &ok, load);
-	if (!ok)
+	gj_program_steps_fixed<Prog, PC0, CHECKED>(stack, isnull, &sp, &ok, load);
+	if (CHECKED && !ok)
 		return GJ_RESULT_RECHECK;
-	return (!isnull[0] && stack[0].i) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+	return ((!isnull[0]) & (stack[0].i != 0)) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
 }
 #endif
 
@@ -1014,6 +1402,169 @@ gj_instr_pops(int op)
 		default:
 			return -1;
 	}
+}
+
+/*
+ * Where a kernel compiled for one program may compute in 32 bits
+ * (gj_int_arith32): an int2, int4 or date value is an int within int32,
+ * which the host stores sign-extended in its int64 (key_encoding.h's
+ * gj_datum_to_value), and so is the result of int2 and int4 arithmetic
+ * that succeeded (range-checked) and every boolean.  gj_program_narrow
+ * follows that through the stack: an integer compare of two such values,
+ * and int2/int4 arithmetic on them, run in 32 bits, with the same
+ * answers; a column every load of which reads such a value is kept in
+ * 32 bits (staged in shared memory, held in registers).  Everything else
+ * (int8, floats, oids, which are unsigned, and the host's encodings) stays
+ * in 64 bits, as the interpreter runs it.
+ *
+ * The value of a NULL slot is never read by any step (each tests the NULL
+ * flags first), so only values that are not NULL need be within int32.
+ */
+typedef struct GjNarrowing
+{
+	uint8_t		op32[GJ_MAX_INSTRS];	/* 1: the instruction runs in 32 bits */
+	uint32_t	outer_cols;		/* columns every load of which is an int in int32 */
+	uint32_t	inner_cols;
+	uint32_t	outer_wide;		/* integer columns loaded in 64 bits */
+	uint32_t	inner_wide;
+	int32_t		nops32;			/* integer compares and arithmetic in 32 bits */
+	int32_t		nops64;			/* and in 64 bits */
+} GjNarrowing;
+
+/* Is a loaded value of the type an int within int32? */
+GJ_HD bool
+gj_type_narrow(int type)
+{
+	return type == GJT_INT2 || type == GJT_INT4 || type == GJT_DATE;
+}
+
+GJ_HD void
+gj_program_narrow(const GjInstr *instrs, int ninstrs, GjNarrowing *nw)
+{
+	bool		value[GJ_MAX_STACK];	/* the slot, where not NULL, is in int32 */
+	uint32_t	loaded[2] = {0, 0};
+	uint32_t	wide[2] = {0, 0};	/* loaded in 64 bits at least once */
+	uint32_t	wide_int[2] = {0, 0};	/* of those, as an integer type */
+	int			sp = 0;
+
+	nw->nops32 = nw->nops64 = 0;
+	for (int pc = 0; pc < GJ_MAX_INSTRS; pc++)
+		nw->op32[pc] = 0;
+	for (int pc = 0; pc < ninstrs && pc < GJ_MAX_INSTRS; pc++)
+	{
+		const GjInstr *in = &instrs[pc];
+		int			pops = gj_instr_pops(in->op);
+		bool		int_type = in->type == GJT_INT2 || in->type == GJT_INT4;
+		bool		a,
+					b,
+					v = false,
+					op32 = false,
+					integer_op = false;
+
+		if (pops < 0 || pops > sp || sp - pops >= GJ_MAX_STACK)
+		{
+			/* not a program the compiler makes: nothing in 32 bits */
+			for (int k = 0; k < GJ_MAX_INSTRS; k++)
+				nw->op32[k] = 0;
+			nw->nops64 += nw->nops32;
+			nw->nops32 = 0;
+			wide[0] = wide_int[0] = loaded[0];
+			wide[1] = wide_int[1] = loaded[1];
+			break;
+		}
+		a = pops >= 1 && value[sp - pops];
+		b = pops == 2 && value[sp - 1];
+		switch (in->op)
+		{
+			case GJOP_LOAD_OUTER:
+			case GJOP_LOAD_INNER:
+				{
+					int			side = in->op == GJOP_LOAD_INNER;
+
+					v = gj_type_narrow(in->type);
+					if (in->arg >= 0 && in->arg < GJ_MAX_KEY_COLS)
+					{
+						loaded[side] |= 1u << in->arg;
+						if (!v)
+							wide[side] |= 1u << in->arg;
+						if (!v && gj_type_class(in->type) == GJ_CLASS_INT)
+							wide_int[side] |= 1u << in->arg;
+					}
+					break;
+				}
+			case GJOP_CONST:
+				v = gj_type_narrow(in->type) && in->imm >= INT32_MIN && in->imm <= INT32_MAX;
+				break;
+			case GJOP_CONST_NULL:
+				v = true;
+				break;
+			case GJOP_EQ:
+			case GJOP_NE:
+			case GJOP_LT:
+			case GJOP_LE:
+			case GJOP_GT:
+			case GJOP_GE:
+				integer_op = in->type == GJ_CLASS_INT;
+				op32 = integer_op && a && b;
+				v = true;
+				break;
+			case GJOP_ADD:
+			case GJOP_SUB:
+			case GJOP_MUL:
+			case GJOP_DIV:
+			case GJOP_MOD:
+				integer_op = gj_type_class(in->type) == GJ_CLASS_INT;
+				op32 = int_type && a && b;
+				v = int_type;
+				break;
+			case GJOP_NEG:
+			case GJOP_ABS:
+				integer_op = gj_type_class(in->type) == GJ_CLASS_INT;
+				op32 = int_type && a;
+				v = int_type;
+				break;
+			case GJOP_INT_NARROW:
+				v = int_type;
+				break;
+			case GJOP_DATE_PLI:
+			case GJOP_DATE_MII:
+				/* an infinite date stays, any other result is in the date range */
+				v = a;
+				break;
+			case GJOP_AND:
+			case GJOP_OR:
+			case GJOP_NOT:
+			case GJOP_IS_NULL:
+			case GJOP_IS_NOT_NULL:
+				v = true;
+				break;
+			default:
+				break;
+		}
+		nw->op32[pc] = op32;
+		nw->nops32 += op32;
+		nw->nops64 += integer_op && !op32;
+		sp -= pops;
+		value[sp++] = v;
+	}
+	nw->outer_cols = loaded[0] & ~wide[0];
+	nw->inner_cols = loaded[1] & ~wide[1];
+	nw->outer_wide = wide_int[0];
+	nw->inner_wide = wide_int[1];
+}
+
+/*
+ * The name of a program's compiled kernel, as kernel_test prints it:
+ * compiled32 where its integers are all in 32 bits, compiled64 where none
+ * is (int8, floats), compiled32/64 for a mix.
+ */
+GJ_HD const char *
+gj_program_variant(const GjNarrowing *nw)
+{
+	bool		some32 = nw->nops32 > 0 || nw->outer_cols != 0 || nw->inner_cols != 0;
+	bool		some64 = nw->nops64 > 0 || nw->outer_wide != 0 || nw->inner_wide != 0;
+
+	return !some32 ? "compiled64" : some64 ? "compiled32/64" : "compiled32";
 }
 
 /*

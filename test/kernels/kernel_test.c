@@ -55,13 +55,17 @@
  *	  kernel_test program-count
  *							the program count tests alone (below), with
  *							cuda where there is a GPU
- *	  kernel_test bench-program-count [N]
+ *	  kernel_test bench-program-count [N [rows]]
  *							the row counts of "o.x < i.x AND o.y > i.y AND
  *							o.x + i.y > 0" (leading compares, then the
  *							interpreter), cpu (one core) and cuda; then a
  *							table of programs of up to 8 operators over
- *							int4, int8 and float8 on cuda, interpreted and
- *							compiled (pairs/s, compile ms cold and warm)
+ *							int4, int8 and float8 on cuda: the compiled
+ *							variant (compiled32, compiled64,
+ *							compiled32/64), interpreted and compiled
+ *							pairs/s, compile ms cold and warm; with
+ *							"rows", the compiled pairs/s by outer rows a
+ *							thread
  *	  kernel_test page-decode
  *							the heap page decoder alone: the host's on pages
  *							built by hand (as in cpu), then the device's
@@ -127,7 +131,8 @@ main(int argc, char **argv)
 	{
 		int64_t		n = argc >= 3 ? atoll(argv[2]) : 1000000;
 
-		return bench_program_count(n) | bench_program_count_compiled(n);
+		return bench_program_count(n) |
+			bench_program_count_compiled(n, argc >= 4 && strcmp(argv[3], "rows") == 0);
 	}
 	if (argc >= 2 && strcmp(argv[1], "page-decode") == 0)
 		return run_page_decode_only();

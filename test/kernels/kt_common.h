@@ -147,6 +147,9 @@ extern int	runs_test_count(void);
 extern void run_runs_tests(void);
 extern int	bench_rowcount(int64_t n);
 extern void rowcount_make_side(Side *side, int64_t nrows);
+extern int	rowcount_col_type(int col);
+extern void program_count_banded_side(Side *side, int64_t nrows, int64_t band, int dirty_every);
+extern int	program_count_int_programs(Program *progs);
 extern void rowcount_free_side(Side *side);
 extern void rowcount_input(GjJoinInput *input, const Side *outer, const Side *inner,
 						   const Program *prog);
@@ -178,6 +181,6 @@ extern int	nvrtc_test_count(void);
 extern void run_nvrtc_cpu_tests(void);
 extern int	run_nvrtc_tests(void);
 extern int	print_compiled_source(int which);
-extern int	bench_program_count_compiled(int64_t n);
+extern int	bench_program_count_compiled(int64_t n, bool sweep);
 
 #endif							/* KT_COMMON_H */

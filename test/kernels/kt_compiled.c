@@ -28,6 +28,8 @@ extern char *gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs,
 										  int arch, double *ms, char *message,
 										  size_t message_len);
 extern const char *gj_cuda_test_nvrtc_path(void);
+extern void gj_cuda_test_set_compiled_rows(int rows);
+extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
 #define KT_ARCH		90
@@ -172,6 +174,205 @@ kb_operators(const Program *p)
 }
 
 /* ---------------------------------------------------------------------
+ * 32-bit evaluation (no GPU: the functions are device_program.h's)
+ * ---------------------------------------------------------------------
+ */
+
+/* int32 values around every edge of int2, int4 and their products. */
+static const int32_t n32_edges[] = {
+	INT32_MIN, INT32_MIN + 1, -1073741825, -65536, -46341, -46340, -32769, -32768,
+	-32767, -181, -2, -1, 0, 1, 2, 3, 7, 181, 32767, 32768, 46340, 46341, 65536,
+	1073741824, INT32_MAX - 1, INT32_MAX
+};
+
+#define N32_NEDGES ((int) (sizeof(n32_edges) / sizeof(n32_edges[0])))
+
+/*
+ * gj_int_arith32 against gj_int_arith (int2 and int4, every operator) and
+ * gj_apply_compare32 against gj_apply_compare, over every pair of the
+ * edges and 200000 random pairs: the same success, the same result.
+ */
+static void
+n32_test_arith(void)
+{
+	static const int ops[] = {GJOP_ADD, GJOP_SUB, GJOP_MUL, GJOP_DIV, GJOP_MOD, GJOP_NEG,
+	GJOP_ABS, GJOP_EQ, GJOP_NE, GJOP_LT, GJOP_LE, GJOP_GT, GJOP_GE};
+	int			bad = 0;
+	int64_t		checked = 0;
+
+	for (int k = 0; k < N32_NEDGES * N32_NEDGES + 200000; k++)
+	{
+		int32_t		a,
+					b;
+
+		if (k < N32_NEDGES * N32_NEDGES)
+		{
+			a = n32_edges[k / N32_NEDGES];
+			b = n32_edges[k % N32_NEDGES];
+		}
+		else
+		{
+			/* small, int2-sized and any: all three mixed */
+			int			shape = (int) (rng() % 3);
+
+			a = shape == 0 ? (int32_t) (rng() % 201) - 100 :
+				shape == 1 ? (int32_t) (rng() % 65536) - 32768 : (int32_t) (uint32_t) rng();
+			b = (int32_t) (uint32_t) rng();
+			if (rng() % 2)
+				b = (int32_t) (rng() % 201) - 100;
+		}
+		for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		{
+			for (int type = GJT_INT2; type <= GJT_INT4; type++)
+			{
+				GjInstr		in = {(int16_t) ops[o], (int16_t) type, 0, 0};
+				GjSlot		s64[2],
+							s32[2];
+				bool		n64[2] = {false, false},
+							n32[2] = {false, false};
+				int			sp64 = 2,
+							sp32 = 2;
+				bool		ok64,
+							ok32;
+				bool		unary = ops[o] == GJOP_NEG || ops[o] == GJOP_ABS;
+				bool		compare = ops[o] >= GJOP_EQ && ops[o] <= GJOP_GE;
+
+				if (compare && type == GJT_INT2)
+					continue;
+				if (compare)
+					in.type = GJ_CLASS_INT;
+				s64[0].i = s32[0].i = unary ? b : a;
+				s64[1].i = s32[1].i = b;
+				ok64 = compare ? gj_apply_compare(&in, s64, n64, &sp64) :
+					unary ? gj_apply_unary(&in, s64, n64, &sp64) :
+					gj_apply_arith(&in, s64, n64, &sp64);
+				ok32 = compare ? gj_apply_compare32(&in, s32, n32, &sp32) :
+					unary ? gj_apply_unary32(&in, s32, n32, &sp32) :
+					gj_apply_arith32(&in, s32, n32, &sp32);
+				checked++;
+				if (ok64 != ok32 || sp64 != sp32 || n64[0] != n32[0] ||
+					(ok64 && s64[sp64 - 1].i != s32[sp32 - 1].i))
+				{
+					if (bad++ < 5)
+						printf("# op %d type %d, %d and %d: 64 bits %s %lld, 32 bits %s %lld\n",
+							   ops[o], type, a, b, ok64 ? "ok" : "fails",
+							   (long long) s64[sp64 - 1].i, ok32 ? "ok" : "fails",
+							   (long long) s32[sp32 - 1].i);
+				}
+			}
+		}
+	}
+	printf("# %lld operations compared\n", (long long) checked);
+	report(bad == 0, "%s%s", "32-bit int2/int4 arithmetic and compares: the interpreter's",
+		   " answers (edges of int2, int4 and products, random operands)");
+}
+
+/* One hand-written program and what gj_program_narrow must make of it. */
+typedef struct N32Case
+{
+	const char *name;
+	const char *op32;			/* per instruction: 1 runs in 32 bits */
+	uint32_t	outer_cols;
+	uint32_t	inner_cols;
+	const char *variant;
+} N32Case;
+
+static void
+n32_test_narrow(void)
+{
+	Program		p[8];
+	N32Case		cases[8];
+	int			n = 0;
+	bool		ok = true;
+
+	/* issue 37's program: every integer in 32 bits */
+	memset(p, 0, sizeof(p));
+	compiled_bench_programs(p);	/* [0] is it; it overwrites [0] to [6] */
+	cases[n++] = (N32Case) {"three quals, int4", "0010010001010", 0x3, 0x3, "compiled32"};
+
+	/* [1], int8 sums: nothing */
+	cases[n++] = (N32Case) {"int8 sums", "0000000", 0, 0, "compiled64"};
+
+	/* int4 column against an int8 one: a 64-bit compare; int4 sum after it */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+	emit(&p[n], GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, 7);
+	emit(&p[n], GJOP_ADD, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT2, 2, 0);
+	emit(&p[n], GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_AND, GJT_BOOL, 0, 0);
+	cases[n++] = (N32Case) {"int4 < int8, int4 + 7 >= int2", "000001010", 0x1, 0x4,
+	"compiled32/64"};
+
+	/* loads typed bool (kernel_test's nested-loop programs) and oids: 64 bits */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_BOOL, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_BOOL, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, 5);
+	emit(&p[n], GJOP_ADD, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_OID, 1, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_OID, 1, 0);
+	emit(&p[n], GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_AND, GJT_BOOL, 0, 0);
+	cases[n++] = (N32Case) {"bool-typed loads, oids", "000000000", 0, 0, "compiled64"};
+
+	/* a constant outside int4, then int8 narrowed: the sum after it in 32 bits */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, (int64_t) INT32_MAX + 1);
+	emit(&p[n], GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT8, 0, 0);
+	emit(&p[n], GJOP_INT_NARROW, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_MUL, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_NEG, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_CONST, GJT_INT4, 0, -3);
+	emit(&p[n], GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(&p[n], GJOP_AND, GJT_BOOL, 0, 0);
+	cases[n++] = (N32Case) {"int4 < 2^31, -(int8::int4 * int4) > -3", "00000011010", 0x1, 0,
+	"compiled32/64"};
+
+	/* the same column loaded as int4 and as int8: kept in 64 bits */
+	memset(&p[n], 0, sizeof(Program));
+	emit(&p[n], GJOP_LOAD_OUTER, GJT_INT4, 3, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT4, 3, 0);
+	emit(&p[n], GJOP_SUB, GJT_INT4, 0, 0);
+	emit(&p[n], GJOP_LOAD_INNER, GJT_INT8, 3, 0);
+	emit(&p[n], GJOP_EQ, GJ_CLASS_INT, 0, 0);
+	cases[n++] = (N32Case) {"a column loaded as int4 and int8", "00100", 0x8, 0,
+	"compiled32/64"};
+
+	for (int i = 0; i < n; i++)
+	{
+		GjNarrowing nw;
+		char		got[GJ_MAX_INSTRS + 1];
+
+		gj_program_narrow(p[i].instrs, p[i].ninstrs, &nw);
+		for (int pc = 0; pc < p[i].ninstrs; pc++)
+			got[pc] = nw.op32[pc] ? '1' : '0';
+		got[p[i].ninstrs] = '\0';
+		if (strcmp(got, cases[i].op32) != 0 || nw.outer_cols != cases[i].outer_cols ||
+			nw.inner_cols != cases[i].inner_cols ||
+			strcmp(gj_program_variant(&nw), cases[i].variant) != 0)
+		{
+			printf("# %s: op32 %s (want %s), columns 0x%x 0x%x (want 0x%x 0x%x), %s (want %s)\n",
+				   cases[i].name, got, cases[i].op32, nw.outer_cols, nw.inner_cols,
+				   cases[i].outer_cols, cases[i].inner_cols, gj_program_variant(&nw),
+				   cases[i].variant);
+			ok = false;
+		}
+	}
+	report(ok, "%s%s", "gj_program_narrow: which steps and columns of hand-written programs",
+		   " run in 32 bits (int4, int2, int8, bool-typed loads, oids, constants, narrowing)");
+}
+
+#define N32_TESTS	2
+
+/* ---------------------------------------------------------------------
  * NVRTC alone (no GPU)
  * ---------------------------------------------------------------------
  */
@@ -180,7 +381,8 @@ kb_operators(const Program *p)
 
 /*
  * The programs of the checks: the bench's, kernel_test's nested-loop
- * programs (kt_specs.c) and the program count's random shapes; at most
+ * programs (kt_specs.c), the program count's int programs and random
+ * shapes; at most
  * limit of them (all with limit 0).
  */
 static int
@@ -189,6 +391,7 @@ nv_programs(Program *progs, int limit)
 	int			n = compiled_bench_programs(progs);
 
 	n += build_programs(&progs[n]);
+	n += program_count_int_programs(&progs[n]);
 	for (int s = 0; s < 8; s++)
 		program_count_random_program(s % 4, &progs[n++]);
 	return limit > 0 && limit < n ? limit : n;
@@ -236,8 +439,13 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			}
 			free(ptx);
 		}
-		printf("# %d instructions, %.0f ms, with NULLs %.0f ms\n", progs[i].ninstrs, ms[0],
-			   ms[1]);
+		{
+			GjNarrowing nw;
+
+			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
+			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms\n", progs[i].ninstrs,
+				   gj_program_variant(&nw), ms[0], ms[1]);
+		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
 			   "(no local memory, no indirect branch, with and without NULLs)");
 	}
@@ -263,7 +471,7 @@ nvrtc_test_count(void)
 	int			n = compiled_bench_programs(progs);
 
 	free(progs);
-	return n;
+	return N32_TESTS + n;
 }
 
 void
@@ -272,6 +480,8 @@ run_nvrtc_cpu_tests(void)
 	Program    *progs = xmalloc(sizeof(Program) * NV_MAX_PROGRAMS);
 	int			n = compiled_bench_programs(progs);
 
+	n32_test_arith();
+	n32_test_narrow();
 	nv_check_programs(progs, n, nv_skip_reason());
 	free(progs);
 }
@@ -383,15 +593,24 @@ kb_count(const Side *side, const Program *prog, int compile, int64_t rows, doubl
 	return ok;
 }
 
+/* Outer rows a thread that kernel_test bench-program-count N rows compares. */
+static const int kb_sweep_rows[] = {2, 4, 6, 8, 10, 12, 16};
+
+#define KB_NSWEEP ((int) (sizeof(kb_sweep_rows) / sizeof(kb_sweep_rows[0])))
+
 /*
- * kernel_test bench-program-count [N]: per program, the program count of
- * N x N rows compiled (after a warm-up join that compiles it: cold
- * compile ms, then a join that finds it cached: warm) and interpreted
- * (N / 16 outer rows: the interpreter is slow), in pairs per second; the
- * totals of both over the same rows must agree.
+ * kernel_test bench-program-count [N [rows]]: per program, the variant of
+ * its compiled kernel (compiled32: every integer in 32 bits; compiled64:
+ * none; compiled32/64: a mix; see gj_program_narrow), the program count
+ * of N x N rows compiled (after a warm-up join that compiles it: cold
+ * compile ms, then a join that finds it cached: warm) and interpreted (N
+ * / 16 outer rows: the interpreter is slow), in pairs per second; the
+ * totals of both over the same rows must agree.  With "rows", then the
+ * compiled count again with each of kb_sweep_rows outer rows a thread
+ * (the default's choice marked *), to tune gj_compiled_rows_per_thread.
  */
 int
-bench_program_count_compiled(int64_t n)
+bench_program_count_compiled(int64_t n, bool sweep)
 {
 	Program    *progs = xmalloc(sizeof(Program) * NV_MAX_PROGRAMS);
 	int			nprogs = compiled_bench_programs(progs);
@@ -403,8 +622,8 @@ bench_program_count_compiled(int64_t n)
 	printf("# program count, compiled and interpreted, %lld x %lld rows (interpreted: "
 		   "%lld outer rows); pairs/s; compile ms cold / warm\n",
 		   (long long) n, (long long) n, (long long) irows);
-	printf("%-76s %3s %12s %12s %8s %6s %s\n", "program", "ops", "interpreted", "compiled",
-		   "cold ms", "warm", "check");
+	printf("%-76s %3s %-13s %12s %12s %8s %6s %s\n", "program", "ops", "variant",
+		   "interpreted", "compiled", "cold ms", "warm", "check");
 	for (int i = 0; i < nprogs; i++)
 	{
 		const Program *p = &progs[i];
@@ -422,6 +641,7 @@ bench_program_count_compiled(int64_t n)
 					ims = -1,
 					cms = -1;
 		bool		same;
+		GjNarrowing nw;
 
 		/* cold: the first join compiles; warm: the next finds it cached */
 		if (!kb_count(&side, p, GJ_COMPILE_ALWAYS, gj_min64(n, 1024), &ms, &total, &host,
@@ -441,8 +661,9 @@ bench_program_count_compiled(int64_t n)
 		if (kb_count(&side, p, GJ_COMPILE_ALWAYS, n, &ms, &ctotal, &chost, &cstats) &&
 			cstats.program_steps_compiled > 0)
 			cms = ms;
-		printf("%-76s %3d %12.3g %12.3g %8.1f %6s %s\n", p->name, kb_operators(p),
-			   ims > 0 ? (double) irows * n / (ims / 1e3) : 0,
+		gj_program_narrow(p->instrs, p->ninstrs, &nw);
+		printf("%-76s %3d %-13s %12.3g %12.3g %8.1f %6s %s\n", p->name, kb_operators(p),
+			   gj_program_variant(&nw), ims > 0 ? (double) irows * n / (ims / 1e3) : 0,
 			   cms > 0 ? (double) n * n / (cms / 1e3) : 0,
 			   cold.compile_ms, warm.programs_cached > 0 && warm.compile_ms == 0 ? "cached" : "-",
 			   same ? "same" : "DIFFERENT");
@@ -453,6 +674,41 @@ bench_program_count_compiled(int64_t n)
 				   (unsigned long long) itotal, (unsigned long long) ihost,
 				   (unsigned long long) total, (unsigned long long) host);
 		rc |= !same;
+	}
+	if (sweep)
+	{
+		printf("# compiled, pairs/s by outer rows a thread (* the default's choice)\n");
+		printf("%-76s", "program");
+		for (int k = 0; k < KB_NSWEEP; k++)
+			printf(" %9d", kb_sweep_rows[k]);
+		printf("\n");
+		for (int i = 0; i < nprogs; i++)
+		{
+			const Program *p = &progs[i];
+			int			chosen = gj_cuda_test_compiled_rows(p->instrs, p->ninstrs);
+
+			printf("%-76s", p->name);
+			for (int k = 0; k < KB_NSWEEP; k++)
+			{
+				GjStats		stats;
+				uint64_t	total = 0,
+							host = 0;
+				double		ms = 0;
+				bool		ok;
+
+				gj_cuda_test_set_compiled_rows(kb_sweep_rows[k]);
+				/* the first join compiles, the second is timed */
+				ok = kb_count(&side, p, GJ_COMPILE_ALWAYS, gj_min64(n, 1024), &ms, &total,
+							  &host, &stats) &&
+					kb_count(&side, p, GJ_COMPILE_ALWAYS, n, &ms, &total, &host, &stats) &&
+					stats.program_steps_compiled > 0;
+				printf(" %8.3g%s", ok ? (double) n * n / (ms / 1e3) : 0,
+					   kb_sweep_rows[k] == chosen ? "*" : " ");
+				fflush(stdout);
+			}
+			printf("\n");
+		}
+		gj_cuda_test_set_compiled_rows(0);
 	}
 	for (int c = 0; c < KB_COLS; c++)
 		free((void *) side.cols.values[c]);

@@ -95,7 +95,7 @@ static void
 pc_random_qual(Program *q)
 {
 	memset(q, 0, sizeof(Program));
-	switch (rng() % 6)
+	switch (rng() % 8)
 	{
 		case 0:					/* o.c4 + i.c6 > 3, int4: overflows */
 			emit(q, GJOP_LOAD_OUTER, GJT_INT4, 4, 0);
@@ -131,6 +131,30 @@ pc_random_qual(Program *q)
 			emit(q, GJOP_SUB, GJT_INT8, 0, 0);
 			emit(q, GJOP_CONST, GJT_INT8, 0, 0);
 			emit(q, GJOP_GE, GJ_CLASS_INT, 0, 0);
+			break;
+		case 6:					/* o.c4 - i.c1 * 3 < o.c6 / (i.c5 - 2), int4 */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT4, 4, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT4, 1, 0);
+			emit(q, GJOP_CONST, GJT_INT4, 0, 3);
+			emit(q, GJOP_MUL, GJT_INT4, 0, 0);
+			emit(q, GJOP_SUB, GJT_INT4, 0, 0);
+			emit(q, GJOP_LOAD_OUTER, GJT_INT4, 6, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT4, 5, 0);
+			emit(q, GJOP_CONST, GJT_INT4, 0, 2);
+			emit(q, GJOP_SUB, GJT_INT4, 0, 0);
+			emit(q, GJOP_DIV, GJT_INT4, 0, 0);
+			emit(q, GJOP_LT, GJ_CLASS_INT, 0, 0);
+			break;
+		case 7:					/* abs(o.c1 + i.c5) % 5 = -i.c1, int2 */
+			emit(q, GJOP_LOAD_OUTER, GJT_INT2, 1, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT2, 5, 0);
+			emit(q, GJOP_ADD, GJT_INT2, 0, 0);
+			emit(q, GJOP_ABS, GJT_INT2, 0, 0);
+			emit(q, GJOP_CONST, GJT_INT2, 0, 5);
+			emit(q, GJOP_MOD, GJT_INT2, 0, 0);
+			emit(q, GJOP_LOAD_INNER, GJT_INT2, 1, 0);
+			emit(q, GJOP_NEG, GJT_INT2, 0, 0);
+			emit(q, GJOP_EQ, GJ_CLASS_INT, 0, 0);
 			break;
 		default:				/* o.c0 + i.c0 > 0, int8: overflows */
 			emit(q, GJOP_LOAD_OUTER, GJT_INT8, 0, 0);
@@ -201,6 +225,206 @@ program_count_random_program(int shape, Program *prog)
 
 	pc_random_program((PcShape) shape, prog, &lead);
 }
+
+/*
+ * A side of rowcount_make_side's columns (their classes and types) whose
+ * values change band by band: in a band of rows that is clean the integer
+ * columns hold small values (no int4 step of the int programs below can
+ * overflow: a compiled kernel proves that and counts those chunks without
+ * the tests for errors), in every dirty_every-th band int4 and int8
+ * extremes (they overflow: the tests run, pairs go to the host).  About
+ * 5% NULLs in the even columns; float columns in [-10, 10].
+ */
+void
+program_count_banded_side(Side *side, int64_t nrows, int64_t band, int dirty_every)
+{
+	static const int64_t extremes[] = {
+		INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, INT32_MAX, -1, 0, 1, 46341, -46341, 65536
+	};
+
+	memset(side, 0, sizeof(Side));
+	side->nrows = nrows;
+	side->cols.ncols = 7;
+	for (int c = 0; c < 7; c++)
+	{
+		int64_t    *values = xmalloc(sizeof(int64_t) * nrows);
+		uint8_t    *isnull = (c % 2 == 0) ? xmalloc(nrows) : NULL;
+		int			type = rowcount_col_type(c);
+
+		for (int64_t i = 0; i < nrows; i++)
+		{
+			bool		dirty = (i / band) % dirty_every == dirty_every - 1;
+			int64_t		v;
+
+			if (type == GJT_FLOAT8)
+				v = dbits((double) ((int64_t) (rng() % 2001) - 1000) / 100.0);
+			else if (dirty && rng() % 4 == 0)
+				v = c == 0 ? (rng() % 2 ? INT64_MAX - (int64_t) (rng() % 3) :
+							  INT64_MIN + (int64_t) (rng() % 3)) :
+					extremes[rng() % (sizeof(extremes) / sizeof(extremes[0]))];
+			else
+				v = (c == 1 || c == 5) ? (int64_t) (rng() % 17) - 8 :
+					(int64_t) (rng() % 2001) - 1000;
+			values[i] = v;
+			if (isnull != NULL)
+			{
+				isnull[i] = rng() % 20 == 0;
+				if (isnull[i])
+					values[i] = (int64_t) rng();	/* garbage: nobody may look */
+			}
+		}
+		side->cols.values[c] = values;
+		side->cols.isnull[c] = isnull;
+	}
+}
+
+/*
+ * Hand-written integer programs over those columns, each in turn through
+ * one kind of step a compiled kernel runs in 32 or 64 bits (issue 37's
+ * three quals, int4 -, *, /, %, -x, abs, int2, int8 and its narrowing, a
+ * NULL constant); returns how many.
+ */
+int
+program_count_int_programs(Program *progs)
+{
+	int			n = 0;
+	Program    *p;
+
+#define PC_LOAD(side, type, col) emit(p, (side) == 'o' ? GJOP_LOAD_OUTER : GJOP_LOAD_INNER, \
+									  type, col, 0)
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c4 < i.c4 AND o.c6 > i.c6 AND o.c4 + i.c6 > 0 (int4)";
+	PC_LOAD('o', GJT_INT4, 4);
+	PC_LOAD('i', GJT_INT4, 4);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('o', GJT_INT4, 6);
+	PC_LOAD('i', GJT_INT4, 6);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+	PC_LOAD('o', GJT_INT4, 4);
+	PC_LOAD('i', GJT_INT4, 6);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c4 - i.c6 < 5 (int4)";
+	PC_LOAD('o', GJT_INT4, 4);
+	PC_LOAD('i', GJT_INT4, 6);
+	emit(p, GJOP_SUB, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 5);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c4 * i.c6 > 100 AND o.c1 < i.c5 (int4)";
+	PC_LOAD('o', GJT_INT4, 4);
+	PC_LOAD('i', GJT_INT4, 6);
+	emit(p, GJOP_MUL, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 100);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('o', GJT_INT4, 1);
+	PC_LOAD('i', GJT_INT4, 5);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c1 < i.c1 AND i.c6 / (o.c5 + 20) >= o.c1 (int4)";
+	PC_LOAD('o', GJT_INT4, 1);
+	PC_LOAD('i', GJT_INT4, 1);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('i', GJT_INT4, 6);
+	PC_LOAD('o', GJT_INT4, 5);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 20);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_DIV, GJT_INT4, 0, 0);
+	PC_LOAD('o', GJT_INT4, 1);
+	emit(p, GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c4 % i.c5 <> 0 (int4, divisor 0)";
+	PC_LOAD('o', GJT_INT4, 4);
+	PC_LOAD('i', GJT_INT4, 5);
+	emit(p, GJOP_MOD, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 0);
+	emit(p, GJOP_NE, GJ_CLASS_INT, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "-o.c4 + abs(i.c6) > o.c6 (int4)";
+	PC_LOAD('o', GJT_INT4, 4);
+	emit(p, GJOP_NEG, GJT_INT4, 0, 0);
+	PC_LOAD('i', GJT_INT4, 6);
+	emit(p, GJOP_ABS, GJT_INT4, 0, 0);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	PC_LOAD('o', GJT_INT4, 6);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c0 < i.c0 AND o.c0 * i.c0 > o.c0 - i.c0 (int8)";
+	PC_LOAD('o', GJT_INT8, 0);
+	PC_LOAD('i', GJT_INT8, 0);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('o', GJT_INT8, 0);
+	PC_LOAD('i', GJT_INT8, 0);
+	emit(p, GJOP_MUL, GJT_INT8, 0, 0);
+	PC_LOAD('o', GJT_INT8, 0);
+	PC_LOAD('i', GJT_INT8, 0);
+	emit(p, GJOP_SUB, GJT_INT8, 0, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "(o.c0 + i.c0)::int4 < i.c4 (int8 narrowed)";
+	PC_LOAD('o', GJT_INT8, 0);
+	PC_LOAD('i', GJT_INT8, 0);
+	emit(p, GJOP_ADD, GJT_INT8, 0, 0);
+	emit(p, GJOP_INT_NARROW, GJT_INT4, 0, 0);
+	PC_LOAD('i', GJT_INT4, 4);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c1 * i.c5 + o.c5 < 20 (int2)";
+	PC_LOAD('o', GJT_INT2, 1);
+	PC_LOAD('i', GJT_INT2, 5);
+	emit(p, GJOP_MUL, GJT_INT2, 0, 0);
+	PC_LOAD('o', GJT_INT2, 5);
+	emit(p, GJOP_ADD, GJT_INT2, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT2, 0, 20);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c6 < i.c6 AND (o.c4 + NULL::int4 > 0 OR o.c4 - i.c4 > 7) (int4)";
+	PC_LOAD('o', GJT_INT4, 6);
+	PC_LOAD('i', GJT_INT4, 6);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('o', GJT_INT4, 4);
+	emit(p, GJOP_CONST_NULL, GJT_INT4, 0, 0);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('o', GJT_INT4, 4);
+	PC_LOAD('i', GJT_INT4, 4);
+	emit(p, GJOP_SUB, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 7);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_OR, GJT_BOOL, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+#undef PC_LOAD
+	return n;
+}
+
+#define PC_MAX_INT_PROGRAMS 16
 
 /* Does compare k of conj hold for the pair (the interpreter decides)? */
 static bool
@@ -722,6 +946,143 @@ pc_test_big_cuda(void)
 }
 
 /*
+ * gj_program_bounds, what a compiled kernel proves chunk by chunk, against
+ * the interpreter: where it finds that no step after the leading compares
+ * can fail for an outer row and any inner row of a chunk of 128 (the
+ * bounds of the chunk's columns, as the kernel takes them), no such pair
+ * may ask for a recheck.  The int programs and random programs of every
+ * shape over banded sides; some proofs must succeed, some fail.
+ */
+static void
+pc_test_bounds(void)
+{
+	Program    *progs = xmalloc(sizeof(Program) * (PC_MAX_INT_PROGRAMS + 24));
+	int			nprogs = program_count_int_programs(progs);
+	Side		outer,
+				inner;
+	int64_t		tried = 0,
+				proven = 0,
+				bad = 0;
+
+	for (int k = 0; k < 24; k++)
+		program_count_random_program(k % PC_NSHAPES, &progs[nprogs++]);
+	program_count_banded_side(&outer, 300, 60, 3);
+	program_count_banded_side(&inner, 1024, 128, 3);
+	for (int i = 0; i < nprogs; i++)
+	{
+		GjLeadingCompares lead;
+
+		gj_program_leading_compares(progs[i].instrs, progs[i].ninstrs, &lead);
+		for (int64_t ib = 0; ib < inner.nrows; ib += 128)
+		{
+			GjBounds	ib_bounds[GJ_MAX_KEY_COLS];
+
+			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+			{
+				ib_bounds[c].lo = INT64_MAX;
+				ib_bounds[c].hi = INT64_MIN;
+				ib_bounds[c].flt = false;
+				for (int64_t t = ib; c < inner.cols.ncols && t < ib + 128; t++)
+				{
+					int64_t		v = inner.cols.values[c][t];
+
+					if (inner.cols.isnull[c] != NULL && inner.cols.isnull[c][t])
+						continue;
+					ib_bounds[c].lo = v < ib_bounds[c].lo ? v : ib_bounds[c].lo;
+					ib_bounds[c].hi = v > ib_bounds[c].hi ? v : ib_bounds[c].hi;
+				}
+				if (ib_bounds[c].lo > ib_bounds[c].hi)
+					ib_bounds[c].lo = ib_bounds[c].hi = 0;
+			}
+			for (int64_t o = 0; o < outer.nrows; o += 3)
+			{
+				GjBounds	ob[GJ_MAX_KEY_COLS];
+
+				for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+				{
+					bool		null = c >= outer.cols.ncols ||
+						(outer.cols.isnull[c] != NULL && outer.cols.isnull[c][o]);
+
+					ob[c].lo = ob[c].hi = null ? 0 : outer.cols.values[c][o];
+					ob[c].flt = false;
+				}
+				tried++;
+				if (!gj_program_bounds(progs[i].instrs, progs[i].ninstrs, lead.pc, lead.depth,
+									   ob, ib_bounds))
+					continue;
+				proven++;
+				for (int64_t t = ib; t < ib + 128; t++)
+				{
+					if (gj_program_eval_from(progs[i].instrs, progs[i].ninstrs, &lead,
+											 &outer.cols, o, &inner.cols, t) ==
+						GJ_RESULT_RECHECK && bad++ < 5)
+						printf("# %s: proven for outer row %lld and inner rows [%lld, %lld), "
+							   "but inner row %lld asks for a recheck\n", progs[i].name,
+							   (long long) o, (long long) ib, (long long) (ib + 128),
+							   (long long) t);
+				}
+			}
+		}
+	}
+	printf("# %lld of %lld (program, outer row, chunk) proven free of errors\n",
+		   (long long) proven, (long long) tried);
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+	free(progs);
+	report(bad == 0 && proven > 0 && proven < tried, "%s%s",
+		   "gj_program_bounds: no pair of a chunk proven free of errors asks for a recheck",
+		   " (int programs and random ones over banded sides; some proven, some not)");
+}
+
+/*
+ * The compiled kernel on banded sides (program_count_banded_side): its
+ * warps count some chunks with the tests for errors and some without (the
+ * clean bands), in 32 bits where the program allows; per-row counts, totals
+ * and host pairs against the cpu.  Prints each program's variant.
+ */
+static void
+pc_test_banded(void)
+{
+	Program    *progs = xmalloc(sizeof(Program) * (PC_MAX_INT_PROGRAMS + 2 * PC_NSHAPES));
+	GjLeadingCompares *leads = xmalloc(sizeof(GjLeadingCompares) *
+									   (PC_MAX_INT_PROGRAMS + 2 * PC_NSHAPES));
+	int			nprogs = program_count_int_programs(progs);
+	Side		outer,
+				inner;
+	GjTile		tile;
+	bool		ok = true;
+
+	for (int k = 0; k < nprogs; k++)
+		gj_program_leading_compares(progs[k].instrs, progs[k].ninstrs, &leads[k]);
+	for (int k = 0; k < 2 * PC_NSHAPES; k++)
+	{
+		pc_random_program((PcShape) (k % PC_NSHAPES), &progs[nprogs], &leads[nprogs].conj);
+		nprogs++;
+	}
+	program_count_banded_side(&outer, 1500, 500, 3);
+	program_count_banded_side(&inner, 6001, 1024, 2);
+	tile.outer_begin = 0;
+	tile.outer_end = outer.nrows;
+	tile.inner_begin = 0;
+	tile.inner_end = inner.nrows;
+	for (int k = 0; k < nprogs && ok; k++)
+	{
+		GjNarrowing nw;
+
+		gj_program_narrow(progs[k].instrs, progs[k].ninstrs, &nw);
+		printf("# %s: %s, %d steps in 32 bits\n", progs[k].name, gj_program_variant(&nw),
+			   nw.nops32);
+		ok = pc_check(&outer, &inner, &progs[k], &leads[k].conj, &tile, true);
+	}
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+	free(progs);
+	free(leads);
+	report(ok, "%s%s", "cuda program count, compiled: int programs and random ones over banded ",
+		   "sides (chunks with and without the tests for errors), against the cpu");
+}
+
+/*
  * The cuda checks again with the program compiled to GPU code: the same
  * counts per row, totals and host pairs as the cpu's, so as the
  * interpreter's.  They skip where NVRTC is missing.
@@ -733,7 +1094,7 @@ pc_test_compiled(const Side *outer, const Side *inner)
 
 	if (nvrtc == NULL || nvrtc[0] == '\0')
 	{
-		for (int t = 0; t < PC_NSHAPES + 3; t++)
+		for (int t = 0; t < PC_NSHAPES + 4; t++)
 		{
 			test_number++;
 			printf("ok %d - program count, compiled # SKIP no NVRTC\n", test_number);
@@ -747,14 +1108,15 @@ pc_test_compiled(const Side *outer, const Side *inner)
 	pc_test_spec_programs(true);
 	pc_test_agg(outer, inner, true);
 	pc_test_big_cuda();
+	pc_test_banded();
 	pc_compile = GJ_COMPILE_OFF;
 }
 
 int
 program_count_test_count(bool cuda)
 {
-	return 1 + PC_NSHAPES + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0) +
-		(cuda ? PC_NSHAPES + 1 + 1 + 1 : 0);
+	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0) +
+		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0);
 }
 
 /*
@@ -776,6 +1138,7 @@ run_program_count_tests(bool cuda)
 	pc_test_spec_programs(false);
 	pc_test_agg(&outer, &inner, false);
 	pc_test_run_step(&outer, &inner, false);
+	pc_test_bounds();
 	if (cuda)
 	{
 		for (int s = 0; s < PC_NSHAPES; s++)

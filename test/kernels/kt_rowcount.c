@@ -51,6 +51,19 @@ static const int rc_col_class[RC_COLS] = {
 	GJ_CLASS_INT
 };
 
+/*
+ * The type a program loads a column as: float8, int4 for the columns whose
+ * values fit int4 (1, 4, 5, 6: a kernel compiled for the program keeps
+ * them in 32 bits), int8 for column 0.
+ */
+int
+rowcount_col_type(int col)
+{
+	if (rc_col_class[col] == GJ_CLASS_FLOAT)
+		return GJT_FLOAT8;
+	return col == 0 ? GJT_INT8 : GJT_INT4;
+}
+
 /* The columns a flavour of test draws from. */
 typedef struct RcFlavour
 {
@@ -202,14 +215,14 @@ rc_random_conjunction(const RcFlavour *f, int n, bool ordered, GjCompareConjunct
 		memset(&items[k], 0, sizeof(Program));
 		if (rng() % 2 == 0)
 		{
-			emit(&items[k], GJOP_LOAD_OUTER, sc->cls == GJ_CLASS_FLOAT ? GJT_FLOAT8 : GJT_INT8, oc, 0);
-			emit(&items[k], GJOP_LOAD_INNER, sc->cls == GJ_CLASS_FLOAT ? GJT_FLOAT8 : GJT_INT8, ic, 0);
+			emit(&items[k], GJOP_LOAD_OUTER, rowcount_col_type(oc), oc, 0);
+			emit(&items[k], GJOP_LOAD_INNER, rowcount_col_type(ic), ic, 0);
 			emit(&items[k], sc->op, sc->cls, 0, 0);
 		}
 		else
 		{
-			emit(&items[k], GJOP_LOAD_INNER, sc->cls == GJ_CLASS_FLOAT ? GJT_FLOAT8 : GJT_INT8, ic, 0);
-			emit(&items[k], GJOP_LOAD_OUTER, sc->cls == GJ_CLASS_FLOAT ? GJT_FLOAT8 : GJT_INT8, oc, 0);
+			emit(&items[k], GJOP_LOAD_INNER, rowcount_col_type(ic), ic, 0);
+			emit(&items[k], GJOP_LOAD_OUTER, rowcount_col_type(oc), oc, 0);
 			emit(&items[k], gj_commute_cmp(sc->op), sc->cls, 0, 0);
 		}
 	}

@@ -220,8 +220,8 @@ side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 		{
 			int			k = sg->keys[j];
 			const GjProgram *program = &info->group_program[k];
-			GjSlot		value;
-			bool		isnull;
+			GjSlot		value = {0};	/* a deferred row's are never read */
+			bool		isnull = true;
 
 			if (info->group_scan[k] >= 0)
 			{

@@ -31,6 +31,23 @@
  * every pair, straight-line code, and its answer counts only where the
  * compares passed.
  *
+ * Two specialisations keep it close to the plain compares' speed:
+ *
+ *	- 32 bits (gj_program_narrow, decided when the source is generated):
+ *	  int2, int4 and date columns are staged in shared memory and held in
+ *	  registers as int32, and integer compares and int2/int4 arithmetic
+ *	  on them run in 32 bits with 32-bit overflow tests (gj_int_arith32),
+ *	  the interpreter's answers.  The rest stays in 64 bits.
+ *
+ *	- chunks proven free of errors: where the rest of the program has
+ *	  integer arithmetic (and no float arithmetic or dates), staging a
+ *	  chunk also finds each inner column's bounds; each thread evaluates
+ *	  the rest over the bounds of its outer rows and the chunk
+ *	  (gj_bounds_step), and where no step can fail for any lane's rows
+ *	  the warp counts the chunk without the tests for errors and the
+ *	  host counts (there is no pair for the host).  Otherwise, or where
+ *	  the data may overflow, the chunk is counted with them.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUJOIN_COMPILED_COUNT_CUH
@@ -83,10 +100,16 @@ struct GjcProgram
 {
 	static constexpr int ninstrs = GJC_NINSTRS;
 	static constexpr GjInstr instrs[GJC_NINSTRS] = GJC_PROGRAM;
+	static constexpr uint8_t op32[GJC_NINSTRS] = GJC_OP32;
 };
 
 #define GJC_HAS(mask, col) ((((unsigned) (mask)) >> (col)) & 1u)
 #define GJC_MAX1(n) ((n) > 0 ? (n) : 1)
+
+/* Columns of each side kept in 64 bits and in 32 (gj_program_narrow). */
+#define GJC_OUTER_COLS64 (GJC_OUTER_COLS & ~(unsigned) GJC_OUTER_NARROW)
+#define GJC_INNER_COLS64 (GJC_INNER_COLS & ~(unsigned) GJC_INNER_NARROW)
+#define GJC_INNER_COLS32 (GJC_INNER_COLS & (unsigned) GJC_INNER_NARROW)
 
 /* Order key of a value: its compares on integers are the interpreter's. */
 __device__ __forceinline__ int64_t
@@ -95,28 +118,90 @@ gjc_order_key(int64_t value, int cls)
 	return cls == GJ_CLASS_FLOAT ? gj_float_order_key(gj_bits_to_double(value)) : value;
 }
 
+/*
+ * Is the rest of the program (after the leading compares) worth proving
+ * free of errors chunk by chunk: has it a step that may fail (integer
+ * arithmetic, narrowing) and none that gj_bounds_step never proves (float
+ * arithmetic, dates)?
+ */
+__host__ __device__ constexpr bool
+gjc_provable(void)
+{
+	bool		may_fail = false;
+
+	for (int pc = GJC_LEAD_PC; pc < GjcProgram::ninstrs; pc++)
+	{
+		GjInstr		in = GjcProgram::instrs[pc];
+		bool		arith = in.op >= GJOP_ADD && in.op <= GJOP_ABS;
+
+		if ((arith && (in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8)) ||
+			in.op == GJOP_FLOAT_TO_FLOAT4 ||
+			(in.op >= GJOP_DATE_PLI && in.op <= GJOP_DATE_MI))
+			return false;
+		may_fail = may_fail || arith || in.op == GJOP_INT_NARROW;
+	}
+	return may_fail;
+}
+
+/*
+ * count += hit as one predicated add (cuda_rowcount.cu's rc_add_if: in C,
+ * nvcc adds into a new register and selects, two instructions).
+ */
+__device__ __forceinline__ void
+gjc_add_if(uint32_t &count, bool hit)
+{
+	asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\t@p add.u32 %0, %0, 1;\n\t}"
+		: "+r"(count) : "r"((uint32_t) hit));
+}
+
+template <bool B>
+struct GjcChecked
+{
+	static constexpr bool value = B;
+};
+
+/* Is leading compare sc between two columns held in 32 bits? */
+__host__ __device__ constexpr bool
+gjc_lead32(GjSimpleCompare sc)
+{
+	return sc.cls == GJ_CLASS_INT && GJC_HAS(GJC_OUTER_NARROW, sc.outer_col) &&
+		GJC_HAS(GJC_INNER_NARROW, sc.inner_col);
+}
+
 extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
 gjc_count_kernel(const GjcArgs a)
 {
 	constexpr GjSimpleCompare lead[GJC_MAX1(GJC_LEAD_N)] = GJC_LEAD;
-	constexpr int nstaged = gjc_popcount(GJC_INNER_COLS);
+	constexpr int nstaged64 = gjc_popcount(GJC_INNER_COLS64);
+	constexpr int nstaged32 = gjc_popcount(GJC_INNER_COLS32);
 	constexpr int nnullable = gjc_popcount(GJC_INNER_NULLABLE);
-	__shared__ int64_t svalues[GJC_MAX1(nstaged)][GJC_CHUNK];
+	__shared__ int64_t svalues[GJC_MAX1(nstaged64)][GJC_CHUNK];
+	__shared__ int32_t svalues32[GJC_MAX1(nstaged32)][GJC_CHUNK];
 	__shared__ uint8_t snull[GJC_MAX1(nnullable)][GJC_CHUNK];
 	__shared__ unsigned long long swarp[GJC_BLOCK / 32][2];
+	constexpr bool prove = gjc_provable();
+	constexpr int ninner = gjc_popcount(GJC_INNER_COLS);
+	__shared__ int64_t sbounds[prove ? GJC_BLOCK / 32 : 1][GJC_MAX1(ninner)][2];
 	int64_t		first = (int64_t) blockIdx.x * (GJC_BLOCK * GJC_ROWS) + threadIdx.x;
 	int64_t		slice_begin = (int64_t) blockIdx.y * a.slice_len;
 	int64_t		slice_end = slice_begin + a.slice_len < a.ninner ?
 		slice_begin + a.slice_len : a.ninner;
 	int64_t		ov[GJC_ROWS][GJ_MAX_KEY_COLS];
+	int32_t		ov32[GJC_ROWS][GJ_MAX_KEY_COLS];
 	bool		onull[GJC_ROWS][GJ_MAX_KEY_COLS];
 	int64_t		okey[GJC_ROWS][GJC_MAX1(GJC_LEAD_N)];
 	bool		valid[GJC_ROWS];
 	uint32_t	count[GJC_ROWS];
-	unsigned long long host = 0;
+	uint32_t	host[GJC_ROWS];
+	unsigned long long host_sum = 0;
 	unsigned long long sum = 0;
 
-	/* the outer rows' columns, and the keys of their leading compares */
+	/*
+	 * The outer rows' columns, and the keys of their leading compares.  A
+	 * row past the end, or with a NULL compare key (which passes nothing),
+	 * is counted like the others and its counts dropped at the end: the
+	 * loop over pairs then tests no flag of the row.
+	 */
 #pragma unroll
 	for (int r = 0; r < GJC_ROWS; r++)
 	{
@@ -125,50 +210,154 @@ gjc_count_kernel(const GjcArgs a)
 
 		valid[r] = j < a.nrows;
 		count[r] = 0;
+		host[r] = 0;
 #pragma unroll
 		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 		{
 			ov[r][c] = 0;
+			ov32[r][c] = 0;
 			onull[r][c] = false;
 			if (GJC_HAS(GJC_OUTER_COLS, c) && valid[r])
 			{
-				ov[r][c] = a.outer.values[c][row];
+				if (GJC_HAS(GJC_OUTER_NARROW, c))
+					ov32[r][c] = (int32_t) a.outer.values[c][row];
+				else
+					ov[r][c] = a.outer.values[c][row];
 				onull[r][c] = GJC_HAS(GJC_OUTER_NULLABLE, c) && a.outer.isnull[c][row];
 			}
 		}
-		/* an outer row with a NULL compare key passes nothing */
 #pragma unroll
 		for (int k = 0; k < GJC_LEAD_N; k++)
 		{
 			valid[r] = valid[r] && !onull[r][lead[k].outer_col];
-			okey[r][k] = gjc_order_key(ov[r][lead[k].outer_col], lead[k].cls);
+			okey[r][k] = gjc_lead32(lead[k]) ? 0 :
+				gjc_order_key(ov[r][lead[k].outer_col], lead[k].cls);
 		}
 	}
 
 	for (int64_t ib = slice_begin; ib < slice_end; ib += GJC_CHUNK)
 	{
 		int			n = slice_end - ib < GJC_CHUNK ? (int) (slice_end - ib) : GJC_CHUNK;
-		uint32_t	chunk_host = 0;
+
+		GjBounds	ibounds[GJ_MAX_KEY_COLS];
+		bool		fast = false;
 
 		__syncthreads();		/* everyone is done with the previous chunk */
 #pragma unroll
 		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 		{
+			int64_t		lo = INT64_MAX,
+						hi = INT64_MIN;
+
 			if (!GJC_HAS(GJC_INNER_COLS, c))
 				continue;
 			for (int t = threadIdx.x; t < n; t += GJC_BLOCK)
 			{
-				svalues[gjc_slot(GJC_INNER_COLS, c)][t] = a.inner.values[c][ib + t];
+				int64_t		v = a.inner.values[c][ib + t];
+				bool		null = GJC_HAS(GJC_INNER_NULLABLE, c) && a.inner.isnull[c][ib + t];
+
+				if (GJC_HAS(GJC_INNER_NARROW, c))
+					svalues32[gjc_slot(GJC_INNER_COLS32, c)][t] = (int32_t) v;
+				else
+					svalues[gjc_slot(GJC_INNER_COLS64, c)][t] = v;
 				if (GJC_HAS(GJC_INNER_NULLABLE, c))
-					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] = a.inner.isnull[c][ib + t];
+					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] = null;
+				if (prove && !null)
+				{
+					lo = v < lo ? v : lo;
+					hi = v > hi ? v : hi;
+				}
+			}
+			if constexpr (prove)
+			{
+				/* the chunk's bounds of the column: the warp's, then the block's */
+				for (int off = 16; off > 0; off /= 2)
+				{
+					int64_t		olo = __shfl_xor_sync(0xffffffffu, lo, off);
+					int64_t		ohi = __shfl_xor_sync(0xffffffffu, hi, off);
+
+					lo = olo < lo ? olo : lo;
+					hi = ohi > hi ? ohi : hi;
+				}
+				if (threadIdx.x % 32 == 0)
+				{
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_COLS, c)][0] = lo;
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_COLS, c)][1] = hi;
+				}
 			}
 		}
 		__syncthreads();
 
+		/*
+		 * Can no step after the leading compares fail for any pair of the
+		 * warp's outer rows and the chunk?  Then the warp counts the chunk
+		 * without the tests for errors (there is no pair for the host).
+		 */
+		if constexpr (prove)
+		{
+			bool		safe = true;
+
+#pragma unroll
+			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+			{
+				ibounds[c].lo = ibounds[c].hi = 0;
+				ibounds[c].flt = false;
+				if (!GJC_HAS(GJC_INNER_COLS, c))
+					continue;
+				ibounds[c].lo = INT64_MAX;
+				ibounds[c].hi = INT64_MIN;
+				for (int w = 0; w < GJC_BLOCK / 32; w++)
+				{
+					int64_t		lo = sbounds[w][gjc_slot(GJC_INNER_COLS, c)][0];
+					int64_t		hi = sbounds[w][gjc_slot(GJC_INNER_COLS, c)][1];
+
+					ibounds[c].lo = lo < ibounds[c].lo ? lo : ibounds[c].lo;
+					ibounds[c].hi = hi > ibounds[c].hi ? hi : ibounds[c].hi;
+				}
+				if (ibounds[c].lo > ibounds[c].hi)
+					ibounds[c].lo = ibounds[c].hi = 0;	/* all NULL */
+			}
+#pragma unroll
+			for (int r = 0; r < GJC_ROWS; r++)
+			{
+				GjBounds	st[GJ_MAX_STACK];
+				int			sp = GJC_LEAD_DEPTH;
+				bool		ok = true;
+				auto		load = [&] (bool outer, int col, GjBounds *b)
+					{
+						if (outer)
+						{
+							int64_t		v = onull[r][col] ? 0 :
+								GJC_HAS(GJC_OUTER_NARROW, col) ? ov32[r][col] : ov[r][col];
+
+							b->lo = b->hi = v;
+							b->flt = false;
+						}
+						else
+							*b = ibounds[col];
+					};
+
+#pragma unroll
+				for (int k = 0; k < GJC_LEAD_DEPTH; k++)
+				{
+					st[k].lo = 0;
+					st[k].hi = 1;
+					st[k].flt = false;
+				}
+				gj_program_bounds_fixed<GjcProgram, GJC_LEAD_PC>(st, &sp, &ok, load);
+				safe = safe && ok;
+			}
+			fast = __all_sync(0xffffffffu, safe);
+		}
+
+		/* the chunk's pairs, with or without the tests for errors */
+		auto		pairs = [&] (auto checked)
+		{
 #pragma unroll 2
 		for (int t = 0; t < n; t++)
 		{
 			int64_t		iv[GJ_MAX_KEY_COLS];
+			int32_t		iv32[GJ_MAX_KEY_COLS];
 			bool		inull[GJ_MAX_KEY_COLS];
 			int64_t		ikey[GJC_MAX1(GJC_LEAD_N)];
 			bool		ipass = true;
@@ -176,8 +365,10 @@ gjc_count_kernel(const GjcArgs a)
 #pragma unroll
 			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 			{
-				iv[c] = GJC_HAS(GJC_INNER_COLS, c) ?
-					svalues[gjc_slot(GJC_INNER_COLS, c)][t] : 0;
+				iv[c] = GJC_HAS(GJC_INNER_COLS64, c) ?
+					svalues[gjc_slot(GJC_INNER_COLS64, c)][t] : 0;
+				iv32[c] = GJC_HAS(GJC_INNER_COLS32, c) ?
+					svalues32[gjc_slot(GJC_INNER_COLS32, c)][t] : 0;
 				inull[c] = GJC_HAS(GJC_INNER_NULLABLE, c) &&
 					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] != 0;
 			}
@@ -185,28 +376,46 @@ gjc_count_kernel(const GjcArgs a)
 			for (int k = 0; k < GJC_LEAD_N; k++)
 			{
 				ipass = ipass && !inull[lead[k].inner_col];
-				ikey[k] = gjc_order_key(iv[lead[k].inner_col], lead[k].cls);
+				ikey[k] = gjc_lead32(lead[k]) ? 0 :
+					gjc_order_key(iv[lead[k].inner_col], lead[k].cls);
 			}
 #pragma unroll
 			for (int r = 0; r < GJC_ROWS; r++)
 			{
-				bool		pass = valid[r] & ipass;
+				bool		pass = ipass;
 				int			res;
 
 #pragma unroll
 				for (int k = 0; k < GJC_LEAD_N; k++)
-					pass = pass & gj_int_cmp_holds(lead[k].op, okey[r][k], ikey[k]);
-				res = gj_program_eval_fixed<GjcProgram, GJC_LEAD_PC, GJC_LEAD_DEPTH>(
+				{
+					if (gjc_lead32(lead[k]))
+						pass = pass & gj_int_cmp_holds(lead[k].op,
+													   ov32[r][lead[k].outer_col],
+													   iv32[lead[k].inner_col]);
+					else
+						pass = pass & gj_int_cmp_holds(lead[k].op, okey[r][k], ikey[k]);
+				}
+				res = gj_program_eval_fixed<GjcProgram, GJC_LEAD_PC, GJC_LEAD_DEPTH,
+											decltype(checked)::value>(
 					[&] (bool outer, int col, GjSlot *slot, bool *isnull)
 					{
-						slot->i = outer ? ov[r][col] : iv[col];
+						if (outer)
+							slot->i = GJC_HAS(GJC_OUTER_NARROW, col) ? ov32[r][col] : ov[r][col];
+						else
+							slot->i = GJC_HAS(GJC_INNER_NARROW, col) ? iv32[col] : iv[col];
 						*isnull = outer ? onull[r][col] : inull[col];
 					});
-				count[r] += pass & (res == GJ_RESULT_TRUE);
-				chunk_host += pass & (res == GJ_RESULT_RECHECK);
+				gjc_add_if(count[r], pass & (res == GJ_RESULT_TRUE));
+				if (decltype(checked)::value)
+					gjc_add_if(host[r], pass & (res == GJ_RESULT_RECHECK));
 			}
 		}
-		host += chunk_host;
+		};
+
+		if (fast)
+			pairs(GjcChecked<false>());
+		else
+			pairs(GjcChecked<true>());
 	}
 
 #pragma unroll
@@ -217,17 +426,18 @@ gjc_count_kernel(const GjcArgs a)
 		if (a.counts != NULL && count[r] != 0)
 			atomicAdd(&a.counts[first + r * GJC_BLOCK], (unsigned long long) count[r]);
 		sum += count[r];
+		host_sum += host[r];
 	}
 	/* the block's total and host pairs: one atomic each */
 	for (int off = 16; off > 0; off /= 2)
 	{
 		sum += __shfl_down_sync(0xffffffffu, sum, off);
-		host += __shfl_down_sync(0xffffffffu, host, off);
+		host_sum += __shfl_down_sync(0xffffffffu, host_sum, off);
 	}
 	if (threadIdx.x % 32 == 0)
 	{
 		swarp[threadIdx.x / 32][0] = sum;
-		swarp[threadIdx.x / 32][1] = host;
+		swarp[threadIdx.x / 32][1] = host_sum;
 	}
 	__syncthreads();
 	if (threadIdx.x == 0)
@@ -235,12 +445,12 @@ gjc_count_kernel(const GjcArgs a)
 		for (int w = 1; w < GJC_BLOCK / 32; w++)
 		{
 			sum += swarp[w][0];
-			host += swarp[w][1];
+			host_sum += swarp[w][1];
 		}
 		if (sum != 0)
 			atomicAdd(a.total, sum);
-		if (host != 0)
-			atomicAdd(a.host, host);
+		if (host_sum != 0)
+			atomicAdd(a.host, host_sum);
 	}
 }
 

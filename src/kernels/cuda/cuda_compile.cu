@@ -86,6 +86,7 @@ typedef struct CacheEntry
 	int			device;
 	uint32_t	outer_nullable;
 	uint32_t	inner_nullable;
+	int			rows;			/* gj_compiled_rows_per_thread's, when compiled */
 	int			ninstrs;
 	GjInstr		instrs[GJ_MAX_INSTRS];
 	CacheState	state;
@@ -217,17 +218,42 @@ loaded_columns(const GjInstr *instrs, int ninstrs, int op)
 }
 
 /*
- * Outer rows a thread of gjc_count_kernel holds in registers (each loaded
- * column an int64 and a flag).  On an H200, 1M x 1M rows, the programs of
- * kernel_test bench-program-count ran as fast with 4 rows as with 8 (within
- * 5%) and compiled in a little less time.
+ * Outer rows a thread of gjc_count_kernel holds in registers: about
+ * GJC_ROW_WORDS 32-bit registers of them, each row taking one a column
+ * kept in 32 bits (gj_program_narrow), two a column in 64, two a leading
+ * compare's 64-bit order key, and two counts; 2 to 16 rows.  (For the two
+ * int4 compares of cuda_rowcount.cu, 36 registers of thresholds and
+ * counts, 12 rows a thread, ran best on an H100.)  kernel_test
+ * bench-program-count sets rows_override to compare others.
  */
+#define GJC_ROW_WORDS		40
+
+static int	rows_override;
+
 int
 gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs)
 {
-	int			ncols = __builtin_popcount(loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER));
+	GjNarrowing nw;
+	GjLeadingCompares lead;
+	uint32_t	outer = loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
+	int			words = 2;
 
-	return ncols <= 4 ? 4 : 2;
+	if (rows_override > 0)
+		return rows_override;
+	gj_program_narrow(instrs, ninstrs, &nw);
+	gj_program_leading_compares(instrs, ninstrs, &lead);
+	words += __builtin_popcount(outer & nw.outer_cols) +
+		2 * __builtin_popcount(outer & ~nw.outer_cols);
+	for (int k = 0; k < lead.conj.n; k++)
+	{
+		const GjSimpleCompare *sc = &lead.conj.cmp[k];
+
+		if (sc->cls != GJ_CLASS_INT || !((nw.outer_cols >> sc->outer_col) & 1) ||
+			!((nw.inner_cols >> sc->inner_col) & 1))
+			words += 2;
+	}
+	return words >= GJC_ROW_WORDS / 2 ? 2 : words <= GJC_ROW_WORDS / 16 ? 16 :
+		GJC_ROW_WORDS / words;
 }
 
 /* Append to a bounded buffer; false once it is full. */
@@ -256,16 +282,22 @@ gj_cuda_compiled_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nulla
 						uint32_t inner_nullable, char *buf, size_t len)
 {
 	GjLeadingCompares lead;
+	GjNarrowing nw;
 	size_t		at = 0;
 	bool		ok;
 
 	gj_program_leading_compares(instrs, ninstrs, &lead);
+	gj_program_narrow(instrs, ninstrs, &nw);
 	ok = append(buf, len, &at, "%s#include \"kernels/device_program.h\"\n", nvrtc_prelude) &&
-		append(buf, len, &at, "#define GJC_NINSTRS %d\n#define GJC_PROGRAM {", ninstrs);
+		append(buf, len, &at, "/* %s */\n#define GJC_NINSTRS %d\n#define GJC_PROGRAM {",
+			   gj_program_variant(&nw), ninstrs);
 	for (int pc = 0; ok && pc < ninstrs; pc++)
 		ok = append(buf, len, &at, "%s\\\n\t{%d, %d, %d, (int64_t) 0x%llxULL}",
 					pc > 0 ? "," : "", instrs[pc].op, instrs[pc].type, instrs[pc].arg,
 					(unsigned long long) instrs[pc].imm);
+	ok = ok && append(buf, len, &at, "}\n#define GJC_OP32 {");
+	for (int pc = 0; ok && pc < ninstrs; pc++)
+		ok = append(buf, len, &at, "%s%d", pc > 0 ? ", " : "", nw.op32[pc]);
 	ok = ok && append(buf, len, &at, "}\n#define GJC_LEAD_N %d\n#define GJC_LEAD {",
 					  lead.conj.n);
 	for (int k = 0; ok && k < lead.conj.n; k++)
@@ -277,11 +309,12 @@ gj_cuda_compiled_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nulla
 			   lead.conj.n == 0 ? "{0, 0, 0, 0}" : "", lead.pc, lead.depth) &&
 		append(buf, len, &at,
 			   "#define GJC_OUTER_COLS 0x%xu\n#define GJC_INNER_COLS 0x%xu\n"
+			   "#define GJC_OUTER_NARROW 0x%xu\n#define GJC_INNER_NARROW 0x%xu\n"
 			   "#define GJC_OUTER_NULLABLE 0x%xu\n#define GJC_INNER_NULLABLE 0x%xu\n"
 			   "#define GJC_ROWS %d\n#include \"kernels/cuda/compiled_count.cuh\"\n",
 			   loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER),
 			   loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER),
-			   outer_nullable, inner_nullable,
+			   nw.outer_cols, nw.inner_cols, outer_nullable, inner_nullable,
 			   gj_compiled_rows_per_thread(instrs, ninstrs));
 }
 
@@ -372,6 +405,7 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 {
 	return e->kind == kind && e->device == device && e->ninstrs == ninstrs &&
 		e->outer_nullable == outer_nullable && e->inner_nullable == inner_nullable &&
+		e->rows == gj_compiled_rows_per_thread(instrs, ninstrs) &&
 		memcmp(e->instrs, instrs, sizeof(GjInstr) * ninstrs) == 0;
 }
 
@@ -481,6 +515,7 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		e->device = device;
 		e->outer_nullable = outer_nullable;
 		e->inner_nullable = inner_nullable;
+		e->rows = gj_compiled_rows_per_thread(instrs, ninstrs);
 		e->ninstrs = ninstrs;
 		memcpy(e->instrs, instrs, sizeof(GjInstr) * ninstrs);
 		e->state = CACHE_COMPILING;
@@ -557,4 +592,23 @@ extern "C" bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
 	return gj_cuda_compiled_source(instrs, ninstrs, 0, 0, buf, len);
+}
+
+/*
+ * For kernel_test bench-program-count: outer rows a thread of the compiled
+ * count kernel from now on (0: gj_compiled_rows_per_thread's choice).
+ * Kernels compiled with other rows stay in the cache under their rows.
+ * Not thread-safe: the bench's joins run one at a time.
+ */
+extern "C" void
+gj_cuda_test_set_compiled_rows(int rows)
+{
+	rows_override = rows;
+}
+
+/* For kernel_test: gj_compiled_rows_per_thread, from C. */
+extern "C" int
+gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs)
+{
+	return gj_compiled_rows_per_thread(instrs, ninstrs);
 }

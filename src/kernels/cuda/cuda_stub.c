@@ -212,3 +212,18 @@ void
 gj_cuda_test_page_end(void *pc)
 {
 }
+
+extern void gj_cuda_test_set_compiled_rows(int rows);
+
+void
+gj_cuda_test_set_compiled_rows(int rows)
+{
+}
+
+extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
+
+int
+gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs)
+{
+	return 0;
+}
