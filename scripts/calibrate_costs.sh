@@ -34,7 +34,12 @@
 # scan ran at 0.0043); REF_PLAN=seqscan converts both ways at the seq scan's
 # rate, as before.  A small hash join (1000 keys) and a nested loop are
 # timed the same way to show how far PostgreSQL's own units disagree with
-# each other here.
+# each other here.  A hash join whose table stays in a core's cache runs at
+# about the seq scan's rate, so against one the planner multiplies the cpu
+# constants by the join reference's rate over the seq scan's
+# (gpujoin.cpu_cached_join_factor, where the table fits in
+# gpujoin.cpu_hash_cache_kb, this machine's L2 cache): both are printed with
+# the settings (with REF_PLAN=seqscan the factor is 1).
 #
 # Environment: RUNS (median of, default 3), DEVICES (default "cpu cuda";
 # cuda is skipped where a GpuJoin on it cannot run), SCALE (multiplies the
@@ -400,6 +405,24 @@ END {
 			printf "```\n"
 		}
 	}' "$FIT"
+	# the cached-table factor and cache (gpujoin_costs_against_native): cpu
+	# only, the cuda set keeps 1 until measured against its own constants
+	if awk -F'\t' '$1 == "cpu" && $2 == "all" { found = 1 } END { exit !found }' "$FIT"; then
+		echo
+		echo "Against a hash join whose table fits in a core's L2 cache (it runs at about the"
+		echo "seq scan's rate): the join reference's ms per unit over the seq scan's, and the cache."
+		echo
+		echo '```'
+		awk -v j="$JOIN_MS_PER_UNIT" -v s="$MS_PER_UNIT" -v p="$REF_PLAN" \
+			'BEGIN { printf "SET gpujoin.cpu_cached_join_factor = %.2g;\n", (p == "join" && s > 0 ? j / s : 1) }'
+		for c in /sys/devices/system/cpu/cpu0/cache/index*; do
+			[ "$(cat "$c/level" 2>/dev/null)" = 2 ] || continue
+			awk '/^[0-9]+K$/ { print "SET gpujoin.cpu_hash_cache_kb = " $0 + 0 ";" }
+				/^[0-9]+M$/ { print "SET gpujoin.cpu_hash_cache_kb = " ($0 + 0) * 1024 ";" }' "$c/size"
+			break
+		done
+		echo '```'
+	fi
 } >"$OUTDIR/calibrate.md"
 rm -f "$EXPLAIN_OUT"
 psql_run -q -c "SET client_min_messages = warning" -c "DROP SCHEMA IF EXISTS gpujoin_calib CASCADE" >/dev/null

@@ -79,6 +79,11 @@ typedef struct GpuJoinCostProfile
 	double		output_cost;	/* per row the join returns */
 	double		columnar_row_cost;	/* per row the columnar heap reader reads */
 	double		program_pair_cost;	/* per pair and instruction interpreted */
+	double		hash_cache_kb;	/* PostgreSQL probes a hash table this small
+								 * at its scan's rate */
+	double		cached_join_factor; /* the constants above, startup_cost
+									 * aside, times this against such a
+									 * hash join */
 } GpuJoinCostProfile;
 
 extern GpuJoinCostProfile gpujoin_cpu_costs;
@@ -94,6 +99,12 @@ extern Cost gpujoin_band_index_nestloop_cost(PlannerInfo *root, RelOptInfo *rel_
 											 RelOptInfo *rel_b, List *clauses);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
 extern const GpuJoinCostProfile *gpujoin_parallel_costs(void);
+extern const GpuJoinCostProfile *gpujoin_costs_against_native(const GpuJoinCostProfile *costs,
+															  List *restrictlist,
+															  RelOptInfo *outerrel,
+															  RelOptInfo *innerrel,
+															  JoinType jointype,
+															  GpuJoinCostProfile *scaled);
 extern double gpujoin_input_host_bytes(Path *path);
 extern Cost gpujoin_input_cost(PlannerInfo *root, Path *path,
 							   const GpuJoinCostProfile *costs);

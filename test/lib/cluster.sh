@@ -125,7 +125,8 @@ cluster_stop_named() {
 cluster_pin_cuda_costs() {
 	"$PG_BINDIR/psql" -X -q -d postgres "$@" >/dev/null <<'SQL'
 SELECT format('ALTER SYSTEM SET gpujoin.cuda_%s = %s', name, current_setting('gpujoin.cpu_' || name))
-FROM unnest(ARRAY['startup_cost', 'row_cost', 'pair_cost', 'sort_cost', 'output_cost', 'columnar_row_cost', 'program_pair_cost']) AS name
+FROM unnest(ARRAY['startup_cost', 'row_cost', 'pair_cost', 'sort_cost', 'output_cost', 'columnar_row_cost', 'program_pair_cost',
+                   'hash_cache_kb', 'cached_join_factor']) AS name
 UNION ALL SELECT 'ALTER SYSTEM SET gpujoin.cuda_transfer_cost = 0'
 UNION ALL SELECT 'SELECT pg_reload_conf()' \gexec
 SQL

@@ -801,6 +801,8 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		Relids		relids[2];
 		CustomPath *cpath;
 		Cost		index_nestloop;
+		GpuJoinCostProfile scaled_costs;
+		const GpuJoinCostProfile *costs;
 		int			pass,
 					method,
 					variant;
@@ -828,6 +830,11 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 		index_nestloop = gpujoin_band_index_nestloop_cost(root, outerrel, innerrel,
 														  extract_actual_clauses(device_rinfos,
 																				 false));
+		/* the constants, as a GpuJoin of the two rels counts them */
+		costs = gpujoin_costs_against_native(partial ? gpujoin_parallel_costs() :
+											 gpujoin_planning_costs(),
+											 restrictlist, outerrel, innerrel, JOIN_INNER,
+											 &scaled_costs);
 		relids[GJ_SIDE_OUTER] = outerrel->relids;
 		relids[GJ_SIDE_INNER] = innerrel->relids;
 
@@ -915,8 +922,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 												list_make2_int(method, partial));
 				cpath->methods = &gpujoin_agg_path_methods;
 				cost_gpujoin_agg(root, cpath, outer_path, inner_path, candidates, device_rinfos,
-								 host_rinfos, &join_info, &agg_info, method,
-								 partial ? gpujoin_parallel_costs() : gpujoin_planning_costs());
+								 host_rinfos, &join_info, &agg_info, method, costs);
 
 				/*
 				 * Not where a nested loop over the band column's index is

@@ -89,13 +89,21 @@ vars_available(List *exprs, PathTarget *outer_target, PathTarget *inner_target)
  * the drain costs its share (a partial path's cost is already one
  * process's), while the join itself still sees the whole inner side,
  * inner_path's rows.
+ *
+ * backend_costs are the constants of the backend that will run the join;
+ * against a hash join PostgreSQL would run within the CPU's cache they count
+ * more (gpujoin_costs_against_native).
  */
 static void
 cost_gpujoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *inner_path,
 			 Path *inner_share, List *device_rinfos, List *host_rinfos, List *other_rinfos,
 			 JoinType jointype, JoinPathExtraData *extra, const GpuJoinPlanInfo *info,
-			 const GpuJoinCostProfile *costs)
+			 const GpuJoinCostProfile *backend_costs)
 {
+	GpuJoinCostProfile scaled_costs;
+	const GpuJoinCostProfile *costs =
+		gpujoin_costs_against_native(backend_costs, extra->restrictlist, outer_path->parent,
+									 inner_path->parent, jointype, &scaled_costs);
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
 	/* what this process drains of the inner side: all of it, or its share */
