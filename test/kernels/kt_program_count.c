@@ -420,6 +420,27 @@ program_count_int_programs(Program *progs)
 	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
 	emit(p, GJOP_OR, GJT_BOOL, 0, 0);
 	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+
+	/*
+	 * Leading compares of an int8 column and an int4 column kept in 32 bits
+	 * (their keys in 64 bits, the int4 side sign-extended), on either side.
+	 */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c0 < i.c4 AND i.c0 >= o.c6 AND o.c6 + i.c4 > 0 (int8 against int4)";
+	PC_LOAD('o', GJT_INT8, 0);
+	PC_LOAD('i', GJT_INT4, 4);
+	emit(p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	PC_LOAD('i', GJT_INT8, 0);
+	PC_LOAD('o', GJT_INT4, 6);
+	emit(p, GJOP_GE, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+	PC_LOAD('o', GJT_INT4, 6);
+	PC_LOAD('i', GJT_INT4, 4);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
 #undef PC_LOAD
 	return n;
 }

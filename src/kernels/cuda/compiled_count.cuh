@@ -168,6 +168,26 @@ gjc_lead32(GjSimpleCompare sc)
 		GJC_HAS(GJC_INNER_NARROW, sc.inner_col);
 }
 
+/*
+ * A loaded column's value, from wherever it is held: a column kept in 32
+ * bits (GJC_*_NARROW) has only its int32 copy (sign-extended here), the
+ * other only its int64.  A leading compare that is not in 32 bits (one of
+ * its columns is kept in 64 bits, say o.c0 int8 < i.c4 int4) reads its
+ * 32-bit side here too: reading the int64 copy of a column kept in 32 bits
+ * reads 0.
+ */
+__device__ __forceinline__ int64_t
+gjc_outer_value(const int64_t *v, const int32_t *v32, int col)
+{
+	return GJC_HAS(GJC_OUTER_NARROW, col) ? (int64_t) v32[col] : v[col];
+}
+
+__device__ __forceinline__ int64_t
+gjc_inner_value(const int64_t *v, const int32_t *v32, int col)
+{
+	return GJC_HAS(GJC_INNER_NARROW, col) ? (int64_t) v32[col] : v[col];
+}
+
 extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
 gjc_count_kernel(const GjcArgs a)
 {
@@ -231,7 +251,7 @@ gjc_count_kernel(const GjcArgs a)
 		{
 			valid[r] = valid[r] && !onull[r][lead[k].outer_col];
 			okey[r][k] = gjc_lead32(lead[k]) ? 0 :
-				gjc_order_key(ov[r][lead[k].outer_col], lead[k].cls);
+				gjc_order_key(gjc_outer_value(ov[r], ov32[r], lead[k].outer_col), lead[k].cls);
 		}
 	}
 
@@ -377,7 +397,7 @@ gjc_count_kernel(const GjcArgs a)
 			{
 				ipass = ipass && !inull[lead[k].inner_col];
 				ikey[k] = gjc_lead32(lead[k]) ? 0 :
-					gjc_order_key(iv[lead[k].inner_col], lead[k].cls);
+					gjc_order_key(gjc_inner_value(iv, iv32, lead[k].inner_col), lead[k].cls);
 			}
 #pragma unroll
 			for (int r = 0; r < GJC_ROWS; r++)
