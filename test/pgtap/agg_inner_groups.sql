@@ -17,32 +17,7 @@
 BEGIN;
 SELECT plan(16);
 
-CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
-
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
-
--- the rows of a query, as a sorted text array (multiset comparison)
-CREATE FUNCTION pg_temp.rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
-DECLARE result text[];
-BEGIN
-    EXECUTE 'SELECT coalesce(array_agg(r::text ORDER BY r::text), ''{}'') FROM (' || q || ') r'
-        INTO result;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 -- parallel workers cannot read temporary tables: plain ones, rolled back.
 -- fact 60,000 rows, dim 2,000: k of fact is NULL in some rows and past the
@@ -59,19 +34,32 @@ ANALYZE gj_ig_fact;
 ANALYZE gj_ig_dim;
 ANALYZE gj_ig_empty;
 
-SET LOCAL gpujoin.enabled = off;
-CREATE TEMP TABLE native AS
-    SELECT 'by_mod' AS name, pg_temp.rows_of($$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c % 10$$) AS r
-    UNION ALL SELECT 'by_col', pg_temp.rows_of($$SELECT d.c, count(*), sum(d.w)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c$$)
-    UNION ALL SELECT 'having', pg_temp.rows_of($$SELECT d.c % 7 AS g, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY 1 HAVING count(*) > 3000$$)
-    UNION ALL SELECT 'empty', pg_temp.rows_of($$SELECT e.c % 10, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_empty e ON f.k = e.k GROUP BY 1$$)
-    UNION ALL SELECT 'nomatch', pg_temp.rows_of($$SELECT d.c % 10, count(*)
+-- the queries whose rows must be the native plan's, serial and parallel
+CREATE TEMP TABLE queries (name text, what text, q text);
+INSERT INTO queries VALUES
+    ('by_mod', 'GROUP BY d.c % 10', $$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
+        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c % 10$$),
+    ('by_col', 'GROUP BY d.c', $$SELECT d.c, count(*), sum(d.w)
+        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c$$),
+    ('having', 'HAVING', $$SELECT d.c % 7 AS g, count(*)
+        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY 1 HAVING count(*) > 3000$$),
+    ('empty', 'an empty inner side: no rows', $$SELECT e.c % 10, count(*)
+        FROM gj_ig_fact f JOIN gj_ig_empty e ON f.k = e.k GROUP BY 1$$),
+    ('nomatch', 'no matching pair: no rows', $$SELECT d.c % 10, count(*)
         FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k + 100000 GROUP BY 1$$);
+SET LOCAL gpujoin.enabled = off;
+CREATE TEMP TABLE native AS SELECT name, pg_temp.rows_of(q) AS r FROM queries;
 RESET gpujoin.enabled;
+
+-- each query's rows against the native plan's, under the settings in force
+CREATE FUNCTION pg_temp.same_as_native(mode text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE query record;
+BEGIN
+    FOR query IN SELECT * FROM queries ORDER BY name LOOP
+        RETURN NEXT is(pg_temp.rows_of(query.q), (SELECT r FROM native n WHERE n.name = query.name),
+                       mode || ', ' || query.what || ': the native rows');
+    END LOOP;
+END $$;
 
 -- the estimate of x % c
 SELECT ok(pg_temp.plan_of($$SELECT d.c % 10 AS g, count(*) FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY 1$$)
@@ -84,21 +72,7 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SELECT ok(pg_temp.explain_analyze($$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
         FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c % 10$$)
           ~ 'Groups of Outer x Inner Rows: 1 x 11', 'serial: the fact table outer, grouped by the inner keys (10 remainders and NULL)');
-SELECT is(pg_temp.rows_of($$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c % 10$$),
-          (SELECT r FROM native WHERE name = 'by_mod'), 'serial, GROUP BY d.c % 10: the native rows');
-SELECT is(pg_temp.rows_of($$SELECT d.c, count(*), sum(d.w)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c$$),
-          (SELECT r FROM native WHERE name = 'by_col'), 'serial, GROUP BY d.c: the native rows');
-SELECT is(pg_temp.rows_of($$SELECT d.c % 7 AS g, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY 1 HAVING count(*) > 3000$$),
-          (SELECT r FROM native WHERE name = 'having'), 'serial, HAVING: the native rows');
-SELECT is(pg_temp.rows_of($$SELECT e.c % 10, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_empty e ON f.k = e.k GROUP BY 1$$),
-          (SELECT r FROM native WHERE name = 'empty'), 'serial, an empty inner side: no rows');
-SELECT is(pg_temp.rows_of($$SELECT d.c % 10, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k + 100000 GROUP BY 1$$),
-          (SELECT r FROM native WHERE name = 'nomatch'), 'serial, no matching pair: no rows');
+SELECT * FROM pg_temp.same_as_native('serial');
 
 -- parallel: the fact table divided among the processes
 SET LOCAL max_parallel_workers_per_gather = 2;
@@ -114,21 +88,7 @@ SELECT ok(pg_temp.plan_of($$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
 SELECT ok(pg_temp.explain_analyze($$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
         FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c % 10$$)
           ~ 'Groups of Outer x Inner Rows: 1 x 11', 'parallel: grouped by the inner keys');
-SELECT is(pg_temp.rows_of($$SELECT d.c % 10 AS g, count(*), count(f.v), sum(d.w)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c % 10$$),
-          (SELECT r FROM native WHERE name = 'by_mod'), 'parallel, GROUP BY d.c % 10: the native rows');
-SELECT is(pg_temp.rows_of($$SELECT d.c, count(*), sum(d.w)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY d.c$$),
-          (SELECT r FROM native WHERE name = 'by_col'), 'parallel, GROUP BY d.c: the native rows');
-SELECT is(pg_temp.rows_of($$SELECT d.c % 7 AS g, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k GROUP BY 1 HAVING count(*) > 3000$$),
-          (SELECT r FROM native WHERE name = 'having'), 'parallel, HAVING: the native rows');
-SELECT is(pg_temp.rows_of($$SELECT e.c % 10, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_empty e ON f.k = e.k GROUP BY 1$$),
-          (SELECT r FROM native WHERE name = 'empty'), 'parallel, an empty inner side: no rows');
-SELECT is(pg_temp.rows_of($$SELECT d.c % 10, count(*)
-        FROM gj_ig_fact f JOIN gj_ig_dim d ON f.k = d.k + 100000 GROUP BY 1$$),
-          (SELECT r FROM native WHERE name = 'nomatch'), 'parallel, no matching pair: no rows');
+SELECT * FROM pg_temp.same_as_native('parallel');
 
 SELECT * FROM finish();
 ROLLBACK;

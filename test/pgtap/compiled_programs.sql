@@ -16,14 +16,7 @@
 BEGIN;
 SELECT plan(16);
 
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 CREATE FUNCTION pg_temp.program_line(q text) RETURNS text LANGUAGE sql AS $$
     SELECT coalesce(substring(pg_temp.explain_analyze(q) FROM 'Program: ([^\n]*)'), '(none)')

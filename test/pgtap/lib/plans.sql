@@ -1,0 +1,31 @@
+-- test/pgtap/lib/plans.sql: helpers of the pgTAP files that include it
+-- (\ir lib/plans.sql), in pg_temp so that the file's transaction drops them.
+-- pg_prove runs test/pgtap/*.sql only: this file is no test of its own.
+--   plan_of(q)          EXPLAIN of q, the lines joined by newlines
+--   explain_analyze(q)  EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+--   rows_of(q)          q's rows as a sorted text array (a multiset)
+CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE result text[];
+BEGIN
+    EXECUTE 'SELECT coalesce(array_agg(r::text ORDER BY r::text), ''{}'') FROM (' || q || ') r'
+        INTO result;
+    RETURN result;
+END $$;
