@@ -309,8 +309,11 @@ native_hash_joinable(List *restrictlist, RelOptInfo *outerrel, RelOptInfo *inner
  * The table PostgreSQL would build is of the inner side for a semi or anti
  * join (PostgreSQL 15 hashes no other), else of the smaller side; of the
  * whole rel also for a partial path, as each process of a parallel hash
- * join probes all of it.  Returns costs where nothing changes, else scaled,
- * filled in.
+ * join probes all of it.  Only where the settings allow PostgreSQL a hash
+ * join (enable_hashjoin): with it off there is no such join to rank
+ * against, and a shard planning a pushed-down join with PostgreSQL's join
+ * methods off (test/scaleout) reports GpuJoin's own estimate.  Returns costs
+ * where nothing changes, else scaled, filled in.
  */
 const GpuJoinCostProfile *
 gpujoin_costs_against_native(const GpuJoinCostProfile *costs, List *restrictlist,
@@ -321,7 +324,7 @@ gpujoin_costs_against_native(const GpuJoinCostProfile *costs, List *restrictlist
 	double		in_cache;
 	double		factor;
 
-	if (costs->cached_join_factor <= 1.0 ||
+	if (costs->cached_join_factor <= 1.0 || !enable_hashjoin ||
 		!native_hash_joinable(restrictlist, outerrel, innerrel))
 		return costs;
 	table_bytes = native_hash_table_bytes(innerrel);
