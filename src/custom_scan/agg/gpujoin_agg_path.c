@@ -640,13 +640,13 @@ partial_inputs(RelOptInfo *outerrel, RelOptInfo *innerrel, Path **outer_path,
  * Gather and a Finalize Agg above).
  */
 /*
- * The number of distinct values a grouping expression can take at most,
- * where its form bounds it: an integer remainder x % c, of a constant c,
- * lies strictly between -|c| and |c|, so it has at most 2|c| - 1 values.
- * 0 where nothing bounds it.
+ * The number of groups a grouping expression can make at most, where its
+ * form bounds it: an integer remainder x % c, of a constant c, lies
+ * strictly between -|c| and |c|, so it has at most 2|c| - 1 values, and
+ * NULL (x NULL) is one group more: 2|c|.  0 where nothing bounds it.
  */
 static double
-group_expr_values_bound(Node *expr)
+group_expr_groups_bound(Node *expr)
 {
 	OpExpr	   *op;
 	Const	   *divisor;
@@ -680,7 +680,7 @@ group_expr_values_bound(Node *expr)
 	/* x % 0 raises its error; it bounds nothing we plan for */
 	if (c == 0)
 		return 0;
-	return 2 * fabs(c) - 1;
+	return 2 * fabs(c);
 }
 
 /*
@@ -702,10 +702,10 @@ bounded_num_groups(PlannerInfo *root, List *group_exprs, double input_rows)
 
 	foreach(lc, group_exprs)
 	{
-		double		values = group_expr_values_bound((Node *) lfirst(lc));
+		double		groups = group_expr_groups_bound((Node *) lfirst(lc));
 
-		if (values > 0)
-			bound *= values;
+		if (groups > 0)
+			bound *= groups;
 		else
 			unbounded = lappend(unbounded, lfirst(lc));
 	}
