@@ -42,7 +42,7 @@ bool		gpujoin_partitions_open_ahead = false;
 int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
-int			gpujoin_compile_programs = GPUJOIN_COMPILE_OFF;
+int			gpujoin_compile_programs = GPUJOIN_COMPILE_ON;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
@@ -232,9 +232,8 @@ define_gucs(void)
 							 "Lets the cuda backend compile a join's device program to GPU code (NVRTC) instead of interpreting it: off, on or always.",
 							 "on: for joins of 10^10 pairs or more whose program a compiled kernel can run "
 							 "(and smaller ones whose program the process compiled already); always: at any size. "
-							 "Without libnvrtc, or where compiling fails, the program is interpreted. "
-							 "Off by default until kernel_test's checks of the 32-bit compiled kernel have all run on a GPU.",
-							 &gpujoin_compile_programs, GPUJOIN_COMPILE_OFF, compile_programs_options,
+							 "Without libnvrtc, or where compiling fails, the program is interpreted.",
+							 &gpujoin_compile_programs, GPUJOIN_COMPILE_ON, compile_programs_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpujoin.max_dense_groups",
 							"Most groups of an aggregate grouped by both join sides that GpuJoin keeps in a dense array.",

@@ -14,7 +14,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(16);
+SELECT plan(17);
 
 \ir lib/plans.sql
 
@@ -22,7 +22,9 @@ CREATE FUNCTION pg_temp.program_line(q text) RETURNS text LANGUAGE sql AS $$
     SELECT coalesce(substring(pg_temp.explain_analyze(q) FROM 'Program: ([^\n]*)'), '(none)')
 $$;
 
--- the setting
+-- the setting: on by default (the server's built-in value; a test cluster may set another)
+SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.compile_programs'), 'on',
+          'compile_programs is on by default');
 SET LOCAL gpujoin.compile_programs = always;
 SELECT is(current_setting('gpujoin.compile_programs'), 'always', 'compile_programs takes always');
 SET LOCAL gpujoin.compile_programs = true;
