@@ -12,11 +12,13 @@
  * it into its host buffer, copies the buffer (key columns, stored columns,
  * the by-reference values they point to) into one staging chunk, and hands
  * the chunk to the service as a shared inner side
- * (service_shared_join.c); the others wait on a condition variable in the
- * node's shared memory and attach to it by handle.  Every process then
- * reads the inner side where it lies: its inner buffer's arrays point into
- * the chunk (the main shared memory is mapped at the same address in every
- * process, so the by-reference values do too), and the proxy backend
+ * (service_shared_join.c); the others drain their share of the outer
+ * side meanwhile (gpujoin_shared_inner_busy), then wait on a condition
+ * variable in the node's shared memory and attach to it by handle.  Every
+ * process then reads the inner side where it lies: its inner buffer's
+ * arrays point into the chunk (the main shared memory is mapped at the
+ * same address in every process, so the by-reference values do too), and
+ * the proxy backend
  * (service_client.c) opens the process's join in the service with those
  * key columns as they are, so the inner side is staged once as well.
  *
@@ -1052,6 +1054,27 @@ put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
 			pfree(refs[i].h);
 	pfree(refs);
 	pfree(shares);
+}
+
+/*
+ * Is another process of the Gather draining the shared inner side for this
+ * one now?  Then this process had better drain its outer side meanwhile
+ * than wait (gpujoin_drain_inputs).  Only where one process drains it for
+ * all: where it is drained in parallel, every process that comes while it
+ * is drained drains a share.
+ */
+bool
+gpujoin_shared_inner_busy(GpuJoinState *gjs)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	int			state;
+
+	if (gjs->inner_whole_ps != NULL || !sharing_applies(gjs))
+		return false;
+	SpinLockAcquire(&si->mutex);
+	state = si->state;
+	SpinLockRelease(&si->mutex);
+	return state == GJ_SI_DRAINING;
 }
 
 /*

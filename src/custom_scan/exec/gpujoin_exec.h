@@ -366,6 +366,10 @@ typedef struct GpuJoinState
 	 * rows emitted after the group's last outer load.
 	 */
 	bool		spill_allowed;	/* the node can join in chunks */
+	bool		outer_drained_first;	/* while another process drained
+										 * the shared inner side: a spill
+										 * of either side is joined block
+										 * by block (spill.c) */
 	GjSpillFile outer_spill;
 	GjSpillFile inner_spill;
 	bool		spilled;		/* this execution joins in chunks */

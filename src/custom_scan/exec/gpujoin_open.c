@@ -243,10 +243,25 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
  * inner side is empty and nothing can come out of the join: an inner, semi
  * or right join is empty then, and the outer side is never read (as in
  * nodeHashjoin.c).  Left, full and anti joins return every outer row.
+ *
+ * Under a Gather, where another process is draining the shared inner side
+ * for this one, this process drains its share of the outer side first,
+ * rather than wait for it: so the processes drain the outer side while one
+ * drains the inner side (the outer side is read even if the inner side
+ * turns out empty then; the answer is the same).  The outer side's spill
+ * cannot then be cut by the inner side's partitions, so a spill of either
+ * side is joined block by block (spill.c, outer_drained_first).
  */
 static bool
 gpujoin_drain_inputs(GpuJoinState *gjs)
 {
+	gjs->outer_drained_first = false;
+	if (!gjs->inner_buf.complete && !gjs->outer_buf.complete &&
+		gpujoin_shared_inner_busy(gjs))
+	{
+		gjs->outer_drained_first = true;
+		gpujoin_drain_side(gjs, GJ_SIDE_OUTER);
+	}
 	/* under a Gather, drained once for all processes where it can be */
 	if (!gjs->inner_buf.complete && !gpujoin_shared_inner_obtain(gjs))
 		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
