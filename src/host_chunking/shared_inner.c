@@ -12,11 +12,13 @@
  * it into its host buffer, copies the buffer (key columns, stored columns,
  * the by-reference values they point to) into one staging chunk, and hands
  * the chunk to the service as a shared inner side
- * (service_shared_join.c); the others wait on a condition variable in the
- * node's shared memory and attach to it by handle.  Every process then
- * reads the inner side where it lies: its inner buffer's arrays point into
- * the chunk (the main shared memory is mapped at the same address in every
- * process, so the by-reference values do too), and the proxy backend
+ * (service_shared_join.c); the others drain their share of the outer
+ * side meanwhile (gpujoin_shared_inner_busy), then wait on a condition
+ * variable in the node's shared memory and attach to it by handle.  Every
+ * process then reads the inner side where it lies: its inner buffer's
+ * arrays point into the chunk (the main shared memory is mapped at the
+ * same address in every process, so the by-reference values do too), and
+ * the proxy backend
  * (service_client.c) opens the process's join in the service with those
  * key columns as they are, so the inner side is staged once as well.
  *
@@ -140,6 +142,7 @@ typedef struct SharedInnerHeader
 } SharedInnerHeader;
 
 static bool obtain_drained_in_parallel(GpuJoinState *gjs);
+static bool obtain_drained_once(GpuJoinState *gjs);
 static void wait_for_second_drainer(GpuJoinSharedInner *si, uint64 epoch);
 static bool stage_share(GpuJoinState *gjs);
 static void put_together(GpuJoinState *gjs, uint64 token, int holder_pid);
@@ -629,9 +632,11 @@ obtain_drained_in_parallel(GpuJoinState *gjs)
 		SpinLockRelease(&si->mutex);
 		if (state != GJ_SI_DRAINING && state != GJ_SI_COMBINING)
 			break;
+		(void) gpujoin_wall_switch(gjs, GJ_WALL_INNER_WAIT);
 		ConditionVariableSleep(&si->cv, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
+	(void) gpujoin_wall_switch(gjs, GJ_WALL_INNER_SHARE);
 
 	/* the side is put together (or not): the shares are read no more */
 	if (gjs->inner_share_chunk != NULL)
@@ -1052,12 +1057,56 @@ put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
 }
 
 /*
+ * Is another process of the Gather draining the shared inner side for this
+ * one now?  Then this process had better drain its outer side meanwhile
+ * than wait (gpujoin_drain_inputs).  Only where one process drains it for
+ * all: where it is drained in parallel, every process that comes while it
+ * is drained drains a share.
+ */
+bool
+gpujoin_shared_inner_busy(GpuJoinState *gjs)
+{
+	GpuJoinSharedInner *si = gjs->shared_inner;
+	int			state;
+
+	if (gjs->inner_whole_ps != NULL || !sharing_applies(gjs))
+		return false;
+	SpinLockAcquire(&si->mutex);
+	state = si->state;
+	SpinLockRelease(&si->mutex);
+	return state == GJ_SI_DRAINING;
+}
+
+/*
  * The inner side for this process: obtained from (or drained once for) the
  * other processes of the Gather.  Returns false when this process must
- * drain it itself, unshared; true when inner_buf holds it.
+ * drain it itself, unshared; true when inner_buf holds it.  On the wall
+ * clock, the sharing is its own part, the sleeps while another process
+ * drains another, and the drains are drains.
  */
 bool
 gpujoin_shared_inner_obtain(GpuJoinState *gjs)
+{
+	GjWallPart	part;
+	bool		ok;
+
+	if (!sharing_applies(gjs))
+		return false;
+	part = gpujoin_wall_switch(gjs, GJ_WALL_INNER_SHARE);
+	if (gjs->inner_whole_ps != NULL)
+		ok = obtain_drained_in_parallel(gjs);
+	else
+		ok = obtain_drained_once(gjs);
+	(void) gpujoin_wall_switch(gjs, part);
+	return ok;
+}
+
+/*
+ * The inner side drained by one process for all: the first that needs it
+ * drains and shares it, the others wait and attach to it.
+ */
+static bool
+obtain_drained_once(GpuJoinState *gjs)
 {
 	GpuJoinSharedInner *si = gjs->shared_inner;
 	uint64		handle = 0,
@@ -1067,10 +1116,6 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 				leader_pid;
 	bool		ok,
 				leader_done;
-	if (!sharing_applies(gjs))
-		return false;
-	if (gjs->inner_whole_ps != NULL)
-		return obtain_drained_in_parallel(gjs);
 
 	/* wait while another process drains it; take the draining if nobody does */
 	ConditionVariablePrepareToSleep(&si->cv);
@@ -1087,9 +1132,11 @@ gpujoin_shared_inner_obtain(GpuJoinState *gjs)
 		SpinLockRelease(&si->mutex);
 		if (state != GJ_SI_DRAINING)
 			break;
+		(void) gpujoin_wall_switch(gjs, GJ_WALL_INNER_WAIT);
 		ConditionVariableSleep(&si->cv, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
+	(void) gpujoin_wall_switch(gjs, GJ_WALL_INNER_SHARE);
 
 	if (state == GJ_SI_NONE)
 	{
@@ -1133,11 +1180,14 @@ void
 gpujoin_shared_inner_detach(GpuJoinState *gjs)
 {
 	uint64		handle = gjs->inner_attached;
+	GjWallPart	part;
 
 	if (handle == 0)
 		return;
+	part = gpujoin_wall_switch(gjs, GJ_WALL_INNER_SHARE);
 	gjs->inner_attached = 0;
 	/* its arrays point into the chunk: never read them again */
 	gj_host_buffer_reset(&gjs->inner_buf);
 	gj_service_detach_inner(handle);
+	(void) gpujoin_wall_switch(gjs, part);
 }

@@ -64,6 +64,7 @@ drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader)
 				after;
 	instr_time	start,
 				end;
+	GjWallPart	part = gpujoin_wall_switch(gjs, GJ_WALL_DRAIN);
 
 	INSTR_TIME_SET_CURRENT(start);
 	gpujoin_spill_before_drain(gjs, side);
@@ -99,4 +100,5 @@ drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader)
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->counters.input_ms[outer ? 0 : 1] += INSTR_TIME_GET_MILLISEC(end);
 	gjs->counters.drain_ms += INSTR_TIME_GET_MILLISEC(end);
+	(void) gpujoin_wall_switch(gjs, part);
 }

@@ -255,6 +255,21 @@ gpujoin_spill_before_drain(GpuJoinState *gjs, int side)
 		return;
 	}
 	Assert(side_spill(gjs, side)->nchunks == 0);
+	if (gjs->outer_drained_first)
+	{
+		/*
+		 * The outer side was drained before the inner side (a shared inner
+		 * side another process drained, gpujoin_drain_inputs): neither is
+		 * cut by the other's partitions, and the outer side leaves the
+		 * inner side its share.
+		 */
+		side_spill(gjs, side)->npartitions = 0;
+		gjs->spill_range = false;
+		buf->spill = gpujoin_spill_chunk;
+		buf->spill_arg = gjs;
+		buf->spill_limit = limit / 2;
+		return;
+	}
 	/* the inner side's partitioning decides the outer side's */
 	if (side == GJ_SIDE_INNER)
 	{

@@ -91,6 +91,7 @@ extern void gpujoin_shared_inner_init(struct GpuJoinSharedInner *si, ParallelCon
 									  Size shares_offset);
 extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
 extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
+extern bool gpujoin_shared_inner_busy(GpuJoinState *gjs);
 extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);
 
 #endif							/* GPUJOIN_STAGING_H */

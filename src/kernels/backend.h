@@ -222,6 +222,16 @@ typedef struct GjTimes
 	double		compute_ms;		/* the cpu backend's join and aggregate
 								 * loops (cuda's are kernel_ms) */
 	double		results_ms;		/* matches copied into the client's buffers */
+
+	/*
+	 * A join in the GPU service: the client's calls from submitted to
+	 * running again, and the service's serving of them (from a worker thread
+	 * taking the request to the answer).  The calls less the serving and
+	 * queued_ms are the round trips' own latency; the serving less the parts
+	 * above that the service measures is its work that no part names.
+	 */
+	double		call_ms;
+	double		served_ms;
 } GjTimes;
 
 static inline void
@@ -234,6 +244,8 @@ gj_times_add(GjTimes *into, const GjTimes *from)
 	into->share_wait_ms += from->share_wait_ms;
 	into->compute_ms += from->compute_ms;
 	into->results_ms += from->results_ms;
+	into->call_ms += from->call_ms;
+	into->served_ms += from->served_ms;
 }
 
 /* Milliseconds on the monotonic clock, for GjTimes (any thread). */

@@ -814,11 +814,12 @@ serve_request(int slotno)
 	GjServiceSlot *slot = &gj_service->slots[slotno];
 	PGPROC	   *proc = GetPGProcByNumber(slotno);
 	int			pid;
+	double		start = gj_clock_ms();
 
 	pg_read_barrier();
 	pid = proc->pid;
 	slot->ok = false;
-	slot->stats.times.queued_ms = Max(gj_clock_ms() - slot->submitted_ms, 0);
+	slot->stats.times.queued_ms = Max(start - slot->submitted_ms, 0);
 	current_join = NULL;
 	if (pid == 0 || slot->client_pid != pid)
 		fail(slot, GJ_ERR_DEVICE, "the GPU service refused a request from a process that does not own its slot");
@@ -881,6 +882,7 @@ serve_request(int slotno)
 		pthread_mutex_unlock(&joins_lock);
 		current_join = NULL;
 	}
+	slot->stats.times.served_ms = gj_clock_ms() - start;
 	answer(slot, proc);
 }
 

@@ -109,7 +109,8 @@ typedef struct GjServiceJoinClient
 
 	/*
 	 * The times of opening the join (the copy into the chunk, the OPEN's
-	 * own), which begin_join has no stats for: added to the next step's.
+	 * own) and of the tile pruning's round trips, which have no stats to
+	 * add to: added to the next step's.
 	 */
 	GjTimes		open_times;
 } GjServiceJoinClient;
@@ -812,6 +813,7 @@ service_tile_can_match(void *state, const GjTile *tile)
 	slot->tile = *tile;
 	if (!gj_service_call(slot, join->generation, &err))
 		return true;
+	gj_times_add(&join->open_times, &slot->stats.times);
 	return slot->can_match;
 }
 

@@ -124,6 +124,7 @@ gj_service_call(GjServiceSlot *slot, uint64 generation, GjError *err)
 		}
 	}
 	pg_read_barrier();
+	slot->stats.times.call_ms = Max(gj_clock_ms() - slot->submitted_ms, 0);
 	slot->state = GJ_REQ_IDLE;
 	if (!slot->ok)
 	{

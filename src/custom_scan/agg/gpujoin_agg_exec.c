@@ -358,7 +358,11 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 	const GjAggSpec *spec = &gas->spec;
 	GjAggPartial *total = &gas->total;
 	int64		i;
+	GjWallPart	part;
 
+	if (m->count == 0)
+		return;
+	part = gpujoin_wall_switch(gjs, GJ_WALL_EMIT);
 	for (i = 0; i < m->count; i++)
 	{
 		uint32		orow = m->outer_rows[i] & GJ_PAIR_ROW_MASK;
@@ -425,6 +429,7 @@ gpujoin_agg_reduce_matches(GpuJoinAggState *gas)
 			}
 		}
 	}
+	(void) gpujoin_wall_switch(gjs, part);
 }
 
 /* Add a step's partials without groups into the total (groups add in place). */
@@ -573,6 +578,19 @@ gpujoin_agg_run(GpuJoinAggState *gas)
 	}
 }
 
+/*
+ * Run the join (gpujoin_agg_run), then release the backend: the partials
+ * are the node's now, and the backend's memory (the service's device
+ * memory) goes at once rather than at the end of the query.
+ */
+static void
+gpujoin_agg_run_all(GpuJoinAggState *gas)
+{
+	gpujoin_agg_run(gas);
+	gpujoin_release_backend(&gas->gj);
+	gas->counters.pairs_aggregated += gas->total.pairs;
+}
+
 /* An int128 as numeric, built from int8 pieces with numeric's own arithmetic. */
 static Numeric
 int128_to_numeric(__int128 v)
@@ -698,10 +716,12 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 	if (!gas->done)
 	{
 		gas->done = true;
-		gpujoin_agg_run(gas);
-		gas->counters.pairs_aggregated += gas->total.pairs;
+		gpujoin_agg_run_all(gas);
 		gas->next_group = 0;
 	}
+	/* the clock is read when the part changes, not per group */
+	if (gjs->wall_part != GJ_WALL_EMIT)
+		(void) gpujoin_wall_switch(gjs, GJ_WALL_EMIT);
 	while (gas->next_group < gas->groups.ngroups)
 	{
 		int64		g = gas->next_group++;
@@ -738,6 +758,7 @@ gpujoin_agg_next_group(GpuJoinAggState *gas)
 			return scan;
 		return ExecProject(node->ss.ps.ps_ProjInfo);
 	}
+	(void) gpujoin_wall_switch(gjs, GJ_WALL_AFTER);
 	return NULL;
 }
 
@@ -751,13 +772,17 @@ gpujoin_agg_exec(CustomScanState *node)
 	MemoryContext old;
 	int			k;
 
+	gpujoin_wall_run(gjs);
 	if (gas->agg.ngroup > 0)
 		return gpujoin_agg_next_group(gas);
 	if (gas->done)
+	{
+		(void) gpujoin_wall_switch(gjs, GJ_WALL_AFTER);
 		return NULL;
+	}
 	gas->done = true;
-	gpujoin_agg_run(gas);
-	gas->counters.pairs_aggregated += gas->total.pairs;
+	gpujoin_agg_run_all(gas);
+	(void) gpujoin_wall_switch(gjs, GJ_WALL_EMIT);
 
 	/* one row: the join's Vars NULL, then the aggregates */
 	ResetExprContext(econtext);
@@ -777,7 +802,10 @@ gpujoin_agg_exec(CustomScanState *node)
 	econtext->ecxt_scantuple = scan;
 
 	if (node->ss.ps.qual != NULL && !ExecQual(node->ss.ps.qual, econtext))
+	{
+		(void) gpujoin_wall_switch(gjs, GJ_WALL_AFTER);
 		return NULL;			/* HAVING */
+	}
 	gjs->counters.rows_returned++;
 	if (node->ss.ps.ps_ProjInfo == NULL)
 		return scan;

@@ -420,6 +420,22 @@ gpujoin_phase_after_steps(GpuJoinState *gjs)
 	return gpujoin_phase_after_tiles(gjs);
 }
 
+/*
+ * The part of the wall clock (GjWallPart) each phase is on, where the
+ * functions it calls do not say otherwise.  The emitting phases stay on
+ * theirs while the parent works on a row: the clock is read when the part
+ * changes, not per row.
+ */
+static const GjWallPart phase_wall_part[] = {
+	[GJ_PHASE_DRAIN] = GJ_WALL_OTHER,
+	[GJ_PHASE_RUN_STEP] = GJ_WALL_OTHER,
+	[GJ_PHASE_EMIT] = GJ_WALL_EMIT,
+	[GJ_PHASE_HOST_PAIRS] = GJ_WALL_EMIT,
+	[GJ_PHASE_EMIT_UNMATCHED] = GJ_WALL_EMIT,
+	[GJ_PHASE_NEXT_CHUNK] = GJ_WALL_OTHER,
+	[GJ_PHASE_DONE] = GJ_WALL_AFTER,
+};
+
 /* ExecCustomScan: the state machine of the file's header comment. */
 static TupleTableSlot *
 gpujoin_exec(CustomScanState *node)
@@ -427,8 +443,11 @@ gpujoin_exec(CustomScanState *node)
 	GpuJoinState *gjs = (GpuJoinState *) node;
 	TupleTableSlot *slot;
 
+	gpujoin_wall_run(gjs);
 	for (;;)
 	{
+		if (gjs->wall_part != phase_wall_part[gjs->phase])
+			(void) gpujoin_wall_switch(gjs, phase_wall_part[gjs->phase]);
 		switch (gjs->phase)
 		{
 			case GJ_PHASE_DRAIN:
@@ -436,8 +455,14 @@ gpujoin_exec(CustomScanState *node)
 				break;
 
 			case GJ_PHASE_RUN_STEP:
-				gjs->phase = gpujoin_run_step(gjs) ? GJ_PHASE_EMIT :
-					gpujoin_phase_after_steps(gjs);
+				if (gpujoin_run_step(gjs))
+					gjs->phase = GJ_PHASE_EMIT;
+				else
+				{
+					/* its resources go now, not at the end of the query */
+					gpujoin_release_backend(gjs);
+					gjs->phase = gpujoin_phase_after_steps(gjs);
+				}
 				break;
 
 			case GJ_PHASE_HOST_PAIRS:

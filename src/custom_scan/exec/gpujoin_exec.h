@@ -140,6 +140,40 @@ typedef struct GjStepAhead
 } GjStepAhead;
 
 /*
+ * The parts of a process's wall clock in the node, for the Wall Clock lines
+ * of EXPLAIN (ANALYZE, VERBOSE) (gpujoin_explain.c).  From the node's first
+ * call to the end of its shutdown the clock runs, and it is cut wherever
+ * the process turns to another part (gpujoin_wall_switch): the time since
+ * the last cut goes to the part it leaves, so the parts add up to the
+ * whole by construction, and what no part names is "other".  The time
+ * before the first call is counted apart (wall_start_ms).
+ */
+typedef enum GjWallPart
+{
+	GJ_WALL_OTHER = 0,			/* none of those below */
+	GJ_WALL_INNER_WAIT,			/* asleep while another process drained or
+								 * put together the shared inner side */
+	GJ_WALL_INNER_SHARE,		/* the shared inner side: staging it or a
+								 * share, putting shares together, the
+								 * service's share, attach and detach */
+	GJ_WALL_DRAIN,				/* draining a side */
+	GJ_WALL_SETUP,				/* between drain and backend: the backend
+								 * chosen, keys encoded, an aggregate's
+								 * columns and groups, match flags */
+	GJ_WALL_BACKEND,			/* in a backend call: open (tiles planned,
+								 * room waited for), steps, tile pruning,
+								 * aggregate finish, a step ahead waited for */
+	GJ_WALL_EMIT,				/* rows returned, the parent's work on each
+								 * included; an aggregate's pairs reduced on
+								 * the host and its rows formed */
+	GJ_WALL_TEARDOWN,			/* the backend released (in the service: its
+								 * CLOSE), spill files closed */
+	GJ_WALL_AFTER,				/* after the last row until the shutdown: the
+								 * leader of a Gather waits for its workers */
+	GJ_WALL_NPARTS
+} GjWallPart;
+
+/*
  * The counters EXPLAIN ANALYZE shows, as one process adds them up over the
  * rescans of its node.  They are one struct so that a worker of a parallel
  * plan hands them to the leader whole (gpujoin_parallel.c) and a step run
@@ -185,6 +219,9 @@ typedef struct GpuJoinCounters
 	int64		partition_pieces;	/* pieces opened on the backend */
 	int64		partitions_nestloop;	/* pieces run as a nested loop */
 	int64		partitions_ahead;	/* pieces opened in the service ahead */
+	/* the wall clock (GjWallPart), and the time before the first call */
+	double		wall_ms[GJ_WALL_NPARTS];
+	double		wall_start_ms;
 } GpuJoinCounters;
 
 typedef struct GpuJoinState
@@ -329,6 +366,10 @@ typedef struct GpuJoinState
 	 * rows emitted after the group's last outer load.
 	 */
 	bool		spill_allowed;	/* the node can join in chunks */
+	bool		outer_drained_first;	/* while another process drained
+										 * the shared inner side: a spill
+										 * of either side is joined block
+										 * by block (spill.c) */
 	GjSpillFile outer_spill;
 	GjSpillFile inner_spill;
 	bool		spilled;		/* this execution joins in chunks */
@@ -357,12 +398,27 @@ typedef struct GpuJoinState
 	GpuJoinCounters counters;	/* for EXPLAIN ANALYZE, summed over rescans */
 
 	/*
+	 * The wall clock (GjWallPart): the part the process is in, and the last
+	 * cut (0 while the clock stands: before the first call, after the
+	 * shutdown).  Its start is counted from begin_ms (BeginCustomScan) or,
+	 * in a worker, from launch_ms, when the leader set up the parallel
+	 * query (gpujoin_initialize_dsm).
+	 */
+	GjWallPart	wall_part;
+	double		wall_cut_ms;
+	bool		wall_started;
+	double		begin_ms;
+	double		launch_ms;
+
+	/*
 	 * Parallel plans: each worker adds its counters to its slot of the
 	 * shared ones when it shuts down; the leader copies them out before the
 	 * shared memory goes away, for EXPLAIN ANALYZE (gpujoin_parallel.c).
 	 */
 	struct GpuJoinSharedCounters *shared;
 	GpuJoinCounters *workers_total; /* leader: the sum of the workers' */
+	GpuJoinCounters *workers_each;	/* leader: a copy of each worker's */
+	int			nworkers_each;
 
 	/*
 	 * The shared inner side of a parallel plan (shared_inner.c):
@@ -434,6 +490,58 @@ extern void gpujoin_shutdown(CustomScanState *node);
 extern void gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c);
 extern const char *gpujoin_interpreted_why(int why);
 extern void gpujoin_counters_with_workers(GpuJoinState *gjs, GpuJoinCounters *total);
+
+/*
+ * The wall clock turns to `part`: the time since the last cut goes to the
+ * part left, which is returned, so that a caller can turn back to it.
+ */
+static inline GjWallPart
+gpujoin_wall_switch(GpuJoinState *gjs, GjWallPart part)
+{
+	GjWallPart	left = gjs->wall_part;
+
+	if (gjs->wall_cut_ms > 0)
+	{
+		double		now = gj_clock_ms();
+
+		gjs->counters.wall_ms[left] += now - gjs->wall_cut_ms;
+		gjs->wall_cut_ms = now;
+	}
+	gjs->wall_part = part;
+	return left;
+}
+
+/*
+ * A call of the node: the clock runs from the first one (and again after
+ * a shutdown, when the node runs again), first in part OTHER.
+ */
+static inline void
+gpujoin_wall_run(GpuJoinState *gjs)
+{
+	double		now;
+
+	if (gjs->wall_cut_ms > 0)
+		return;
+	now = gj_clock_ms();
+	if (!gjs->wall_started)
+	{
+		double		from = gjs->launch_ms > 0 ? gjs->launch_ms : gjs->begin_ms;
+
+		if (from > 0)
+			gjs->counters.wall_start_ms += Max(now - from, 0);
+		gjs->wall_started = true;
+	}
+	gjs->wall_cut_ms = now;
+	gjs->wall_part = GJ_WALL_OTHER;
+}
+
+/* The shutdown is over: the clock stands until the node runs again. */
+static inline void
+gpujoin_wall_stop(GpuJoinState *gjs)
+{
+	(void) gpujoin_wall_switch(gjs, GJ_WALL_OTHER);
+	gjs->wall_cut_ms = 0;
+}
 
 /* Add one step's (or process's) backend counters to *total. */
 static inline void

@@ -14,7 +14,9 @@
  * (the columnar heap reader and its pages, or the child plan), and, for a
  * join whose inputs spilled, the chunks written and the bytes.  With step overlap, Backend Time
  * counts the steps that ran while rows were emitted too, and Overlap Wait
- * Time the part of it the emission had to wait for.
+ * Time the part of it the emission had to wait for.  EXPLAIN (ANALYZE,
+ * VERBOSE) adds Backend Time by part, and where each process's wall clock
+ * went (Wall Clock, a line per process: GjWallPart in gpujoin_exec.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -186,14 +188,20 @@ explain_devices(const GpuJoinCounters *c, ExplainState *es)
  * room in the GPU service (Service Queue Time) with the waits for a worker
  * thread; kernels are cuda's Kernel Time or the cpu backend's loops;
  * results are cuda's Transfer Time and the matches copied into the
- * client's buffers; other is the rest (round trips, tile schedules,
- * allocations), never below zero.  Sums over the processes, as Backend
- * Time is.
+ * client's buffers.  In the GPU service, round trips are the calls' own
+ * latency (the client's wait beyond the queue and the serving: waking the
+ * client), and service other what the service did in serving them that no
+ * part names (checks, reserving and allocating device memory, device
+ * synchronization); other is the rest, in the executor (tile schedules,
+ * the budget), never below zero.  Sums over the processes, as Backend Time
+ * is, or one process's under `label` (explain_wall_clocks).
  */
 static void
-explain_backend_time(const GpuJoinCounters *c, ExplainState *es)
+explain_backend_time(const GpuJoinCounters *c, const char *label, ExplainState *es)
 {
 	const GjTimes *t = &c->stats.times;
+	double		in_service = t->sort_ms + t->shared_build_ms + t->share_wait_ms +
+		t->compute_ms + c->stats.kernel_ms + t->results_ms + c->stats.transfer_ms;
 	const struct
 	{
 		const char *word;		/* in the text line */
@@ -207,6 +215,10 @@ explain_backend_time(const GpuJoinCounters *c, ExplainState *es)
 		{"share wait", "Backend Share Wait Time", t->share_wait_ms},
 		{"kernels", "Backend Kernel Time", t->compute_ms + c->stats.kernel_ms},
 		{"results", "Backend Results Time", t->results_ms + c->stats.transfer_ms},
+		{"round trips", "Backend Round Trip Time",
+		Max(t->call_ms - t->queued_ms - t->served_ms, 0)},
+		{"service other", "Backend Service Other Time",
+		t->served_ms > 0 ? Max(t->served_ms - in_service, 0) : 0},
 	};
 	double		other = c->backend_ms;
 	StringInfoData text;
@@ -214,7 +226,7 @@ explain_backend_time(const GpuJoinCounters *c, ExplainState *es)
 
 	if (!es->verbose)
 	{
-		ExplainPropertyFloat("Backend Time", "ms", c->backend_ms, 3, es);
+		ExplainPropertyFloat(label, "ms", c->backend_ms, 3, es);
 		return;
 	}
 	for (i = 0; i < lengthof(parts); i++)
@@ -222,7 +234,7 @@ explain_backend_time(const GpuJoinCounters *c, ExplainState *es)
 	other = Max(other, 0);
 	if (es->format != EXPLAIN_FORMAT_TEXT)
 	{
-		ExplainPropertyFloat("Backend Time", "ms", c->backend_ms, 3, es);
+		ExplainPropertyFloat(label, "ms", c->backend_ms, 3, es);
 		for (i = 0; i < lengthof(parts); i++)
 			ExplainPropertyFloat(parts[i].property, "ms", parts[i].ms, 3, es);
 		ExplainPropertyFloat("Backend Other Time", "ms", other, 3, es);
@@ -233,7 +245,98 @@ explain_backend_time(const GpuJoinCounters *c, ExplainState *es)
 	for (i = 0; i < lengthof(parts); i++)
 		appendStringInfo(&text, "%s %.1f, ", parts[i].word, parts[i].ms);
 	appendStringInfo(&text, "other %.1f)", other);
-	ExplainPropertyText("Backend Time", text.data, es);
+	ExplainPropertyText(label, text.data, es);
+}
+
+/*
+ * Where one process's wall clock went (GjWallPart, gpujoin_exec.h): in
+ * text one line, "Wall Clock: 120.3 ms (start 1.2, inner wait 0.0, ...,
+ * other 0.1)", labelled "Worker N Wall Clock" for a worker; in the other
+ * formats a group per process.  The total is the start (before the first
+ * call: from BeginCustomScan, in a worker from the leader's launch of the
+ * parallel query) and the parts from the first call to the shutdown.  In a
+ * parallel plan, the process's own Backend Time by part follows.
+ */
+static void
+explain_wall_clock(const GpuJoinCounters *c, int worker, bool parallel, ExplainState *es)
+{
+	static const struct
+	{
+		const char *word;		/* in the text line */
+		const char *property;	/* in the other formats */
+	}			parts[GJ_WALL_NPARTS] = {
+		[GJ_WALL_OTHER] = {"other", "Other Time"},
+		[GJ_WALL_INNER_WAIT] = {"inner wait", "Inner Wait Time"},
+		[GJ_WALL_INNER_SHARE] = {"inner share", "Inner Share Time"},
+		[GJ_WALL_DRAIN] = {"drain", "Drain Time"},
+		[GJ_WALL_SETUP] = {"setup", "Setup Time"},
+		[GJ_WALL_BACKEND] = {"backend", "Backend Time"},
+		[GJ_WALL_EMIT] = {"emit", "Emit Time"},
+		[GJ_WALL_TEARDOWN] = {"teardown", "Teardown Time"},
+		[GJ_WALL_AFTER] = {"after last row", "After Last Row Time"},
+	};
+	/* the order of the text line: by the time they come, other last */
+	static const GjWallPart order[] = {
+		GJ_WALL_INNER_WAIT, GJ_WALL_INNER_SHARE, GJ_WALL_DRAIN, GJ_WALL_SETUP,
+		GJ_WALL_BACKEND, GJ_WALL_EMIT, GJ_WALL_TEARDOWN, GJ_WALL_AFTER, GJ_WALL_OTHER,
+	};
+	double		total = c->wall_start_ms;
+	int			i;
+
+	for (i = 0; i < GJ_WALL_NPARTS; i++)
+		total += c->wall_ms[i];
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		StringInfoData text;
+
+		initStringInfo(&text);
+		appendStringInfo(&text, "%.3f ms (start %.1f", total, c->wall_start_ms);
+		for (i = 0; i < lengthof(order); i++)
+			appendStringInfo(&text, ", %s %.1f", parts[order[i]].word, c->wall_ms[order[i]]);
+		appendStringInfoChar(&text, ')');
+		ExplainPropertyText(worker < 0 ? "Wall Clock" :
+							psprintf("Worker %d Wall Clock", worker), text.data, es);
+		if (parallel)
+			explain_backend_time(c, worker < 0 ? "Leader Backend Time" :
+								 psprintf("Worker %d Backend Time", worker), es);
+		return;
+	}
+	ExplainOpenGroup("Wall Clock", NULL, true, es);
+	if (worker >= 0)
+		ExplainPropertyInteger("Worker Number", NULL, worker, es);
+	ExplainPropertyFloat("Total Time", "ms", total, 3, es);
+	ExplainPropertyFloat("Start Time", "ms", c->wall_start_ms, 3, es);
+	for (i = 0; i < lengthof(order); i++)
+		ExplainPropertyFloat(parts[order[i]].property, "ms", c->wall_ms[order[i]], 3, es);
+	if (parallel)
+		explain_backend_time(c, "Process Backend Time", es);
+	ExplainCloseGroup("Wall Clock", NULL, true, es);
+}
+
+/*
+ * The wall clock of this process and of each worker that ran the node
+ * (EXPLAIN (ANALYZE, VERBOSE)).
+ */
+static void
+explain_wall_clocks(GpuJoinState *gjs, ExplainState *es)
+{
+	int			w;
+
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainOpenGroup("Wall Clocks", "Wall Clocks", false, es);
+	explain_wall_clock(&gjs->counters, -1, gjs->nworkers_each > 0, es);
+	for (w = 0; w < gjs->nworkers_each; w++)
+	{
+		const GpuJoinCounters *c = &gjs->workers_each[w];
+
+		/* a worker that never ran the node (not launched) has no clock */
+		if (c->wall_start_ms == 0 && c->wall_ms[GJ_WALL_OTHER] == 0 &&
+			c->wall_ms[GJ_WALL_AFTER] == 0 && c->wall_ms[GJ_WALL_DRAIN] == 0)
+			continue;
+		explain_wall_clock(c, w, true, es);
+	}
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainCloseGroup("Wall Clocks", "Wall Clocks", false, es);
 }
 
 void
@@ -318,7 +421,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->timing || es->summary)
 	{
 		ExplainPropertyFloat("Drain Time", "ms", counters.drain_ms, 3, es);
-		explain_backend_time(&counters, es);
+		explain_backend_time(&counters, "Backend Time", es);
 		if (counters.steps_overlapped > 0)
 			ExplainPropertyFloat("Overlap Wait Time", "ms", counters.overlap_wait_ms, 3, es);
 		if (counters.service_queue_ms > 0)
@@ -331,6 +434,8 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (gjs->cuda_first_use)
 			ExplainPropertyFloat("CUDA Init Time", "ms", gjs->cuda_info.init_ms, 3, es);
 	}
+	if (es->verbose && es->timing)
+		explain_wall_clocks(gjs, es);
 	if (es->verbose)
 	{
 		ExplainPropertyInteger("Device Memory Budget", "kB", gjs->budget_bytes / 1024, es);

@@ -67,6 +67,7 @@
 #define MIN_RETRY_BUDGET		((int64) 1024 * 1024)
 
 static void gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan);
+static GpuJoinPhase gpujoin_prepare_inputs(GpuJoinState *gjs);
 
 /*
  * What the staging of the inputs (host_chunking/) calls back here: it is
@@ -97,9 +98,11 @@ gpujoin_release_backend(void *arg)
 	if (gjs->backend_state != NULL)
 	{
 		void	   *state = gjs->backend_state;
+		GjWallPart	part = gpujoin_wall_switch(gjs, GJ_WALL_TEARDOWN);
 
 		gjs->backend_state = NULL;
 		gjs->backend->end_join(state);
+		(void) gpujoin_wall_switch(gjs, part);
 	}
 }
 
@@ -119,6 +122,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	List	   *inner_cols = NIL;
 	int			k = 0;
 
+	gjs->begin_ms = gj_clock_ms();
 	gpujoin_plan_info_deserialize(cscan->custom_private, &gjs->info);
 
 	gjs->outer_ps = ExecInitNode(linitial(cscan->custom_plans), estate, child_eflags);
@@ -239,10 +243,25 @@ gpujoin_order_scan_columns(GpuJoinState *gjs, CustomScan *cscan)
  * inner side is empty and nothing can come out of the join: an inner, semi
  * or right join is empty then, and the outer side is never read (as in
  * nodeHashjoin.c).  Left, full and anti joins return every outer row.
+ *
+ * Under a Gather, where another process is draining the shared inner side
+ * for this one, this process drains its share of the outer side first,
+ * rather than wait for it: so the processes drain the outer side while one
+ * drains the inner side (the outer side is read even if the inner side
+ * turns out empty then; the answer is the same).  The outer side's spill
+ * cannot then be cut by the inner side's partitions, so a spill of either
+ * side is joined block by block (spill.c, outer_drained_first).
  */
 static bool
 gpujoin_drain_inputs(GpuJoinState *gjs)
 {
+	gjs->outer_drained_first = false;
+	if (!gjs->inner_buf.complete && !gjs->outer_buf.complete &&
+		gpujoin_shared_inner_busy(gjs))
+	{
+		gjs->outer_drained_first = true;
+		gpujoin_drain_side(gjs, GJ_SIDE_OUTER);
+	}
 	/* under a Gather, drained once for all processes where it can be */
 	if (!gjs->inner_buf.complete && !gpujoin_shared_inner_obtain(gjs))
 		gpujoin_drain_side(gjs, GJ_SIDE_INNER);
@@ -502,6 +521,7 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 	int64		wanted = budget;
 	double		budget_wait_left = gj_service_budget_wait_bound();
 	int64		least = MIN_RETRY_BUDGET;
+	GjWallPart	part;
 
 	/*
 	 * In the service a join may get less than it asked for, but never less
@@ -514,6 +534,7 @@ gpujoin_open_backend(GpuJoinState *gjs, GjJoinInput *input)
 		least = Max(least, gj_sorted_resident_bytes(input->outer_nrows, input->inner_nrows,
 													input->outer.ncols, input->inner.ncols) / 3 * 4 + 4);
 
+	part = gpujoin_wall_switch(gjs, GJ_WALL_BACKEND);
 	INSTR_TIME_SET_CURRENT(start);
 	if (gj_backend_in_service(gjs->backend))
 		wanted = gpujoin_service_reservation(gjs, input, wanted);
@@ -585,6 +606,7 @@ on_cpu:
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
+	(void) gpujoin_wall_switch(gjs, part);
 }
 
 /*
@@ -594,6 +616,18 @@ on_cpu:
  */
 GpuJoinPhase
 gpujoin_prepare(GpuJoinState *gjs)
+{
+	GjWallPart	part = gpujoin_wall_switch(gjs, GJ_WALL_SETUP);
+	GpuJoinPhase phase;
+
+	phase = gpujoin_prepare_inputs(gjs);
+	(void) gpujoin_wall_switch(gjs, part);
+	return phase;
+}
+
+/* gpujoin_prepare, on the wall clock's setup part. */
+static GpuJoinPhase
+gpujoin_prepare_inputs(GpuJoinState *gjs)
 {
 	gjs->spilled = false;
 	gjs->inexact_keys = NULL;
@@ -666,6 +700,7 @@ gpujoin_end(CustomScanState *node)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
 
+	/* released at the last step, or at the shutdown: not on the wall clock */
 	gpujoin_release_backend(gjs);
 	/* the Gather's shared memory may be gone: detach in the service only */
 	gjs->shared_inner = NULL;
@@ -739,6 +774,7 @@ gpujoin_rescan(CustomScanState *node)
 		if (gjs->inner_whole_ps != NULL)
 			UpdateChangedParamSet(gjs->inner_whole_ps, node->ss.ps.chgParam);
 	}
+	(void) gpujoin_wall_switch(gjs, GJ_WALL_OTHER);
 	gpujoin_release_backend(gjs);
 	/* a shared inner side is not kept: the next run shares it anew */
 	if (gjs->inner_attached != 0)

@@ -32,6 +32,9 @@
 typedef struct GpuJoinSharedCounters
 {
 	int			nworkers;
+	double		launch_ms;		/* the leader set up the parallel query
+								 * (gj_clock_ms): the workers' wall clocks
+								 * start from it */
 	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } GpuJoinSharedCounters;
 
@@ -70,6 +73,7 @@ gpujoin_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coord
 
 	memset(coordinate, 0, gpujoin_estimate_dsm(node, pcxt));
 	shared->nworkers = pcxt->nworkers;
+	shared->launch_ms = gj_clock_ms();
 	gjs->shared = shared;
 	gjs->shared_inner = coordinate;
 	gpujoin_shared_inner_init(gjs->shared_inner, pcxt, shares_offset(pcxt));
@@ -86,6 +90,7 @@ gpujoin_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coo
 	GpuJoinState *gjs = (GpuJoinState *) node;
 
 	gjs->shared = counters_of(coordinate);
+	gjs->shared->launch_ms = gj_clock_ms();
 	gjs->shared_inner = coordinate;
 	gpujoin_shared_inner_reinit(gjs->shared_inner);
 }
@@ -97,6 +102,7 @@ gpujoin_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 
 	gjs->shared = counters_of(coordinate);
 	gjs->shared_inner = coordinate;
+	gjs->launch_ms = gjs->shared->launch_ms;
 }
 
 /* Add one process's counters to *total. */
@@ -137,6 +143,9 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->inner_shared += c->inner_shared;
 	total->inner_shared_drains += c->inner_shared_drains;
 	total->inner_share_drains += c->inner_share_drains;
+	for (int part = 0; part < GJ_WALL_NPARTS; part++)
+		total->wall_ms[part] += c->wall_ms[part];
+	total->wall_start_ms += c->wall_start_ms;
 }
 
 /*
@@ -153,6 +162,8 @@ gpujoin_shutdown(CustomScanState *node)
 	/* no row is read after this: the shared inner side may go */
 	gpujoin_shared_inner_detach(gjs);
 	gjs->shared_inner = NULL;
+	/* a worker's clock stops before it hands its counters over */
+	gpujoin_wall_stop(gjs);
 	if (shared == NULL)
 		return;
 	if (IsParallelWorker())
@@ -163,11 +174,18 @@ gpujoin_shutdown(CustomScanState *node)
 	else
 	{
 		if (gjs->workers_total == NULL)
+		{
 			gjs->workers_total = MemoryContextAllocZero(node->ss.ps.state->es_query_cxt,
 														 sizeof(GpuJoinCounters));
+			gjs->workers_each = MemoryContextAllocZero(node->ss.ps.state->es_query_cxt,
+													   sizeof(GpuJoinCounters) * shared->nworkers);
+			gjs->nworkers_each = shared->nworkers;
+		}
 		memset(gjs->workers_total, 0, sizeof(GpuJoinCounters));
 		for (int i = 0; i < shared->nworkers; i++)
 			gpujoin_counters_add(gjs->workers_total, &shared->workers[i]);
+		memcpy(gjs->workers_each, shared->workers,
+			   sizeof(GpuJoinCounters) * Min(shared->nworkers, gjs->nworkers_each));
 	}
 	gjs->shared = NULL;
 }

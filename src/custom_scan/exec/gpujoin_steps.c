@@ -39,6 +39,23 @@
 #define HOST_PAIRS_BATCH		4096
 
 /*
+ * Does the backend say gjs->tile may match?  Backend time: in the GPU
+ * service a round trip.
+ */
+static bool
+gpujoin_tile_can_match(GpuJoinState *gjs)
+{
+	GjWallPart	part = gpujoin_wall_switch(gjs, GJ_WALL_BACKEND);
+	double		start = gj_clock_ms();
+	bool		can_match;
+
+	can_match = gjs->backend->tile_can_match(gjs->backend_state, &gjs->tile);
+	gjs->counters.backend_ms += gj_clock_ms() - start;
+	(void) gpujoin_wall_switch(gjs, part);
+	return can_match;
+}
+
+/*
  * Unless a tile is open, open the next one that can match (tile pruning).
  * Returns false when every tile is done.
  */
@@ -50,7 +67,7 @@ gpujoin_open_tile(GpuJoinState *gjs)
 		if (!gj_tile_schedule_next(&gjs->sched, &gjs->tile))
 			return false;
 		if (gjs->backend->tile_can_match != NULL &&
-			!gjs->backend->tile_can_match(gjs->backend_state, &gjs->tile))
+			!gpujoin_tile_can_match(gjs))
 		{
 			gjs->counters.tiles_pruned++;
 			continue;
@@ -74,6 +91,7 @@ gpujoin_backend_run(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *part
 				end;
 	GjError		err;
 	bool		ok;
+	GjWallPart	part = gpujoin_wall_switch(gjs, GJ_WALL_BACKEND);
 
 	memset(&err, 0, sizeof(err));
 	INSTR_TIME_SET_CURRENT(start);
@@ -91,6 +109,7 @@ gpujoin_backend_run(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *part
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
 	gjs->counters.steps++;
+	(void) gpujoin_wall_switch(gjs, part);
 
 	/* a program the backend could not compile runs interpreted: noted once */
 	if (!gjs->program_noted && gjs->counters.stats.interpreted_why >= GJ_INTERPRETED_NO_NVRTC &&
@@ -130,8 +149,11 @@ gpujoin_run_step(GpuJoinState *gjs)
 	CHECK_FOR_INTERRUPTS();
 	if (gjs->ahead.pending)
 	{
+		GjWallPart	part = gpujoin_wall_switch(gjs, GJ_WALL_BACKEND);
+
 		if (!gpujoin_step_ahead_collect(gjs))
 			gpujoin_backend_error(gjs, &gjs->ahead.err);
+		(void) gpujoin_wall_switch(gjs, part);
 		if (gjs->partitions != NULL)
 			gpujoin_partitions_translate(gjs);
 		gjs->match_pos = 0;
@@ -197,10 +219,12 @@ gpujoin_finish_agg_steps(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial 
 	instr_time	start,
 				end;
 	GjError		err;
+	GjWallPart	part;
 
 	/* no spec, or no piece of a partitioned join opened yet (or at all) */
 	if (spec == NULL || gjs->backend_state == NULL)
 		return;
+	part = gpujoin_wall_switch(gjs, GJ_WALL_BACKEND);
 	memset(&err, 0, sizeof(err));
 	INSTR_TIME_SET_CURRENT(start);
 	spec = gpujoin_partitions_spec(gjs, spec);
@@ -210,6 +234,7 @@ gpujoin_finish_agg_steps(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial 
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 	gjs->counters.backend_ms += INSTR_TIME_GET_MILLISEC(end);
+	(void) gpujoin_wall_switch(gjs, part);
 }
 
 /*
