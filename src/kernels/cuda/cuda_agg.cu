@@ -205,6 +205,7 @@ typedef struct FoldArgs
 	unsigned long long *group_pairs;
 	GjAggDeviceAcc *accs;
 	unsigned long long *host_pairs; /* pairs the host must see */
+	int64_t		block_groups;	/* > 0: groups of pairs gathered in shared memory */
 } FoldArgs;
 
 /* A lane's partial aggregate of one argument. */
@@ -325,7 +326,8 @@ lane_acc_flush(const LaneAcc *acc, const GjAggArg *arg, GjAggDeviceAcc *into)
 
 /* The warp's partials of one row into its group: lane 0 adds them. */
 __device__ __forceinline__ void
-fold_row_flush(const FoldArgs *a, LaneAcc *acc, uint32_t g, unsigned long long pairs, int lane)
+fold_row_flush(const FoldArgs *a, unsigned long long *group_pairs, GjAggDeviceAcc *accs,
+			   LaneAcc *acc, uint32_t g, unsigned long long pairs, int lane)
 {
 	const GjAggSpec *spec = &a->spec;
 
@@ -339,9 +341,9 @@ fold_row_flush(const FoldArgs *a, LaneAcc *acc, uint32_t g, unsigned long long p
 		lane_acc_reduce(&acc[k]);
 	if (lane == 0)
 	{
-		atomicAdd(&a->group_pairs[g], pairs);
+		atomicAdd(&group_pairs[g], pairs);
 		for (int k = 0; k < spec->nargs; k++)
-			lane_acc_flush(&acc[k], &spec->args[k], &a->accs[(int64_t) g * spec->nargs + k]);
+			lane_acc_flush(&acc[k], &spec->args[k], &accs[(int64_t) g * spec->nargs + k]);
 	}
 }
 
@@ -352,11 +354,12 @@ fold_row_flush(const FoldArgs *a, LaneAcc *acc, uint32_t g, unsigned long long p
  * reduction, which needs one group per outer row).
  */
 __device__ __forceinline__ void
-fold_pair_flush(const FoldArgs *a, int64_t g, const int64_t *values, const int *status)
+fold_pair_flush(const FoldArgs *a, unsigned long long *group_pairs, GjAggDeviceAcc *accs,
+				int64_t g, const int64_t *values, const int *status)
 {
 	const GjAggSpec *spec = &a->spec;
 
-	atomicAdd(&a->group_pairs[g], 1ULL);
+	atomicAdd(&group_pairs[g], 1ULL);
 	for (int k = 0; k < spec->nargs; k++)
 	{
 		LaneAcc		one;
@@ -365,7 +368,56 @@ fold_pair_flush(const FoldArgs *a, int64_t g, const int64_t *values, const int *
 			continue;
 		lane_acc_init(&one);
 		lane_acc_add(&one, &spec->args[k], values[k]);
-		lane_acc_flush(&one, &spec->args[k], &a->accs[g * spec->nargs + k]);
+		lane_acc_flush(&one, &spec->args[k], &accs[g * spec->nargs + k]);
+	}
+}
+
+/*
+ * Shared-memory accumulators of a block (FoldArgs.block_groups): where each
+ * pair goes to its own group (groups of both sides, or of the inner side
+ * only) and the groups are few, a global atomic per pair lands on a handful
+ * of addresses from every SM, and those serialize in L2 (three_qual_group
+ * of bench_plan_quality.sh, 10 inner groups, ran out of its 5 s where the
+ * same count grouped by outer rows took 3 s).  The block adds its pairs into
+ * its own copy of the groups in shared memory instead, and merges that into
+ * the device's accumulators once, at its end: one global atomic per group
+ * and block.  fold_block_bytes says how much shared memory that takes.
+ */
+#define FOLD_BLOCK_SMEM_MAX		(16 * 1024)
+
+static int64_t
+fold_block_bytes(int64_t ngroups, int nargs)
+{
+	return ngroups * (int64_t) (sizeof(unsigned long long) + sizeof(GjAggDeviceAcc) * nargs);
+}
+
+/* A block's accumulator into the device's. */
+__device__ __forceinline__ void
+acc_merge(const GjAggDeviceAcc *from, const GjAggArg *arg, GjAggDeviceAcc *into)
+{
+	if (from->count == 0)
+		return;
+	atomicAdd(&into->count, from->count);
+	if (arg->need_sum)
+	{
+		if (arg->cls == GJ_CLASS_FLOAT)
+		{
+			atomicAdd(&into->fsum, from->fsum);
+			if (from->saw_nonfinite)
+				atomicOr(&into->saw_nonfinite, 1u);
+		}
+		else
+		{
+			unsigned long long old = atomicAdd(&into->isum_lo, from->isum_lo);
+
+			atomicAdd(&into->isum_hi,
+					  from->isum_hi + (old + from->isum_lo < old ? 1 : 0));
+		}
+	}
+	if (arg->need_minmax)
+	{
+		atomicMin(&into->min_key, from->min_key);
+		atomicMax(&into->max_key, from->max_key);
 	}
 }
 
@@ -387,6 +439,30 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 	int64_t		nwarps = ((int64_t) gridDim.x * blockDim.x) >> 5;
 	const GjAggSpec *spec = &a.spec;
 	bool		pair_groups = spec->inner_group != NULL;
+	bool		block_accs = !COUNT_HOST && a.block_groups > 0;
+	unsigned long long *group_pairs = a.group_pairs;
+	GjAggDeviceAcc *accs = a.accs;
+	extern __shared__ unsigned long long fold_block_smem[];
+
+	if (block_accs)
+	{
+		group_pairs = fold_block_smem;
+		accs = (GjAggDeviceAcc *) (fold_block_smem + a.block_groups);
+		for (int64_t i = threadIdx.x; i < a.block_groups; i += blockDim.x)
+			group_pairs[i] = 0;
+		for (int64_t i = threadIdx.x; i < a.block_groups * spec->nargs; i += blockDim.x)
+		{
+			accs[i].count = 0;
+			accs[i].isum_lo = 0;
+			accs[i].isum_hi = 0;
+			accs[i].fsum = -0.0;
+			accs[i].min_key = INT64_MAX;
+			accs[i].max_key = INT64_MIN;
+			accs[i].saw_nonfinite = 0;
+			accs[i].pad = 0;
+		}
+		__syncthreads();
+	}
 
 	for (int64_t j = warp; j < a.nrows; j += nwarps)
 	{
@@ -446,7 +522,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 				continue;
 			}
 			if (!COUNT_HOST && pair_groups)
-				fold_pair_flush(&a, pg, values, status);
+				fold_pair_flush(&a, group_pairs, accs, pg, values, status);
 			else if (!COUNT_HOST)
 			{
 				pairs++;
@@ -466,7 +542,19 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 				atomicAdd(a.host_pairs, host);
 		}
 		else
-			fold_row_flush(&a, acc, g, pairs, lane);
+			fold_row_flush(&a, group_pairs, accs, acc, g, pairs, lane);
+	}
+
+	if (block_accs)
+	{
+		__syncthreads();
+		for (int64_t i = threadIdx.x; i < a.block_groups; i += blockDim.x)
+		{
+			if (group_pairs[i] > 0)
+				atomicAdd(&a.group_pairs[i], group_pairs[i]);
+		}
+		for (int64_t i = threadIdx.x; i < a.block_groups * spec->nargs; i += blockDim.x)
+			acc_merge(&accs[i], &spec->args[i % spec->nargs], &a.accs[i]);
 	}
 }
 
@@ -610,6 +698,8 @@ launch_fold(CudaJoinState *state, const FoldArgs *a, bool sorted, bool count_hos
 {
 	unsigned	blocks = (unsigned) gj_min64(gj_ceil_div(a->nrows * 32, FOLD_BLOCK),
 											 (int64_t) state->sm_count * FOLD_BLOCKS_PER_SM);
+	size_t		smem = count_host ? 0 :
+		(size_t) fold_block_bytes(a->block_groups, a->spec.nargs);
 
 	blocks = blocks > 0 ? blocks : 1;
 	if (sorted)
@@ -617,14 +707,14 @@ launch_fold(CudaJoinState *state, const FoldArgs *a, bool sorted, bool count_hos
 		if (count_host)
 			fold_kernel<true, true><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
 		else
-			fold_kernel<true, false><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+			fold_kernel<true, false><<<blocks, FOLD_BLOCK, smem, state->stream>>>(*a);
 	}
 	else
 	{
 		if (count_host)
 			fold_kernel<false, true><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
 		else
-			fold_kernel<false, false><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+			fold_kernel<false, false><<<blocks, FOLD_BLOCK, smem, state->stream>>>(*a);
 	}
 	CUDA_LAUNCHED("the aggregate fold kernel");
 	return true;
@@ -685,6 +775,9 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	a.group_pairs = state->d_group_pairs;
 	a.accs = state->d_group_accs;
 	a.host_pairs = state->d_host_pairs;
+	if (spec->inner_group != NULL &&
+		fold_block_bytes(gj_agg_spec_groups(spec), spec->nargs) <= FOLD_BLOCK_SMEM_MAX)
+		a.block_groups = gj_agg_spec_groups(spec);
 	CUDA_TRY(cudaEventRecord(state->events[EV_START], state->stream),
 			 "could not record a CUDA event");
 	if (sorted)
