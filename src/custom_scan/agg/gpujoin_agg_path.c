@@ -226,6 +226,25 @@ agg_groups_inner(const GpuJoinAggInfo *info)
 }
 
 /*
+ * Does the aggregate need each pair, not only each outer row's number of
+ * matches: a grouping key or an argument that reads the inner side?
+ */
+static bool
+agg_folds_pairs(const GpuJoinAggInfo *info)
+{
+	int			a;
+
+	if (agg_groups_inner(info))
+		return true;
+	for (a = 0; a < info->nargs; a++)
+	{
+		if (info->arg_side[a] != GJ_AGG_SIDE_OUTER)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Analyse the aggregates and the grouping for one order of the inputs.
  * Fills *info, the distinct Aggrefs (in scan tuple order), the argument and
  * grouping expressions, and the columns of each side that their programs
@@ -576,6 +595,40 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 									 device_cost.per_tuple / cpu_operator_cost, NULL) +
 			candidates * (host_cost.per_tuple + (host_rinfos != NIL ? cpu_tuple_cost * 0.5 : 0)) +
 			candidates * agg->nargs * costs->pair_cost;
+	}
+
+	/*
+	 * The cuda backend's nested loop folds the pairs of an aggregate that
+	 * needs each pair (groups of the inner side, arguments of the inner side
+	 * or of both) in its fold kernel (cuda_agg.c): the whole program
+	 * interpreted on every pair, without the compare kernels' prefilter, and
+	 * twice where a pair may need the host (a counting pass first).  The
+	 * other orientation, rows and arguments of the outer side only, counts
+	 * with the program count kernel as costed above.  three_qual_group of
+	 * bench_plan_quality.sh (r.a < s.a AND r.b > s.b AND r.a + s.b > 0,
+	 * grouped by a column of r, 250k x 1M) ran past 5 s on the H200 folding
+	 * with r inner, where r outer counts in 0.1-3 s.
+	 */
+	if (costs == &gpujoin_cuda_costs && method == GJ_AGG_METHOD_JOIN &&
+		join_info->algorithm == GJ_ALGO_NESTLOOP && agg_folds_pairs(agg) &&
+		!gpujoin_program_compares_only(&join_info->program))
+	{
+		double		pairs = outer_rows * inner_rows;
+		int			ninstrs = 0;
+		Cost		fold;
+		Cost		counted;
+
+		for (k = 0; k < join_info->program.ninstrs; k++)
+		{
+			if (join_info->program.instrs[k].op != GJOP_AND)
+				ninstrs++;
+		}
+		fold = pairs * ninstrs * costs->program_pair_cost *
+			(gj_program_may_recheck(join_info->program.instrs, join_info->program.ninstrs) ? 2 : 1);
+		counted = gpujoin_program_pairs_cost(costs, &join_info->program, pairs,
+											 device_cost.per_tuple / cpu_operator_cost);
+		if (fold > counted)
+			run += fold - counted;
 	}
 
 	/*
