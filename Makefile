@@ -38,6 +38,7 @@ OBJS = \
 	src/host_chunking/device_partitions.o \
 	src/host_chunking/heap_reader.o \
 	src/host_chunking/host_buffers.o \
+	src/host_chunking/column_cache.o \
 	src/host_chunking/key_encoding.o \
 	src/host_chunking/tile_planner.o \
 	src/host_chunking/spill_files.o \

@@ -180,6 +180,12 @@ define_gucs(void)
 							"ends with an ERROR.",
 							&gpujoin_max_host_memory_kb, 4 * 1024 * 1024, 64, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpujoin.host_buffer_cache",
+							"Memory of finished GpuJoins' input columns a process keeps for its next ones.",
+							"A drain that writes into pages the process already has mapped takes no page "
+							"faults; 0 gives every column's memory back when its query ends.",
+							&gpujoin_host_buffer_cache_kb, 256 * 1024, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpujoin.enable_spill",
 							 "Lets GpuJoin spill inputs larger than gpujoin.max_host_memory to temporary files.",
 							 "The spilled inputs are joined chunk pair by chunk pair; the files count in "

@@ -29,6 +29,7 @@
 #include "utils/timestamp.h"
 
 #include "gpujoin.h"
+#include "host_chunking/column_cache.h"
 #include "host_chunking/host_buffers.h"
 #include "kernels/backend.h"
 
@@ -40,7 +41,8 @@ static void host_buffer_grow(HostSideBuffer *buf, int64 min_rows);
 
 /*
  * The column arrays: huge allocations, as one input may hold more than 1 GB
- * of a column.  (Asking for transparent huge pages behind them with
+ * of a column, the large ones kept by the process for its next query
+ * (column_cache.c).  (Asking for transparent huge pages behind them with
  * madvise was measured: it saved the page faults of a 5M-row drain, 105 ms
  * down to 73 ms, but the first such query of a backend stalled 250 ms in
  * the kernel's compaction, so it is not done.)
@@ -48,13 +50,13 @@ static void host_buffer_grow(HostSideBuffer *buf, int64 min_rows);
 static void *
 column_alloc(HostSideBuffer *buf, Size len)
 {
-	return MemoryContextAllocHuge(buf->cxt, len);
+	return gj_column_alloc(buf->cxt, len);
 }
 
 static void *
-column_realloc(void *p, Size len)
+column_realloc(HostSideBuffer *buf, void *p, Size oldlen, Size len)
 {
-	return repalloc_huge(p, len);
+	return gj_column_realloc(buf->cxt, p, oldlen, len);
 }
 
 static inline Size row_bytes(const HostSideBuffer *buf);
@@ -207,8 +209,10 @@ host_buffer_grow(HostSideBuffer *buf, int64 min_rows)
 		}
 		else
 		{
-			col->values = column_realloc(col->values, sizeof(Datum) * newcap);
-			col->isnull = column_realloc(col->isnull, sizeof(bool) * newcap);
+			col->values = column_realloc(buf, col->values, sizeof(Datum) * buf->capacity,
+										 sizeof(Datum) * newcap);
+			col->isnull = column_realloc(buf, col->isnull, sizeof(bool) * buf->capacity,
+										 sizeof(bool) * newcap);
 		}
 	}
 
@@ -219,20 +223,22 @@ host_buffer_grow(HostSideBuffer *buf, int64 min_rows)
 		if (key->values == NULL)
 			key->values = column_alloc(buf, sizeof(int64) * newcap);
 		else
-			key->values = column_realloc(key->values, sizeof(int64) * newcap);
+			key->values = column_realloc(buf, key->values, sizeof(int64) * buf->capacity,
+										 sizeof(int64) * newcap);
 		if (key->type == GJT_NUMERIC && key->numerics == NULL)
 			key->numerics = column_alloc(buf, sizeof(Datum) * newcap);
 		else if (key->type == GJT_NUMERIC)
-			key->numerics = column_realloc(key->numerics, sizeof(Datum) * newcap);
+			key->numerics = column_realloc(buf, key->numerics, sizeof(Datum) * buf->capacity,
+										   sizeof(Datum) * newcap);
 		if (key->isnull != NULL)
 		{
-			key->isnull = column_realloc(key->isnull, newcap);
+			key->isnull = column_realloc(buf, key->isnull, buf->capacity, newcap);
 			memset(key->isnull + buf->capacity, 0, newcap - buf->capacity);
 		}
 	}
 	if (buf->drain_inexact != NULL)
 	{
-		buf->drain_inexact = column_realloc(buf->drain_inexact, newcap);
+		buf->drain_inexact = column_realloc(buf, buf->drain_inexact, buf->capacity, newcap);
 		memset(buf->drain_inexact + buf->capacity, 0, newcap - buf->capacity);
 	}
 	buf->capacity = newcap;
