@@ -184,7 +184,7 @@ define_gucs(void)
 							"Memory of finished GpuJoins' input columns a process keeps for its next ones.",
 							"A drain that writes into pages the process already has mapped takes no page "
 							"faults; 0 gives every column's memory back when its query ends.",
-							&gpujoin_host_buffer_cache_kb, 256 * 1024, 0, INT_MAX,
+							&gpujoin_host_buffer_cache_kb, 64 * 1024, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpujoin.enable_spill",
 							 "Lets GpuJoin spill inputs larger than gpujoin.max_host_memory to temporary files.",

@@ -67,7 +67,7 @@ static ColumnBlock *blocks_in_use = NULL;
 static ColumnBlock *idle_blocks = NULL;	/* most recently released first */
 static Size idle_bytes = 0;
 
-int			gpujoin_host_buffer_cache_kb = 256 * 1024;
+int			gpujoin_host_buffer_cache_kb = 64 * 1024;
 
 static void
 unmap_block(ColumnBlock *block)
