@@ -295,33 +295,65 @@ lane_acc_reduce(LaneAcc *acc)
 	}
 }
 
-/* Add lane 0's partial of one argument into its group's accumulator. */
+/* An empty accumulator: counts 0, float sums -0.0, min/max keys open. */
 __device__ __forceinline__ void
-lane_acc_flush(const LaneAcc *acc, const GjAggArg *arg, GjAggDeviceAcc *into)
+acc_init(GjAggDeviceAcc *acc)
 {
-	if (acc->count == 0)
+	acc->count = 0;
+	acc->isum_lo = 0;
+	acc->isum_hi = 0;
+	acc->fsum = -0.0;
+	acc->min_key = INT64_MAX;
+	acc->max_key = INT64_MIN;
+	acc->saw_nonfinite = 0;
+	acc->pad = 0;
+}
+
+/* An accumulator added into another in device or shared memory. */
+__device__ __forceinline__ void
+acc_merge(const GjAggDeviceAcc *from, const GjAggArg *arg, GjAggDeviceAcc *into)
+{
+	if (from->count == 0)
 		return;
-	atomicAdd(&into->count, acc->count);
+	atomicAdd(&into->count, from->count);
 	if (arg->need_sum)
 	{
 		if (arg->cls == GJ_CLASS_FLOAT)
 		{
-			atomicAdd(&into->fsum, acc->fsum);
-			if (acc->nonfinite)
+			atomicAdd(&into->fsum, from->fsum);
+			if (from->saw_nonfinite)
 				atomicOr(&into->saw_nonfinite, 1u);
 		}
 		else
 		{
-			unsigned long long old = atomicAdd(&into->isum_lo, acc->lo);
+			unsigned long long old = atomicAdd(&into->isum_lo, from->isum_lo);
 
-			atomicAdd(&into->isum_hi, acc->hi + (old + acc->lo < old ? 1 : 0));
+			atomicAdd(&into->isum_hi,
+					  from->isum_hi + (old + from->isum_lo < old ? 1 : 0));
 		}
 	}
 	if (arg->need_minmax)
 	{
-		atomicMin(&into->min_key, acc->min_key);
-		atomicMax(&into->max_key, acc->max_key);
+		atomicMin(&into->min_key, from->min_key);
+		atomicMax(&into->max_key, from->max_key);
 	}
+}
+
+/* Add lane 0's partial of one argument into its group's accumulator. */
+__device__ __forceinline__ void
+lane_acc_flush(const LaneAcc *acc, const GjAggArg *arg, GjAggDeviceAcc *into)
+{
+	GjAggDeviceAcc from;
+
+	from.count = acc->count;
+	from.isum_lo = acc->lo;
+	from.isum_hi = acc->hi;
+	from.fsum = acc->fsum;
+	from.min_key = acc->min_key;
+	from.max_key = acc->max_key;
+	from.saw_nonfinite = acc->nonfinite;
+	from.pad = 0;
+	acc_merge(&from, arg, into);
 }
 
 /* The warp's partials of one row into its group: lane 0 adds them. */
@@ -391,36 +423,6 @@ fold_block_bytes(int64_t ngroups, int nargs)
 	return ngroups * (int64_t) (sizeof(unsigned long long) + sizeof(GjAggDeviceAcc) * nargs);
 }
 
-/* A block's accumulator into the device's. */
-__device__ __forceinline__ void
-acc_merge(const GjAggDeviceAcc *from, const GjAggArg *arg, GjAggDeviceAcc *into)
-{
-	if (from->count == 0)
-		return;
-	atomicAdd(&into->count, from->count);
-	if (arg->need_sum)
-	{
-		if (arg->cls == GJ_CLASS_FLOAT)
-		{
-			atomicAdd(&into->fsum, from->fsum);
-			if (from->saw_nonfinite)
-				atomicOr(&into->saw_nonfinite, 1u);
-		}
-		else
-		{
-			unsigned long long old = atomicAdd(&into->isum_lo, from->isum_lo);
-
-			atomicAdd(&into->isum_hi,
-					  from->isum_hi + (old + from->isum_lo < old ? 1 : 0));
-		}
-	}
-	if (arg->need_minmax)
-	{
-		atomicMin(&into->min_key, from->min_key);
-		atomicMax(&into->max_key, from->max_key);
-	}
-}
-
 /*
  * A warp per step row (grid-stride), its lanes over the row's candidates:
  * each match whose values the spec gives exactly is reduced in the lane's
@@ -451,16 +453,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 		for (int64_t i = threadIdx.x; i < a.block_groups; i += blockDim.x)
 			group_pairs[i] = 0;
 		for (int64_t i = threadIdx.x; i < a.block_groups * spec->nargs; i += blockDim.x)
-		{
-			accs[i].count = 0;
-			accs[i].isum_lo = 0;
-			accs[i].isum_hi = 0;
-			accs[i].fsum = -0.0;
-			accs[i].min_key = INT64_MAX;
-			accs[i].max_key = INT64_MIN;
-			accs[i].saw_nonfinite = 0;
-			accs[i].pad = 0;
-		}
+			acc_init(&accs[i]);
 		__syncthreads();
 	}
 
@@ -565,16 +558,7 @@ acc_init_kernel(GjAggDeviceAcc *accs, int64_t n)
 	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i < n)
-	{
-		accs[i].count = 0;
-		accs[i].isum_lo = 0;
-		accs[i].isum_hi = 0;
-		accs[i].fsum = -0.0;
-		accs[i].min_key = INT64_MAX;
-		accs[i].max_key = INT64_MIN;
-		accs[i].saw_nonfinite = 0;
-		accs[i].pad = 0;
-	}
+		acc_init(&accs[i]);
 }
 
 /* A device copy of n bytes of host memory, listed in agg_mem; NULL for none. */
