@@ -150,6 +150,7 @@ chmod 755 "$WORK"
 conf=${GPUJOIN_CLUSTER_CONF-}
 [ "$PROFILE" = cpu ] && [ -z "$conf" ] && conf="gpujoin.device = cpu"
 . test/lib/bench_server.sh
+. test/lib/bench_tables.sh
 bench_server "max_parallel_workers_per_gather = $PARALLEL
 $conf"
 # bench_server's trap stops a throwaway cluster; the CSV files go too
@@ -169,11 +170,7 @@ DROP SCHEMA IF EXISTS gpujoin_equi CASCADE;
 CREATE SCHEMA gpujoin_equi;
 SET search_path = gpujoin_equi;
 SELECT setseed(0.42);
-CREATE TABLE d AS SELECT g::int4 AS k, (g % 10)::float8 AS w, (g % 1000)::int4 AS c
-  FROM generate_series(0, $D_N - 1) g;
-ALTER TABLE d ADD PRIMARY KEY (k);
-CREATE TABLE f AS SELECT (random() * ($D_N * 1.2 - 1))::int4 AS k, (g % 100)::float8 AS v
-  FROM generate_series(1, $F_N) g;
+$(equi_tables_sql "$F_N" "$D_N")
 CREATE TABLE rb AS SELECT g::int8 AS id, (random() * 25 * $RB_N)::int8 AS t
   FROM generate_series(1, $RB_N) g;
 CREATE TABLE sb AS SELECT g::int8 AS id, (random() * 25 * $RB_N)::int8 AS t

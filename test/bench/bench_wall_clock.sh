@@ -61,6 +61,7 @@ LOG=$OUTDIR/run.log
 : >"$LOG"
 
 . test/lib/bench_server.sh
+. test/lib/bench_tables.sh
 bench_server "gpujoin.service = on
 gpujoin.service_backend = cpu
 max_worker_processes = 16
@@ -81,11 +82,7 @@ DROP SCHEMA IF EXISTS gpujoin_wall CASCADE;
 CREATE SCHEMA gpujoin_wall;
 SET search_path = gpujoin_wall;
 SELECT setseed(0.42);
-CREATE TABLE d AS SELECT g::int4 AS k, (g % 10)::float8 AS w, (g % 1000)::int4 AS c
-  FROM generate_series(0, $D_N - 1) g;
-ALTER TABLE d ADD PRIMARY KEY (k);
-CREATE TABLE f AS SELECT (random() * ($D_N * 1.2 - 1))::int4 AS k, (g % 100)::float8 AS v
-  FROM generate_series(1, $F_N) g;
+$(equi_tables_sql "$F_N" "$D_N")
 VACUUM ANALYZE;
 COMMENT ON SCHEMA gpujoin_wall IS '$SIG';
 SQL
