@@ -64,6 +64,7 @@ extern bool gpujoin_parallel_shared_inner;
 extern bool gpujoin_parallel_inner_drain;
 extern bool gpujoin_columnar_input;
 extern bool gpujoin_page_decoder;
+extern bool gpujoin_columns_from_keys;
 
 /*
  * The planner's cost constants of one backend (gpujoin_costs.c), in the
@@ -208,7 +209,10 @@ extern bool gpujoin_band_guard_holds(const GpuJoinBandGuard *guard,
  *
  * Key columns are positions in the child plans' target lists: the device
  * only sees those columns.  Scan columns describe custom_scan_tlist: entry k
- * of the scan tuple is attribute scan_attnos[k] of side scan_sides[k].
+ * of the scan tuple is attribute scan_attnos[k] of side scan_sides[k].  Where
+ * scan_keys[k] is not -1, the side stores no Datums of that column: the
+ * values of its key column scan_keys[k] are them (gpujoin_plan_scan_keys);
+ * scan_keys is NIL where no column is so.
  */
 typedef struct GpuJoinPlanInfo
 {
@@ -225,6 +229,7 @@ typedef struct GpuJoinPlanInfo
 	List	   *inner_key_collations;
 	List	   *scan_sides;
 	List	   *scan_attnos;
+	List	   *scan_keys;
 	GjProgram	program;
 	GjRangeSpec range;			/* GJ_ALGO_SORTMERGE */
 	GjEquiSpec	equi;			/* GJ_ALGO_HASH */
@@ -311,6 +316,8 @@ extern void gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path,
 							  List *custom_plans, GpuJoinPlanInputs *join);
 extern int	gpujoin_scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info,
 									   Var *var, Plan *outer_plan, Plan *inner_plan);
+extern void gpujoin_plan_scan_keys(GpuJoinPlanInfo *info, List *scan_tlist,
+								   List *readers);
 extern CustomScan *gpujoin_make_custom_scan(RelOptInfo *rel, CustomPath *best_path,
 											List *tlist, List *custom_plans,
 											GpuJoinPlanInputs *join, List *scan_tlist);

@@ -49,6 +49,7 @@ bool		gpujoin_parallel_shared_inner = true;
 bool		gpujoin_parallel_inner_drain = true;
 bool		gpujoin_columnar_input = true;
 bool		gpujoin_page_decoder = true;
+bool		gpujoin_columns_from_keys = true;
 bool		gpujoin_service_enabled = false;
 int			gpujoin_service_backend = GJ_SERVICE_BACKEND_CUDA;
 int			gpujoin_service_workers = 4;
@@ -281,6 +282,12 @@ define_gucs(void)
 							 "Lets the columnar heap reader decode a page's visible tuples with the shared page decoder.",
 							 "Off deforms them one at a time as before (for comparisons); scans with quals always do.",
 							 &gpujoin_page_decoder, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.columns_from_keys",
+							 "Lets a join read a column that only the device quals read from its key column.",
+							 "Off stores such a column as a Datum column too, as before (for comparisons; "
+							 "the spill tests' limits were sized so).",
+							 &gpujoin_columns_from_keys, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 
 	/*

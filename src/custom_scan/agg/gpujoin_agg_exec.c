@@ -219,6 +219,19 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 	foreach(lc, (List *) list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_ARGS))
 		gas->arg_exprs[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
 
+	/* arguments and grouping keys are read from stored columns */
+	for (i = 0; i < 2; i++)
+	{
+		int			j;
+
+		for (j = 0; j < gas->agg.nvars[i]; j++)
+			if (gas->gj.scan_cols[gas->agg.var_scan[i][j]] < 0)
+				elog(ERROR, "GpuJoin aggregate argument column is not stored");
+	}
+	for (i = 0; i < gas->agg.ngroup; i++)
+		if (gas->agg.group_scan[i] >= 0 && gas->gj.scan_cols[gas->agg.group_scan[i]] < 0)
+			elog(ERROR, "GpuJoin grouping column is not stored");
+
 	gas->gj.agg_dominance = gas->agg.dominance;
 	gas->gj.before_open = gpujoin_agg_before_open;
 	gas->spec.nargs = gas->agg.nargs;

@@ -1188,6 +1188,11 @@ gpujoin_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			agg_info.var_type[side][j] = gj_device_type_of(var->vartype);
 		}
 	}
+	/* read from the stored columns: the arguments and the grouping keys */
+	gpujoin_plan_scan_keys(&join.info, scan_tlist,
+						   lappend(list_make5(tlist, having, join.host_clauses,
+											  join.filter_clauses, arg_exprs),
+								   group_exprs));
 	/* ... then the aggregates, whose results the node returns */
 	foreach(lc, aggrefs)
 		scan_tlist = lappend(scan_tlist,

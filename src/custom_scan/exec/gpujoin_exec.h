@@ -263,11 +263,14 @@ typedef struct GpuJoinState
 
 	/*
 	 * scan tuple column k = host column scan_cols[k] of the buffer of side
-	 * scan_sides[k]
+	 * scan_sides[k]; or, where scan_keys[k] is not -1, the values of its key
+	 * column scan_keys[k] (scan_cols[k] is -1 then: the side stores no
+	 * Datums of it; GpuJoinPlanInfo.scan_keys)
 	 */
 	int			nscan;
 	int		   *scan_sides;
 	int		   *scan_cols;
+	int		   *scan_keys;
 
 	/*
 	 * The same columns, resolved to their arrays once the inputs are

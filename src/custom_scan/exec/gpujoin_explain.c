@@ -84,6 +84,36 @@ explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounte
 	ExplainPropertyText(label, text, es);
 }
 
+/*
+ * VERBOSE: the scan columns whose Datums no side stores, read from their
+ * key columns instead (GpuJoinPlanInfo.scan_keys).
+ */
+static void
+explain_scan_keys(GpuJoinState *gjs, List *ancestors, ExplainState *es)
+{
+	CustomScan *cscan = (CustomScan *) gjs->css.ss.ps.plan;
+	List	   *context;
+	StringInfoData text;
+	int			k;
+
+	if (!es->verbose || gjs->info.scan_keys == NIL)
+		return;
+	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	initStringInfo(&text);
+	for (k = 0; k < gjs->nscan; k++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, k);
+
+		if (gjs->scan_keys[k] < 0)
+			continue;
+		if (text.len > 0)
+			appendStringInfoString(&text, ", ");
+		appendStringInfoString(&text, deparse_expression((Node *) tle->expr, context,
+														 true, false));
+	}
+	ExplainPropertyText("Columns Read from Keys", text.data, es);
+}
+
 /* Why a program ran interpreted (GjInterpretedWhy), for EXPLAIN and logs. */
 const char *
 gpujoin_interpreted_why(int why)
@@ -360,6 +390,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_quals("Device Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_DEVICE_QUALS), node, ancestors, es);
 	explain_quals("Host Quals", list_nth(cscan->custom_exprs, GJ_EXPRS_HOST_QUALS), node, ancestors, es);
 	explain_quals("Filter", list_nth(cscan->custom_exprs, GJ_EXPRS_FILTER_QUALS), node, ancestors, es);
+	explain_scan_keys(gjs, ancestors, es);
 	/* the third child: the whole inner side, drained where the shares are not shared */
 	if (gjs->inner_whole_ps != NULL)
 		ExplainPropertyText("Inner Plans", "partial, drained in parallel; whole, where unshared", es);

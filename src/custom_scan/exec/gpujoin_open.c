@@ -146,10 +146,14 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	gjs->emit_pairs = gjs->jointype != JOIN_ANTI;
 	gjs->once_per_outer = (gjs->jointype == JOIN_SEMI || gjs->jointype == JOIN_ANTI);
 
-	/* each side stores the distinct attributes the scan tuple needs */
+	/*
+	 * Each side stores the distinct attributes the scan tuple needs, but
+	 * those the plan reads from a key column (scan_keys).
+	 */
 	gjs->nscan = list_length(gjs->info.scan_sides);
 	gjs->scan_sides = palloc(sizeof(int) * Max(gjs->nscan, 1));
 	gjs->scan_cols = palloc(sizeof(int) * Max(gjs->nscan, 1));
+	gjs->scan_keys = palloc(sizeof(int) * Max(gjs->nscan, 1));
 	gjs->scan_src = palloc0(sizeof(GjScanColumn) * Max(gjs->nscan, 1));
 	forboth(ls, gjs->info.scan_sides, la, gjs->info.scan_attnos)
 	{
@@ -157,6 +161,15 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 		ListCell   *lc;
 		int			pos = -1;
 
+		gjs->scan_sides[k] = lfirst_int(ls);
+		gjs->scan_keys[k] = gjs->info.scan_keys == NIL ? -1 :
+			list_nth_int(gjs->info.scan_keys, k);
+		if (gjs->scan_keys[k] >= 0)
+		{
+			gjs->scan_cols[k] = -1;
+			k++;
+			continue;
+		}
 		foreach(lc, *cols)
 		{
 			if (lfirst_int(lc) == lfirst_int(la))
@@ -167,7 +180,6 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 			pos = list_length(*cols);
 			*cols = lappend_int(*cols, lfirst_int(la));
 		}
-		gjs->scan_sides[k] = lfirst_int(ls);
 		gjs->scan_cols[k] = pos;
 		k++;
 	}
@@ -281,15 +293,30 @@ gpujoin_resolve_scan_columns(GpuJoinState *gjs)
 {
 	int			k;
 
+	StaticAssertStmt(sizeof(bool) == sizeof(uint8), "a key's null flags are read as bools");
+
 	for (k = 0; k < gjs->nscan; k++)
 	{
 		GjScanColumn *src = &gjs->scan_src[k];
 		HostSideBuffer *buf = src->outer ? &gjs->outer_buf : &gjs->inner_buf;
-		HostDatumColumn *col = buf->cols + gjs->scan_cols[src->scanpos];
+		int			key = gjs->scan_keys[src->scanpos];
 
-		src->values = col->values;
-		/* a column without NULLs is not read there: one cache miss less */
-		src->isnull = col->has_nulls ? col->isnull : NULL;
+		if (key >= 0)
+		{
+			/* the key's values are the Datums (gpujoin_plan_scan_keys) */
+			Assert(key < buf->nkeys && !buf->keys[key].hashed);
+			src->values = (const Datum *) buf->keys[key].values;
+			/* 0 or 1, and NULL where the column has no NULLs */
+			src->isnull = (const bool *) buf->keys[key].isnull;
+		}
+		else
+		{
+			HostDatumColumn *col = buf->cols + gjs->scan_cols[src->scanpos];
+
+			src->values = col->values;
+			/* a column without NULLs is not read there: one cache miss less */
+			src->isnull = col->has_nulls ? col->isnull : NULL;
+		}
 		/* NULL until a recheck fills it, never a stale pointer */
 		if (k >= gjs->npair_cols)
 			gjs->css.ss.ss_ScanTupleSlot->tts_isnull[src->scanpos] = true;

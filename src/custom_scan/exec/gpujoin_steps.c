@@ -315,17 +315,25 @@ gpujoin_fill_null_extended(GpuJoinState *gjs, int side, int64 row)
 
 	for (k = 0; k < gjs->nscan; k++)
 	{
-		if (gjs->scan_sides[k] == side)
+		if (gjs->scan_sides[k] != side)
+		{
+			scan->tts_values[k] = (Datum) 0;
+			scan->tts_isnull[k] = true;
+		}
+		else if (gjs->scan_keys[k] >= 0)
+		{
+			/* the key's values are the Datums (gpujoin_plan_scan_keys) */
+			HostKeyColumn *key = &buf->keys[gjs->scan_keys[k]];
+
+			scan->tts_values[k] = (Datum) key->values[row];
+			scan->tts_isnull[k] = key->isnull != NULL && key->isnull[row];
+		}
+		else
 		{
 			HostDatumColumn *col = buf->cols + gjs->scan_cols[k];
 
 			scan->tts_values[k] = col->values[row];
 			scan->tts_isnull[k] = col->isnull[row];
-		}
-		else
-		{
-			scan->tts_values[k] = (Datum) 0;
-			scan->tts_isnull[k] = true;
 		}
 	}
 }

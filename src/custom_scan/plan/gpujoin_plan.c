@@ -179,6 +179,107 @@ gpujoin_scan_tlist_add_var(List **scan_tlist, GpuJoinPlanInfo *info, Var *var,
 }
 
 /*
+ * Whether the 8-byte device values of a key column of this GjType are, bit
+ * for bit, the column's Datums: the integers, date and the timestamps, whose
+ * every value gj_datum_to_value encodes exactly, as the sign-extended
+ * integer that their GetDatum macros make of it (a 64-bit Datum holds int8
+ * by value).  Not the floats (a double's bits; float4 widened), oid
+ * (zero-extended), bool, nor the types whose values may have no exact
+ * encoding and need the host (numeric, interval, timetz).
+ */
+static bool
+key_values_are_datums(int type)
+{
+#if SIZEOF_DATUM == 8
+	switch (type)
+	{
+		case GJT_INT2:
+		case GJT_INT4:
+		case GJT_INT8:
+		case GJT_DATE:
+		case GJT_TIMESTAMP:
+		case GJT_TIMESTAMPTZ:
+			return true;
+		default:
+			return false;
+	}
+#else
+	return false;
+#endif
+}
+
+/*
+ * The key column of one side that holds a scan column's Datums, or -1: the
+ * same column of the child plan, not hashed, of a type whose key values
+ * are its Datums.
+ */
+static int
+scan_column_key(const GpuJoinPlanInfo *info, int side, int attno, Var *var)
+{
+	List	   *attnos = side == GJ_SIDE_OUTER ? info->outer_key_attnos : info->inner_key_attnos;
+	List	   *types = side == GJ_SIDE_OUTER ? info->outer_key_types : info->inner_key_types;
+	List	   *hashfuncs = side == GJ_SIDE_OUTER ? info->outer_key_hashfuncs :
+		info->inner_key_hashfuncs;
+	int			j;
+
+	for (j = 0; j < list_length(attnos); j++)
+	{
+		int			type = list_nth_int(types, j);
+
+		if (list_nth_int(attnos, j) == attno &&
+			!OidIsValid(list_nth_oid(hashfuncs, j)) &&
+			type == gj_device_type_of(var->vartype) &&
+			key_values_are_datums(type))
+			return j;
+	}
+	return -1;
+}
+
+/*
+ * Which scan columns a side need not store as Datums (info->scan_keys):
+ * those that only the device quals read -- on the host, in a recheck of a
+ * pair the device flagged, or in the host's evaluation of the pairs of a row
+ * with an inexact key -- and whose key column's values are their Datums
+ * (scan_column_key).  The executor then reads such a column from the key
+ * column wherever it fills the scan tuple (gpujoin_resolve_scan_columns),
+ * and the drain writes 9 bytes a row less for it.
+ *
+ * readers is every expression of the node, other than the device quals and
+ * the recheck quals (the join quals, which the device quals and the host
+ * quals are), that reads the scan tuple or a side's stored columns: the
+ * target list, the host quals, the filter; for the aggregate node also
+ * HAVING, the aggregates' arguments and the grouping keys, which it reads
+ * from the stored columns.  A column any of them reads keeps its Datums.
+ * Call after the last Var is added to the scan tuple.
+ */
+void
+gpujoin_plan_scan_keys(GpuJoinPlanInfo *info, List *scan_tlist, List *readers)
+{
+	List	   *read_vars;
+	List	   *scan_keys = NIL;
+	bool		any = false;
+	int			k;
+
+	info->scan_keys = NIL;
+	if (!gpujoin_columns_from_keys)
+		return;
+	read_vars = pull_var_clause((Node *) readers, PVC_RECURSE_AGGREGATES |
+								PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
+	for (k = 0; k < list_length(info->scan_sides); k++)
+	{
+		Var		   *var = castNode(Var, list_nth_node(TargetEntry, scan_tlist, k)->expr);
+		int			key = -1;
+
+		if (!list_member(read_vars, var))
+			key = scan_column_key(info, list_nth_int(info->scan_sides, k),
+								  list_nth_int(info->scan_attnos, k), var);
+		scan_keys = lappend_int(scan_keys, key);
+		any |= key >= 0;
+	}
+	info->scan_keys = any ? scan_keys : NIL;
+}
+
+/*
  * The CustomScan of a planned join, with a GpuJoin's custom_exprs and
  * custom_private (gpujoin_plan_private.h); the aggregate node appends its
  * own entries to both and sets its qual.
@@ -234,6 +335,8 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	foreach(lc, vars)
 		(void) gpujoin_scan_tlist_add_var(&scan_tlist, &join.info, lfirst(lc),
 										  join.outer_plan, join.inner_plan);
+	gpujoin_plan_scan_keys(&join.info, scan_tlist,
+						   list_make3(tlist, join.host_clauses, join.filter_clauses));
 
 	return &gpujoin_make_custom_scan(rel, best_path, tlist, custom_plans, &join,
 									 scan_tlist)->scan.plan;

@@ -59,7 +59,8 @@ typedef enum KeyField
 typedef enum ScanField
 {
 	SCAN_SIDES,
-	SCAN_ATTNOS
+	SCAN_ATTNOS,
+	SCAN_KEYS
 } ScanField;
 
 /* GJ_PRIVATE_SPECS, and the two lists it holds */
@@ -279,7 +280,8 @@ gpujoin_plan_info_serialize(const GpuJoinPlanInfo *info)
 											  info->jointype));
 	private = lappend(private, list_make4(info->outer_key_attnos, info->outer_key_types,
 										  info->inner_key_attnos, info->inner_key_types));
-	private = lappend(private, list_make2(info->scan_sides, info->scan_attnos));
+	private = lappend(private, list_make3(info->scan_sides, info->scan_attnos,
+										  info->scan_keys));
 	private = lappend(private, program_to_list(info->program.instrs, info->program.ninstrs));
 	private = lappend(private, specs_to_list(&info->range, &info->equi));
 	private = lappend(private, guard_to_list(&info->band_guard));
@@ -310,6 +312,7 @@ gpujoin_plan_info_deserialize(List *private, GpuJoinPlanInfo *info)
 	info->inner_key_types = list_nth(keys, KEY_INNER_SECOND);
 	info->scan_sides = list_nth(scan, SCAN_SIDES);
 	info->scan_attnos = list_nth(scan, SCAN_ATTNOS);
+	info->scan_keys = list_nth(scan, SCAN_KEYS);
 	info->program.ninstrs = list_to_program(list_nth(private, GJ_PRIVATE_PROGRAM),
 											info->program.instrs);
 	list_to_specs(list_nth(private, GJ_PRIVATE_SPECS), &info->range, &info->equi);

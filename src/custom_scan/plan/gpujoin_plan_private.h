@@ -39,7 +39,7 @@ typedef enum GpuJoinPrivateIndex
 	GJ_PRIVATE_HEAD,
 	/* (outer key attnos, outer key types, inner key attnos, inner key types) */
 	GJ_PRIVATE_KEY_COLUMNS,
-	/* (scan_sides, scan_attnos): the sources of custom_scan_tlist */
+	/* (scan_sides, scan_attnos, scan_keys): the sources of custom_scan_tlist */
 	GJ_PRIVATE_SCAN_COLUMNS,
 	/* the device program, one instruction list per instruction */
 	GJ_PRIVATE_PROGRAM,
