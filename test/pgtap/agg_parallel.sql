@@ -22,23 +22,7 @@
 BEGIN;
 SELECT plan(40);
 
-CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
-
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 -- parallel workers cannot read temporary tables: plain ones, rolled back.
 -- v is NULL in every row of group g = 0 and in some others.
@@ -114,13 +98,13 @@ SET LOCAL enable_nestloop = off;
 SET LOCAL enable_hashjoin = off;
 SET LOCAL enable_mergejoin = off;
 
-SELECT matches(pg_temp.plan_of(:'q_plain'),
+SELECT matches(pg_temp.plan_shape(:'q_plain'),
                '^Finalize Aggregate\n\s+->  Gather\n.*->  Parallel Custom Scan \(GpuJoin\)\n\s+GPU Aggregates: PARTIAL count\(\*\).*\n\s+Aggregate Mode: partial\n',
                'no GROUP BY: Finalize Aggregate over a Gather over the partial aggregate node');
-SELECT matches(pg_temp.plan_of(:'q_group'),
+SELECT matches(pg_temp.plan_shape(:'q_group'),
                '^Finalize (Group|Hash)Aggregate\n.*->  Gather\n.*->  Parallel Custom Scan \(GpuJoin\)\n\s+Group Key: f.g\n\s+GPU Aggregates: PARTIAL count\(\*\).*\n\s+Aggregate Mode: partial\n',
                'GROUP BY: a Finalize Agg over a Gather over the partial aggregate node');
-SELECT matches(pg_temp.plan_of(:'q_having'),
+SELECT matches(pg_temp.plan_shape(:'q_having'),
                '^Finalize (Group|Hash)Aggregate\n(.*\n)*\s+Filter: \(\(count\(\*\) > 1000000\).*(.*\n)*\s+Aggregate Mode: partial\n',
                'HAVING is the Finalize Agg''s filter, not the partial node''s');
 -- The leader's own line: "Backend: cpu" where it ran a share, "Device: cpu"
@@ -165,30 +149,30 @@ SELECT is(:'par_semi'::text, :'native_semi'::text, 'a semi join in parallel: the
 -- float sums of integer values: exact in any order, so the native results
 SELECT is(:'par_float_exact'::text, :'native_float_exact'::text,
           'sum(float8) and avg(float4/float8), grouping by both sides: the native results');
-SELECT matches(pg_temp.plan_of(:'q_both'), 'Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_both'), 'Aggregate Mode: partial',
                'grouping by both sides is a partial aggregate node too');
-SELECT matches(pg_temp.plan_of(:'q_empty'), 'Gather(.*\n)*\s+Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_empty'), 'Gather(.*\n)*\s+Aggregate Mode: partial',
                'the empty inner side''s plan is the partial aggregate node');
-SELECT matches(pg_temp.plan_of(:'q_nopair'), 'Gather(.*\n)*\s+Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_nopair'), 'Gather(.*\n)*\s+Aggregate Mode: partial',
                'so is the plan with no pair');
 
-SELECT matches(pg_temp.plan_of(:'q_float'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.f\)(.*\n)*\s+Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_float'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.f\)(.*\n)*\s+Aggregate Mode: partial',
                'sum(float8) (a float8 state, float8pl) is a partial aggregate node');
-SELECT matches(pg_temp.plan_of(:'q_float_exact'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(\(\(f.v\)::double precision \* \(d.w\)::double precision\)\), PARTIAL avg(.*\n)*\s+Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_float_exact'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(\(\(f.v\)::double precision \* \(d.w\)::double precision\)\), PARTIAL avg(.*\n)*\s+Aggregate Mode: partial',
                'avg(float4/float8) (float8_accum''s {N, Sx, Sxx}) are a partial aggregate node');
-SELECT matches(pg_temp.plan_of(:'q_int8'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.b\)(.*\n)*\s+Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_int8'), 'GPU Aggregates: PARTIAL count\(\*\), PARTIAL sum\(f.b\)(.*\n)*\s+Aggregate Mode: partial',
                'sum/avg(int8) (a serialised state) are a partial aggregate node');
-SELECT matches(pg_temp.plan_of(:'q_int8_none'), 'Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_int8_none'), 'Aggregate Mode: partial',
                'so is the plan over no pair');
 
 -- aggregates whose partial state the node does not produce: no partial node
-SELECT doesnt_match(pg_temp.plan_of(:'q_strings'), 'Aggregate Mode: partial',
+SELECT doesnt_match(pg_temp.plan_shape(:'q_strings'), 'Aggregate Mode: partial',
                     'string_agg gets no partial node');
-SELECT doesnt_match(pg_temp.plan_of(:'q_strings'), 'GPU Aggregates',
+SELECT doesnt_match(pg_temp.plan_shape(:'q_strings'), 'GPU Aggregates',
                     'string_agg gets no aggregate node at all');
 
 -- an argument that overflows: the native plan's error, from the partial node
-SELECT matches(pg_temp.plan_of(:'q_overflow'), 'Aggregate Mode: partial',
+SELECT matches(pg_temp.plan_shape(:'q_overflow'), 'Aggregate Mode: partial',
                'sum(int4 * int4) is a partial aggregate node');
 SET LOCAL gpujoin.enabled = off;
 SET LOCAL max_parallel_workers_per_gather = 0;

@@ -17,45 +17,38 @@ FROM generate_series(1, 500) g;
 ANALYZE r;
 ANALYZE s;
 
-CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 SET LOCAL enable_nestloop = off;
 SET LOCAL enable_hashjoin = off;
 SET LOCAL enable_mergejoin = off;
 
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.t = s.t'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.t = s.t'),
                'Device Quals: \(r.t = s.t\)\n.*Host Quals: \(r.t = s.t\)',
                'text equality: a device qual on the hashes and a host qual');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.u = s.u'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.u = s.u'),
                'Custom Scan \(GpuJoin\)', 'uuid equality runs as GpuJoin');
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON NOT (r.t = s.t)'),
+SELECT doesnt_match(pg_temp.plan_shape('SELECT * FROM r JOIN s ON NOT (r.t = s.t)'),
                'GpuJoin', 'a negated text equality is no device qual');
 
 -- an operator with texteq's function but no hash opfamily
 CREATE OPERATOR pg_temp.=== (function = texteq, leftarg = text, rightarg = text);
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.t OPERATOR(pg_temp.===) s.t'),
+SELECT doesnt_match(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.t OPERATOR(pg_temp.===) s.t'),
                'GpuJoin', 'an equality outside a hash opfamily is no device qual');
 
 SELECT EXISTS (SELECT FROM pg_collation WHERE collprovider = 'i') AS have_icu \gset
 \if :have_icu
 CREATE COLLATION pg_temp.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE COLLATION pg_temp.det (provider = icu, locale = 'und');
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.t = s.t COLLATE pg_temp.ci'),
+SELECT doesnt_match(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.t = s.t COLLATE pg_temp.ci'),
                'GpuJoin', 'nondeterministic collation: no GpuJoin path');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.t = s.t COLLATE pg_temp.ci AND r.a = s.b'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.t = s.t COLLATE pg_temp.ci AND r.a = s.b'),
                'Device Quals: \(r.a = s.b\)\n\s*Host Quals: \(\(r.t\)::text = \(s.t\)::text\)',
                'nondeterministic collation: the equality is a host qual only');
 SELECT is((SELECT count(*) FROM r JOIN s ON r.t = s.t COLLATE pg_temp.ci AND r.a = s.b),
           (SELECT count(*) FROM r JOIN s ON lower(r.t) = lower(s.t) AND r.a = s.b),
           'nondeterministic collation: case-insensitive matches');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.t = s.t COLLATE pg_temp.det'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.t = s.t COLLATE pg_temp.det'),
                'Custom Scan \(GpuJoin\)', 'deterministic ICU collation runs as GpuJoin');
 \else
 SELECT skip('ICU is not available in this build', 4);

@@ -11,34 +11,27 @@ CREATE TEMP TABLE s AS SELECT g AS id, g % 90 AS a, (g % 41)::float8 AS f FROM g
 ANALYZE r;
 ANALYZE s;
 
-CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 SET LOCAL enable_nestloop = off;
 SET LOCAL enable_hashjoin = off;
 SET LOCAL enable_mergejoin = off;
 
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.a > s.a'),
                'Custom Scan \(GpuJoin\)', 'forced: a theta join runs as GpuJoin');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON s.a BETWEEN r.a - 5 AND r.a + 5'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON s.a BETWEEN r.a - 5 AND r.a + 5'),
                'Custom Scan \(GpuJoin\)', 'forced: a band join runs as GpuJoin');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a = s.a'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.a = s.a'),
                'Custom Scan \(GpuJoin\)', 'forced: an equi-join runs as GpuJoin');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r FULL JOIN s ON r.a > s.a'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r FULL JOIN s ON r.a > s.a'),
                'Custom Scan \(GpuJoin\)', 'a FULL JOIN PostgreSQL cannot plan runs as GpuJoin');
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a::text > s.a::text'),
+SELECT doesnt_match(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.a::text > s.a::text'),
                'GpuJoin', 'no device-evaluable qual: no GpuJoin');
-SELECT matches(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a AND r.id::text < s.id::text'),
+SELECT matches(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.a > s.a AND r.id::text < s.id::text'),
                'Host Quals: \(\(r.id\)::text < \(s.id\)::text\)', 'text comparison stays a host qual');
 
 SET LOCAL gpujoin.enabled = off;
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM r JOIN s ON r.a > s.a'),
+SELECT doesnt_match(pg_temp.plan_shape('SELECT * FROM r JOIN s ON r.a > s.a'),
                'GpuJoin', 'gpujoin.enabled = off: never GpuJoin');
 SELECT throws_ok('EXPLAIN SELECT * FROM r FULL JOIN s ON r.a > s.a', '0A000', NULL,
                'gpujoin.enabled = off: PostgreSQL''s error for a FULL JOIN it cannot plan');
@@ -53,9 +46,9 @@ SELECT results_eq(
 SET LOCAL enable_nestloop = on;
 SET LOCAL enable_hashjoin = on;
 SET LOCAL enable_mergejoin = on;
-SELECT doesnt_match(pg_temp.plan_of('SELECT * FROM (VALUES (1), (2)) v(x) JOIN s ON v.x = s.a'),
+SELECT doesnt_match(pg_temp.plan_shape('SELECT * FROM (VALUES (1), (2)) v(x) JOIN s ON v.x = s.a'),
                'GpuJoin', 'default costs: a tiny equi-join stays native');
-SELECT matches(pg_temp.plan_of('SELECT count(*) FROM r JOIN s ON r.a > s.a'),
+SELECT matches(pg_temp.plan_shape('SELECT count(*) FROM r JOIN s ON r.a > s.a'),
                'GpuJoin', 'default costs: a 2000 x 2000 theta join picks GpuJoin');
 
 -- what the backend sees

@@ -29,14 +29,7 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 SELECT is((SELECT string_agg(context, ',' ORDER BY name) FROM pg_settings
            WHERE name IN ('gpujoin.service', 'gpujoin.service_backend', 'gpujoin.service_staging_memory')),
@@ -120,12 +113,6 @@ INSERT INTO aggqueries VALUES
      '{auto,nestloop,sortmerge}', false);
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.enabled = off;
-CREATE FUNCTION pg_temp.rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
-DECLARE result text[];
-BEGIN
-    EXECUTE 'SELECT coalesce(array_agg(t::text ORDER BY t::text), ''{}'') FROM (' || q || ') t' INTO result;
-    RETURN result;
-END $$;
 -- the rows of q under gpujoin.algorithm = algorithm
 CREATE FUNCTION pg_temp.rows_with(q text, algorithm text) RETURNS text[] LANGUAGE plpgsql AS $$
 BEGIN

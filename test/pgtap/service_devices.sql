@@ -18,14 +18,7 @@
 BEGIN;
 SELECT plan(40);
 
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 SELECT is((SELECT string_agg(context, ',' ORDER BY name) FROM pg_settings
            WHERE name IN ('gpujoin.devices', 'gpujoin.service_simulated_devices')),
@@ -81,12 +74,6 @@ INSERT INTO aggqueries VALUES
 
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.enabled = off;
-CREATE FUNCTION pg_temp.rows_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
-DECLARE result text[];
-BEGIN
-    EXECUTE 'SELECT coalesce(array_agg(t::text ORDER BY t::text), ''{}'') FROM (' || q || ') t' INTO result;
-    RETURN result;
-END $$;
 CREATE TEMP TABLE native AS SELECT name, pg_temp.rows_of(q) AS rows FROM queries;
 CREATE TEMP TABLE onenative AS SELECT name, pg_temp.rows_of(q) AS rows FROM onequeries;
 CREATE TEMP TABLE aggnative AS SELECT name, pg_temp.rows_of(q) AS rows FROM aggqueries;

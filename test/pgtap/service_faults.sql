@@ -32,14 +32,8 @@ SET LOCAL gpujoin.enabled = on;
 CREATE FUNCTION pg_temp.service_pid() RETURNS int LANGUAGE sql AS $$
     SELECT pid FROM pg_stat_activity WHERE backend_type = 'gpujoin service'
 $$;
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
+
 CREATE FUNCTION pg_temp.error_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE msg text; detail text;
 BEGIN

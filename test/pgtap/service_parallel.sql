@@ -32,14 +32,7 @@ SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service_backend'), 'cuda',
           'gpujoin.service_backend is cuda by default');
 
-CREATE FUNCTION pg_temp.explain_analyze(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
+\ir lib/plans.sql
 
 CREATE FUNCTION pg_temp.served() RETURNS bigint LANGUAGE sql AS $$
     SELECT substring(status FROM ', ([0-9]+) served;')::bigint
@@ -470,16 +463,8 @@ BEGIN
     PERFORM pg_sleep(0.001);
     RETURN true;
 END $$;
-CREATE FUNCTION pg_temp.explain_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE line text; result text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-        result := result || line || E'\n';
-    END LOOP;
-    RETURN result;
-END $$;
 \set qp_slow 'SELECT count(*) FROM gj_pi_outer o JOIN gj_pi_inner i ON o.k = i.k AND gj_pi_slow(i.w)'
-SELECT matches(pg_temp.explain_plan(:'qp_slow'), 'Parallel Custom Scan \(GpuJoin\).*Parallel Seq Scan on gj_pi_inner i',
+SELECT matches(pg_temp.plan_shape(:'qp_slow'), 'Parallel Custom Scan \(GpuJoin\).*Parallel Seq Scan on gj_pi_inner i',
                'the slow drain is planned with its inner side drained in parallel');
 SET LOCAL statement_timeout = '500ms';
 SELECT is(pg_temp.cancelled(:'qp_slow'), '57014 canceling statement due to statement timeout',

@@ -2,12 +2,22 @@
 -- (\ir lib/plans.sql), in pg_temp so that the file's transaction drops them.
 -- pg_prove runs test/pgtap/*.sql only: this file is no test of its own.
 --   plan_of(q)          EXPLAIN of q, the lines joined by newlines
+--   plan_shape(q)       EXPLAIN (COSTS OFF) of q, the same way
 --   explain_analyze(q)  EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 --   rows_of(q)          q's rows as a sorted text array (a multiset)
 CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
+        result := result || line || E'\n';
+    END LOOP;
+    RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.plan_shape(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; result text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
         result := result || line || E'\n';
     END LOOP;
     RETURN result;
