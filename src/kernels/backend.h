@@ -302,7 +302,8 @@ typedef enum GjInterpretedWhy
 	GJ_INTERPRETED_COMPILE_FAILED,
 	GJ_INTERPRETED_LOAD_FAILED,
 	GJ_INTERPRETED_CACHE_FULL,
-	GJ_INTERPRETED_KERNEL		/* the step's kernel has no compiled form */
+	GJ_INTERPRETED_KERNEL,		/* the step's kernel has no compiled form */
+	GJ_INTERPRETED_COMPILING	/* compiling on another thread, not ready yet */
 } GjInterpretedWhy;
 
 /* Add one step's program counters (GjStats) to a total's. */

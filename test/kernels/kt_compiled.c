@@ -23,7 +23,7 @@
 #include "kernels/shared/gj_keys.h"
 
 /* The test hooks of cuda/cuda_compile.cu (cuda_stub.c without nvcc). */
-extern char *gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs,
+extern char *gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 										  uint32_t outer_nullable, uint32_t inner_nullable,
 										  int arch, double *ms, char *message,
 										  size_t message_len);
@@ -33,6 +33,10 @@ extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
 #define KT_ARCH		90
+
+/* cuda_internal.cuh's kinds: the program count kernel, the nested loop's pairs */
+#define KT_KIND_COUNT	1
+#define KT_KIND_PAIRS	2
 
 /* ---------------------------------------------------------------------
  * Programs of up to 8 operators over int4, int8 and float8
@@ -399,16 +403,17 @@ nv_programs(Program *progs, int limit)
 
 /*
  * NVRTC compiles the count kernel of each program, its columns with and
- * without NULLs, for sm_90; the PTX has no local memory (the stack and the
- * columns are in registers) and no indirect branch (the interpreter's
- * switch is gone).  One test per program.
+ * without NULLs, and its nested loop's pairs kernels with NULLs, for
+ * sm_90; the PTX has no local memory (the stack and the columns are in
+ * registers) and no indirect branch (the interpreter's switch is gone).
+ * One test per program.
  */
 static void
 nv_check_programs(const Program *progs, int n, const char *skip)
 {
 	for (int i = 0; i < n; i++)
 	{
-		double		ms[2] = {0, 0};
+		double		ms[3] = {0, 0, 0};
 		char		message[2048];
 		bool		ok = true;
 
@@ -418,11 +423,13 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			printf("ok %d - NVRTC compiles %s # SKIP %s\n", test_number, progs[i].name, skip);
 			continue;
 		}
-		for (int nulls = 0; nulls < 2 && ok; nulls++)
+		for (int v = 0; v < 3 && ok; v++)
 		{
+			int			nulls = v > 0;
 			uint32_t	mask = nulls ? 0xffu : 0;
-			char	   *ptx = gj_cuda_test_compile_program(progs[i].instrs, progs[i].ninstrs,
-														   mask, mask, KT_ARCH, &ms[nulls],
+			char	   *ptx = gj_cuda_test_compile_program(v < 2 ? KT_KIND_COUNT : KT_KIND_PAIRS,
+														   progs[i].instrs, progs[i].ninstrs,
+														   mask, mask, KT_ARCH, &ms[v],
 														   message, sizeof(message));
 
 			if (ptx == NULL)
@@ -443,11 +450,11 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			GjNarrowing nw;
 
 			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
-			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms\n", progs[i].ninstrs,
-				   gj_program_variant(&nw), ms[0], ms[1]);
+			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms, pairs kernels %.0f ms\n",
+				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2]);
 		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
-			   "(no local memory, no indirect branch, with and without NULLs)");
+			   "(count and pairs kernels: no local memory, no indirect branch)");
 	}
 }
 

@@ -885,6 +885,7 @@ pc_run_step_check(const Side *outer, const Side *inner, const Program *prog,
 	}
 	qsort(want.pairs, want.n, sizeof(uint64_t), cmp_u64);
 	rowcount_input(&input, outer, inner, prog);
+	input.compile_programs = pc_compile;
 	memset(&err, 0, sizeof(err));
 	ok = run_schedule(&gj_cpu_backend, &input, &s, &cpu, &err);
 	if (!ok)
@@ -916,8 +917,40 @@ pc_test_run_step(const Side *outer, const Side *inner, bool cuda)
 {
 	report(pc_each_program(outer, inner, cuda, pc_run_step_check),
 		   "program prefilter: run_step's pairs and recheck flags%s%s",
-		   cuda ? " on cpu and cuda, equal," : "",
+		   !cuda ? "" : pc_compile == GJ_COMPILE_ALWAYS ? " on cpu and cuda compiled, equal," :
+		   " on cpu and cuda, equal,",
 		   " against every pair through the program, over 3 x 2 tiles");
+}
+
+/*
+ * run_step's pairs over sides large enough for several outer blocks of the
+ * compiled pairs kernels (up to 4,096 rows a block), many inner slices, and
+ * steps cut short by the match buffer (a tile's inner rows), row counts
+ * that are no multiple of anything: one program of each shape.
+ */
+static void
+pc_test_run_step_big(void)
+{
+	Side		outer,
+				inner;
+	bool		ok = true;
+
+	rowcount_make_side(&outer, 9001);
+	rowcount_make_side(&inner, 7003);
+	for (int t = 0; t < PC_NSHAPES && ok; t++)
+	{
+		Program		prog;
+		GjCompareConjunction lead;
+
+		pc_random_program((PcShape) t, &prog, &lead);
+		ok = pc_run_step_check(&outer, &inner, &prog, &lead, true);
+	}
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+	report(ok, "%s, 9k x 7k rows: %s",
+		   pc_compile == GJ_COMPILE_ALWAYS ? "compiled pairs kernels" : "interpreted pairs",
+		   "run_step's pairs and recheck flags on cpu and cuda equal (many outer blocks, "
+		   "inner slices and steps)");
 }
 
 /*
@@ -1115,7 +1148,7 @@ pc_test_compiled(const Side *outer, const Side *inner)
 
 	if (nvrtc == NULL || nvrtc[0] == '\0')
 	{
-		for (int t = 0; t < PC_NSHAPES + 4; t++)
+		for (int t = 0; t < PC_NSHAPES + 6; t++)
 		{
 			test_number++;
 			printf("ok %d - program count, compiled # SKIP no NVRTC\n", test_number);
@@ -1128,6 +1161,8 @@ pc_test_compiled(const Side *outer, const Side *inner)
 		pc_test_random(outer, inner, (PcShape) s, true);
 	pc_test_spec_programs(true);
 	pc_test_agg(outer, inner, true);
+	pc_test_run_step(outer, inner, true);
+	pc_test_run_step_big();
 	pc_test_big_cuda();
 	pc_test_banded();
 	pc_compile = GJ_COMPILE_OFF;
@@ -1136,8 +1171,8 @@ pc_test_compiled(const Side *outer, const Side *inner)
 int
 program_count_test_count(bool cuda)
 {
-	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0) +
-		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 : 0);
+	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 : 0) +
+		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 + 1 : 0);
 }
 
 /*
@@ -1167,6 +1202,7 @@ run_program_count_tests(bool cuda)
 		pc_test_spec_programs(true);
 		pc_test_agg(&outer, &inner, true);
 		pc_test_run_step(&outer, &inner, true);
+		pc_test_run_step_big();
 		pc_test_big_cuda();
 		pc_test_compiled(&outer, &inner);
 	}

@@ -4,8 +4,9 @@
 -- compares gives the native plan's answer with the setting off, on and
 -- always, over NULLs, duplicates and an int4 sum that overflows for some
 -- pairs (those pairs are the host's to recheck, and PostgreSQL raises its
--- error for them in both plans); EXPLAIN ANALYZE names how the program
--- ran.  Where the join ran on the cuda backend (directly or in the GPU
+-- error for them in both plans); a nested loop that returns its rows
+-- (the pairs kernels) gives the native plan's rows with the setting off
+-- and always; EXPLAIN ANALYZE names how the program ran.  Where the join ran on the cuda backend (directly or in the GPU
 -- service), always compiles the program at CI size, the next run finds it
 -- in the cache, on uses it and off interprets it; on the cpu backend every
 -- program is interpreted.
@@ -14,7 +15,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(17);
+SELECT plan(21);
 
 \ir lib/plans.sql
 
@@ -91,6 +92,22 @@ SET LOCAL gpujoin.compile_programs = on;
 SELECT ok(pg_temp.program_line(:'q') !~ '^compiled', 'cpu, on: interpreted');
 SET LOCAL gpujoin.compile_programs = off;
 SELECT ok(pg_temp.program_line(:'q') !~ '^compiled', 'cpu, off: interpreted');
+\endif
+
+-- rows returned: the nested loop's pairs kernels, compiled on cuda with always
+\set qr 'SELECT r.id AS rid, s.id AS sid, r.x + s.y AS xy FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0 WHERE r.id % 5 = 0'
+SET LOCAL gpujoin.enabled = off;
+CREATE TEMP TABLE cp_native_rows AS SELECT pg_temp.rows_of(:'qr') AS r;
+SET LOCAL gpujoin.enabled = on;
+SELECT ok(cardinality((SELECT r FROM cp_native_rows)) > 1000, 'the native rows are many');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT is(pg_temp.rows_of(:'qr'), (SELECT r FROM cp_native_rows), 'rows, off: the native rows');
+SET LOCAL gpujoin.compile_programs = always;
+SELECT is(pg_temp.rows_of(:'qr'), (SELECT r FROM cp_native_rows), 'rows, always: the native rows');
+\if :on_cuda
+SELECT ok(pg_temp.program_line(:'qr') ~ '^compiled', 'cuda, always: the pairs kernels ran compiled');
+\else
+SELECT is(pg_temp.program_line(:'qr'), '(none)', 'cpu, always: no program line for the rows either');
 \endif
 
 -- an int4 overflow in the program: the pairs are rechecked on the host,

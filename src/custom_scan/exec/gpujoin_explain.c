@@ -134,6 +134,8 @@ gpujoin_interpreted_why(int why)
 			return "loading the compiled program failed";
 		case GJ_INTERPRETED_CACHE_FULL:
 			return "the cache of compiled programs is full";
+		case GJ_INTERPRETED_COMPILING:
+			return "compiling in the background";
 		default:
 			return NULL;
 	}
@@ -163,10 +165,12 @@ explain_program(const GjStats *stats, ExplainState *es)
 	else
 		text = pstrdup("compiled");
 	if (stats->program_steps_compiled > 0 && stats->program_steps_interpreted > 0)
-		text = psprintf("%s, %lld of %lld steps interpreted", text,
+		text = psprintf("%s, %lld of %lld steps interpreted%s%s%s", text,
 						(long long) stats->program_steps_interpreted,
 						(long long) (stats->program_steps_compiled +
-									 stats->program_steps_interpreted));
+									 stats->program_steps_interpreted),
+						why != NULL ? " (" : "", why != NULL ? why : "",
+						why != NULL ? ")" : "");
 	ExplainPropertyText("Program", text, es);
 	if (stats->programs_cached > 0)
 		ExplainPropertyInteger("Program Cache Hits", NULL, stats->programs_cached, es);

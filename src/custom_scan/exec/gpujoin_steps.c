@@ -113,7 +113,8 @@ gpujoin_backend_run(GpuJoinState *gjs, const GjAggSpec *spec, GjAggPartial *part
 
 	/* a program the backend could not compile runs interpreted: noted once */
 	if (!gjs->program_noted && gjs->counters.stats.interpreted_why >= GJ_INTERPRETED_NO_NVRTC &&
-		gjs->counters.stats.interpreted_why != GJ_INTERPRETED_KERNEL)
+		gjs->counters.stats.interpreted_why != GJ_INTERPRETED_KERNEL &&
+		gjs->counters.stats.interpreted_why != GJ_INTERPRETED_COMPILING)
 	{
 		gjs->program_noted = true;
 		elog(DEBUG1, "gpujoin: the join's program runs interpreted: %s",

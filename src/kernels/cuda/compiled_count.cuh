@@ -5,7 +5,10 @@
  *	  per outer row, the inner rows of a nested-loop tile for which the
  *	  program is TRUE, and the pairs the host must recheck, as
  *	  cuda_program_count.cu's pc_count_kernel counts them with the
- *	  interpreter.
+ *	  interpreter.  The same body makes the nested loop's pairs kernels
+ *	  (GJC_KIND 2): the count pass, matches and pairs to recheck per (outer
+ *	  row, inner slice), and the write pass, each such pair at its offset
+ *	  with the recheck flag, as cuda_nestloop.cu's program_kernel does.
  *
  * Both compilers read this file.  nvcc, in cuda_program_count.cu, sees
  * only the arguments (GjcArgs) and the tuning constants, to launch the
@@ -77,7 +80,22 @@ typedef struct GjcArgs
 	unsigned long long *counts; /* per outer row, zeroed; NULL: total only */
 	unsigned long long *total;	/* zeroed */
 	unsigned long long *host;	/* zeroed */
+	/* the pairs kernels (GJ_COMPILED_PAIRS) */
+	unsigned long long *scratch;	/* per (outer row, slice): count out, offset in */
+	int64_t		nslices;
+	uint32_t   *out_outer;		/* GJC_PAIR_RECHECK | outer_first + row */
+	uint32_t   *out_inner;		/* inner_first + the tile's row */
+	uint32_t	outer_first;
+	uint32_t	inner_first;
 } GjcArgs;
+
+/* What the kernel body does with the pairs it evaluates. */
+#define GJC_MODE_COUNT		0	/* count per outer row and in total */
+#define GJC_MODE_PAIR_COUNT 1	/* count per (outer row, slice) */
+#define GJC_MODE_PAIR_WRITE 2	/* write each match at its offset */
+
+/* backend.h's GJ_PAIR_RECHECK, which NVRTC does not see */
+#define GJC_PAIR_RECHECK	0x80000000u
 
 #ifdef GJC_NINSTRS
 
@@ -188,8 +206,9 @@ gjc_inner_value(const int64_t *v, const int32_t *v32, int col)
 	return GJC_HAS(GJC_INNER_NARROW, col) ? (int64_t) v32[col] : v[col];
 }
 
-extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
-gjc_count_kernel(const GjcArgs a)
+template <int MODE>
+__device__ __forceinline__ void
+gjc_kernel_body(const GjcArgs &a)
 {
 	constexpr GjSimpleCompare lead[GJC_MAX1(GJC_LEAD_N)] = GJC_LEAD;
 	constexpr int nstaged64 = gjc_popcount(GJC_INNER_COLS64);
@@ -212,6 +231,7 @@ gjc_count_kernel(const GjcArgs a)
 	int64_t		okey[GJC_ROWS][GJC_MAX1(GJC_LEAD_N)];
 	bool		valid[GJC_ROWS];
 	uint32_t	count[GJC_ROWS];
+	unsigned long long pos[MODE == GJC_MODE_PAIR_WRITE ? GJC_ROWS : 1];
 	uint32_t	host[GJC_ROWS];
 	unsigned long long host_sum = 0;
 	unsigned long long sum = 0;
@@ -231,6 +251,8 @@ gjc_count_kernel(const GjcArgs a)
 		valid[r] = j < a.nrows;
 		count[r] = 0;
 		host[r] = 0;
+		if constexpr (MODE == GJC_MODE_PAIR_WRITE)
+			pos[r] = valid[r] ? a.scratch[j * a.nslices + blockIdx.y] : 0;
 #pragma unroll
 		for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 		{
@@ -425,9 +447,24 @@ gjc_count_kernel(const GjcArgs a)
 							slot->i = GJC_HAS(GJC_INNER_NARROW, col) ? iv32[col] : iv[col];
 						*isnull = outer ? onull[r][col] : inull[col];
 					});
-				gjc_add_if(count[r], pass & (res == GJ_RESULT_TRUE));
-				if (decltype(checked)::value)
-					gjc_add_if(host[r], pass & (res == GJ_RESULT_RECHECK));
+				if constexpr (MODE == GJC_MODE_COUNT)
+				{
+					gjc_add_if(count[r], pass & (res == GJ_RESULT_TRUE));
+					if (decltype(checked)::value)
+						gjc_add_if(host[r], pass & (res == GJ_RESULT_RECHECK));
+				}
+				else if constexpr (MODE == GJC_MODE_PAIR_COUNT)
+				{
+					/* a pair the host rechecks is returned, flagged */
+					gjc_add_if(count[r], pass & (res != GJ_RESULT_FALSE));
+				}
+				else if (valid[r] & pass & (res != GJ_RESULT_FALSE))
+				{
+					a.out_outer[pos[r]] = (a.outer_first + (uint32_t) (first + r * GJC_BLOCK)) |
+						(res == GJ_RESULT_RECHECK ? GJC_PAIR_RECHECK : 0u);
+					a.out_inner[pos[r]] = a.inner_first + (uint32_t) (ib + t);
+					pos[r]++;
+				}
 			}
 		}
 		};
@@ -438,6 +475,24 @@ gjc_count_kernel(const GjcArgs a)
 			pairs(GjcChecked<true>());
 	}
 
+	if constexpr (MODE == GJC_MODE_PAIR_WRITE)
+		return;
+	if constexpr (MODE == GJC_MODE_PAIR_COUNT)
+	{
+		/*
+		 * Every row of the step stores its entry, 0 where a NULL compare key
+		 * passed nothing (the scratch is not cleared)
+		 */
+#pragma unroll
+		for (int r = 0; r < GJC_ROWS; r++)
+		{
+			int64_t		j = first + r * GJC_BLOCK;
+
+			if (j < a.nrows)
+				a.scratch[j * a.nslices + blockIdx.y] = valid[r] ? count[r] : 0;
+		}
+		return;
+	}
 #pragma unroll
 	for (int r = 0; r < GJC_ROWS; r++)
 	{
@@ -473,6 +528,31 @@ gjc_count_kernel(const GjcArgs a)
 			atomicAdd(a.host, host_sum);
 	}
 }
+
+/*
+ * The kernels of one kind (gj_cuda_compiled_source's GJC_KIND, the
+ * GJ_COMPILED_* of cuda_internal.cuh): one module holds what one step
+ * launches, so that a kind costs one compile.
+ */
+#if GJC_KIND == 1
+extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
+gjc_count_kernel(const GjcArgs a)
+{
+	gjc_kernel_body<GJC_MODE_COUNT>(a);
+}
+#else
+extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
+gjc_pairs_count_kernel(const GjcArgs a)
+{
+	gjc_kernel_body<GJC_MODE_PAIR_COUNT>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
+gjc_pairs_write_kernel(const GjcArgs a)
+{
+	gjc_kernel_body<GJC_MODE_PAIR_WRITE>(a);
+}
+#endif
 
 #endif							/* GJC_NINSTRS */
 

@@ -16,7 +16,15 @@
  *
  * The cache: one per process, keyed by the kernel's kind, the device, the
  * program's instructions and which of its columns may hold NULLs (the
- * kernel reads a NULL flag only where one may be).  The GPU service is one
+ * kernel reads a NULL flag only where one may be).
+ *
+ * A compile takes 0.3 to 2 s (NVRTC's front end and ptxas on the unrolled
+ * program), longer than many joins it would speed up.  A caller that need
+ * not wait (gpujoin.compile_programs = on) has it compiled on a thread of
+ * its own and interprets its steps until the kernel is ready
+ * (GJ_INTERPRETED_COMPILING): no query waits for NVRTC, and the next step
+ * or the next query finds the kernel.  With always (the tests), the caller
+ * waits, so that every step runs compiled.  The GPU service is one
  * process that serves the joins of every session on several threads, and
  * a backend that runs the cuda backend itself is another: both keep every
  * kernel they compiled until they exit.  A mutex guards it; a program that
@@ -36,6 +44,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <time.h>
 
@@ -91,9 +100,24 @@ typedef struct CacheEntry
 	GjInstr		instrs[GJ_MAX_INSTRS];
 	CacheState	state;
 	int			why;			/* CACHE_FAILED: GjInterpretedWhy */
+	double		build_ms;		/* what compiling and loading took */
 	cudaLibrary_t library;
-	cudaKernel_t kernel;
+	cudaKernel_t kernels[2];	/* the kind's (kind_kernel_names) */
 } CacheEntry;
+
+/* The kernels of each kind, in the order callers receive them. */
+static int
+kind_kernel_names(int kind, const char **names)
+{
+	if (kind == GJ_COMPILED_PAIRS)
+	{
+		names[0] = "gjc_pairs_count_kernel";
+		names[1] = "gjc_pairs_write_kernel";
+		return 2;
+	}
+	names[0] = "gjc_count_kernel";
+	return 1;
+}
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cache_ready = PTHREAD_COND_INITIALIZER;
@@ -278,7 +302,7 @@ append(char *buf, size_t len, size_t *at, const char *fmt, ...)
  * false if it does not fit buf.
  */
 bool
-gj_cuda_compiled_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
+gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 						uint32_t inner_nullable, char *buf, size_t len)
 {
 	GjLeadingCompares lead;
@@ -311,11 +335,12 @@ gj_cuda_compiled_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nulla
 			   "#define GJC_OUTER_COLS 0x%xu\n#define GJC_INNER_COLS 0x%xu\n"
 			   "#define GJC_OUTER_NARROW 0x%xu\n#define GJC_INNER_NARROW 0x%xu\n"
 			   "#define GJC_OUTER_NULLABLE 0x%xu\n#define GJC_INNER_NULLABLE 0x%xu\n"
-			   "#define GJC_ROWS %d\n#include \"kernels/cuda/compiled_count.cuh\"\n",
+			   "#define GJC_ROWS %d\n#define GJC_KIND %d\n"
+			   "#include \"kernels/cuda/compiled_count.cuh\"\n",
 			   loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER),
 			   loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER),
 			   nw.outer_cols, nw.inner_cols, outer_nullable, inner_nullable,
-			   gj_compiled_rows_per_thread(instrs, ninstrs));
+			   gj_compiled_rows_per_thread(instrs, ninstrs), kind);
 }
 
 static double
@@ -409,33 +434,39 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 		memcmp(e->instrs, instrs, sizeof(GjInstr) * ninstrs) == 0;
 }
 
-/* Compile and load the kernel of a new entry (cache_lock not held). */
-static void
+/*
+ * Compile and load the kernel of a new entry (cache_lock not held): its
+ * kernels, why and build_ms; returns the state the caller sets under the
+ * lock (others read it under the lock).
+ */
+static CacheState
 entry_build(CacheEntry *e, int arch)
 {
 	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
 	char	   *cubin = NULL;
 	size_t		cubin_len = 0;
 	int			current = -1;
+	const char *names[2];
+	int			nkernels = kind_kernel_names(e->kind, names);
+	double		t0 = now_ms();
 	cudaError_t rc;
 
 	e->why = GJ_INTERPRETED_COMPILE_FAILED;
 	if (source == NULL ||
-		!gj_cuda_compiled_source(e->instrs, e->ninstrs, e->outer_nullable, e->inner_nullable,
-								 source, GJ_COMPILE_SOURCE_BYTES) ||
+		!gj_cuda_compiled_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable,
+								 e->inner_nullable, source, GJ_COMPILE_SOURCE_BYTES) ||
 		!nvrtc_compile(source, arch, &cubin, &cubin_len, NULL))
 	{
 		free(source);
-		e->state = CACHE_FAILED;
-		return;
+		return CACHE_FAILED;
 	}
 	free(source);
 	/* the library loads into the device's context, which must be current */
 	if (cudaGetDevice(&current) == cudaSuccess && current != e->device)
 		(void) cudaSetDevice(e->device);
 	rc = cudaLibraryLoadData(&e->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
-	if (rc == cudaSuccess)
-		rc = cudaLibraryGetKernel(&e->kernel, e->library, "gjc_count_kernel");
+	for (int k = 0; rc == cudaSuccess && k < nkernels; k++)
+		rc = cudaLibraryGetKernel(&e->kernels[k], e->library, names[k]);
 	free(cubin);
 	if (current >= 0 && current != e->device)
 		(void) cudaSetDevice(current);
@@ -445,31 +476,91 @@ entry_build(CacheEntry *e, int arch)
 				 cudaGetErrorString(rc));
 		(void) cudaGetLastError();
 		e->why = GJ_INTERPRETED_LOAD_FAILED;
-		e->state = CACHE_FAILED;
-		return;
+		return CACHE_FAILED;
 	}
-	e->state = CACHE_READY;
+	e->build_ms = now_ms() - t0;
+	return CACHE_READY;
+}
+
+/* An entry compiled on a thread of its own (gj_cuda_compiled_kernel). */
+typedef struct BuildJob
+{
+	CacheEntry *e;
+	int			arch;
+} BuildJob;
+
+static void *
+build_thread(void *arg)
+{
+	BuildJob   *job = (BuildJob *) arg;
+	CacheState	state = entry_build(job->e, job->arch);
+
+	pthread_mutex_lock(&cache_lock);
+	job->e->state = state;
+	pthread_cond_broadcast(&cache_ready);
+	pthread_mutex_unlock(&cache_lock);
+	free(job);
+	return NULL;
+}
+
+/*
+ * Start compiling an entry on a thread of its own; false where no thread
+ * could start (the caller compiles it itself).  The thread blocks every
+ * signal: a backend's signal handlers must run on its own thread.
+ */
+static bool
+build_in_background(CacheEntry *e, int arch)
+{
+	BuildJob   *job = (BuildJob *) malloc(sizeof(BuildJob));
+	pthread_attr_t attr;
+	pthread_t	thread;
+	sigset_t	all,
+				old;
+	bool		started;
+
+	if (job == NULL)
+		return false;
+	job->e = e;
+	job->arch = arch;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	started = pthread_create(&thread, &attr, build_thread, job) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!started)
+		free(job);
+	return started;
 }
 
 /*
  * The compiled kernel of a kind for a program on a device of compute
  * capability arch (major * 10 + minor), from the cache or compiled now.
- * Returns the kernel (a cudaKernel_t, as cudaLaunchKernel takes it), or
+ * Returns the kernel (a cudaKernel_t, as cudaLaunchKernel takes it; for
+ * GJ_COMPILED_PAIRS the count pass's, the write pass's into *second), or
  * NULL with *why set: the caller interprets.  *compile_ms receives the
- * time this call spent compiling, 0 where the cache had it.  With
+ * time this call spent compiling, 0 where the cache had it; *built_ms
+ * (where not NULL) what compiling the kernel took, wherever it was.  With
  * may_compile false, only a kernel in the cache (else NULL, why
- * GJ_INTERPRETED_SMALL).
+ * GJ_INTERPRETED_SMALL).  With wait false, a kernel not compiled yet is
+ * compiled on a thread of its own (or another caller's compile goes on)
+ * and the call returns NULL at once, why GJ_INTERPRETED_COMPILING: ask
+ * again at the next step.
  */
 const void *
 gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, int ninstrs,
 						uint32_t outer_nullable, uint32_t inner_nullable, bool may_compile,
-						double *compile_ms, int *why)
+						bool wait, const void **second, double *compile_ms, double *built_ms,
+						int *why)
 {
 	CacheEntry *e = NULL;
 	double		t0 = now_ms();
 	const void *kernel = NULL;
 
 	*compile_ms = 0;
+	if (built_ms != NULL)
+		*built_ms = 0;
 	*why = GJ_INTERPRETED_NONE;
 	if (ninstrs < 1 || ninstrs > GJ_COMPILE_MAX_INSTRS)
 	{
@@ -498,8 +589,8 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 	}
 	if (e != NULL)
 	{
-		/* another thread compiles it: wait for that */
-		while (e->state == CACHE_COMPILING)
+		/* another thread compiles it: wait for that, or come back later */
+		while (e->state == CACHE_COMPILING && wait)
 			pthread_cond_wait(&cache_ready, &cache_lock);
 	}
 	else if (cache == NULL || cache_used == GJ_COMPILE_CACHE_ENTRIES || !may_compile)
@@ -520,17 +611,100 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		memcpy(e->instrs, instrs, sizeof(GjInstr) * ninstrs);
 		e->state = CACHE_COMPILING;
 		pthread_mutex_unlock(&cache_lock);
-		entry_build(e, arch);
-		pthread_mutex_lock(&cache_lock);
+		if (!wait && build_in_background(e, arch))
+		{
+			*why = GJ_INTERPRETED_COMPILING;
+			return NULL;
+		}
+		{
+			CacheState	state = entry_build(e, arch);
+
+			pthread_mutex_lock(&cache_lock);
+			e->state = state;
+		}
 		pthread_cond_broadcast(&cache_ready);
 		*compile_ms = now_ms() - t0;
 	}
 	if (e->state == CACHE_READY)
-		kernel = (const void *) e->kernel;
+	{
+		kernel = (const void *) e->kernels[0];
+		if (second != NULL)
+			*second = (const void *) e->kernels[1];
+		if (built_ms != NULL)
+			*built_ms = e->build_ms;
+	}
 	else
-		*why = e->why;
+		*why = e->state == CACHE_COMPILING ? GJ_INTERPRETED_COMPILING : e->why;
 	pthread_mutex_unlock(&cache_lock);
 	return kernel;
+}
+
+/*
+ * The columns of a side that may hold NULLs: those with NULL flags on the
+ * host, which gj_cuda_upload_side copies wherever it uploads the column.
+ */
+static uint32_t
+side_nullable(const GjKeyColumns *host)
+{
+	uint32_t	mask = 0;
+
+	for (int c = 0; c < GJ_MAX_KEY_COLS && c < host->ncols; c++)
+	{
+		if (host->isnull[c] != NULL)
+			mask |= 1u << c;
+	}
+	return mask;
+}
+
+/*
+ * The join's compiled kernels of a kind (GJ_COMPILED_*), found in the
+ * process's cache or compiled, asked for by every step until the answer is
+ * final; a step whose answer has kernel NULL interprets.  Joins of fewer
+ * than GJ_COMPILE_MIN_PAIRS pairs are not worth compiling unless the input
+ * says GJ_COMPILE_ALWAYS: they take a kernel only where the cache has it.
+ * With GJ_COMPILE_AUTO a kernel compiles in the background while the
+ * steps interpret; with GJ_COMPILE_ALWAYS the first step waits for it.
+ * Adds to stats what compiling took (in the background: once the kernel
+ * is ready, its whole compile), or a cache hit.
+ */
+const GjCompiledKernels *
+gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
+{
+	GjCompiledKernels *k = kind == GJ_COMPILED_PAIRS ? &state->pairs_kernels :
+		&state->count_kernels;
+	double		pairs = (double) state->input.outer_nrows * (double) state->input.inner_nrows;
+	bool		always = state->input.compile_programs == GJ_COMPILE_ALWAYS;
+	double		ms = 0,
+				built = 0;
+
+	if (k->known)
+		return k;
+	if (state->input.compile_programs == GJ_COMPILE_OFF)
+	{
+		k->known = true;
+		k->why = GJ_INTERPRETED_OFF;
+		return k;
+	}
+	k->kernel = gj_cuda_compiled_kernel(kind, state->device, state->arch,
+										state->program.instrs, state->program.ninstrs,
+										side_nullable(&state->input.outer),
+										side_nullable(&state->input.inner),
+										always || pairs >= GJ_COMPILE_MIN_PAIRS, always,
+										&k->second, &ms, &built, &k->why);
+	if (k->why == GJ_INTERPRETED_COMPILING)
+	{
+		k->waited = true;
+		return k;
+	}
+	k->known = true;
+	if (k->kernel != NULL && (ms > 0 || k->waited))
+	{
+		stats->programs_compiled++;
+		stats->compile_ms += ms > 0 ? ms : built;
+	}
+	else if (k->kernel != NULL)
+		stats->programs_cached++;
+	return k;
 }
 
 /*
@@ -541,9 +715,9 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
  * (message starts "no NVRTC") or fails.
  */
 extern "C" char *
-gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
-							 uint32_t inner_nullable, int arch, double *ms, char *message,
-							 size_t message_len)
+gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
+							 uint32_t outer_nullable, uint32_t inner_nullable, int arch,
+							 double *ms, char *message, size_t message_len)
 {
 	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
 	char	   *cubin = NULL;
@@ -563,7 +737,7 @@ gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs, uint32_t outer_
 		free(source);
 		return NULL;
 	}
-	if (!gj_cuda_compiled_source(instrs, ninstrs, outer_nullable, inner_nullable, source,
+	if (!gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable, source,
 								 GJ_COMPILE_SOURCE_BYTES))
 	{
 		snprintf(message, message_len, "the source does not fit %d bytes",
@@ -591,7 +765,7 @@ gj_cuda_test_nvrtc_path(void)
 extern "C" bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
-	return gj_cuda_compiled_source(instrs, ninstrs, 0, 0, buf, len);
+	return gj_cuda_compiled_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, buf, len);
 }
 
 /*

@@ -161,6 +161,20 @@ typedef struct DeviceSide
 	uint8_t    *isnull[GJ_MAX_KEY_COLS];
 } DeviceSide;
 
+/*
+ * A join's compiled kernels of one kind: kernel NULL, and why, where its
+ * steps interpret the program.  known: the answer is final (not while the
+ * kernel compiles in the background).
+ */
+typedef struct GjCompiledKernels
+{
+	bool		known;
+	bool		waited;			/* a step ran interpreted while it compiled */
+	const void *kernel;
+	const void *second;			/* GJ_COMPILED_PAIRS: the write pass */
+	int			why;
+} GjCompiledKernels;
+
 typedef struct CudaJoinState
 {
 	GjJoinInput input;			/* host key columns */
@@ -271,13 +285,12 @@ typedef struct CudaJoinState
 	GjTimes		pending_times;
 
 	/*
-	 * The program count kernel compiled for the program (cuda_compile.cu),
-	 * looked up at the first program count step: NULL, and why, where the
-	 * steps interpret it.
+	 * The program compiled to GPU code (cuda_compile.cu): the program count
+	 * kernel, and the nested loop's pairs kernels, looked up at the first
+	 * step that runs them (gj_cuda_program_kernels).
 	 */
-	bool		count_kernel_known;
-	const void *count_kernel;
-	int			count_kernel_why;
+	GjCompiledKernels count_kernels;
+	GjCompiledKernels pairs_kernels;
 } CudaJoinState;
 
 /* Add the times of the work done outside steps to a step's stats. */
@@ -473,17 +486,24 @@ extern bool gj_cuda_rowcount(CudaJoinState *state, const GjCompareConjunction *c
 
 /*
  * Device programs compiled to GPU code (cuda_compile.cu).  Kinds of
- * kernel: GJ_COMPILED_COUNT, compiled_count.cuh's gjc_count_kernel.
+ * kernel (compiled_count.cuh's GJC_KIND): GJ_COMPILED_COUNT, the program
+ * count path's gjc_count_kernel; GJ_COMPILED_PAIRS, the nested loop's
+ * gjc_pairs_count_kernel and gjc_pairs_write_kernel.
  */
 #define GJ_COMPILED_COUNT	1
+#define GJ_COMPILED_PAIRS	2
 
 extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
 										   const GjInstr *instrs, int ninstrs,
 										   uint32_t outer_nullable, uint32_t inner_nullable,
-										   bool may_compile, double *compile_ms, int *why);
+										   bool may_compile, bool wait, const void **second,
+										   double *compile_ms, double *built_ms, int *why);
+extern const GjCompiledKernels *gj_cuda_program_kernels(CudaJoinState *state, int kind,
+														GjStats *stats);
 extern int	gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs);
-extern bool gj_cuda_compiled_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
-									uint32_t inner_nullable, char *buf, size_t len);
+extern bool gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs,
+									uint32_t outer_nullable, uint32_t inner_nullable,
+									char *buf, size_t len);
 
 /* cuda_program_count.cu */
 extern int64_t gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *stats);

@@ -20,12 +20,18 @@
  * one outer row are contiguous and the prefix can be cut at row boundaries.
  * Inner rows go through shared memory in chunks; the "outer column OP inner
  * column" shape has a specialised kernel comparing int64 order keys with
- * several outer rows per thread in registers, everything else runs
- * gj_program_eval per pair, exactly the interpreter the cpu backend runs.
+ * several outer rows per thread in registers.  Any other program runs
+ * compiled to GPU code where cuda_compile.cu has its pairs kernels
+ * (compiled_count.cuh's count and write passes, several outer rows per
+ * thread), else interpreted: gj_program_eval per pair, exactly the
+ * interpreter the cpu backend runs.
  *
  *-------------------------------------------------------------------------
  */
 #include "cuda_internal.cuh"
+#include "kernels/cuda/compiled_count.cuh"
+
+static_assert(GJC_PAIR_RECHECK == GJ_PAIR_RECHECK, "compiled_count.cuh's recheck flag");
 
 /* One step's shape: candidate outer rows and the split of the inner tile. */
 typedef struct StepPlan
@@ -318,10 +324,14 @@ static void
 plan_step(const CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 		  StepPlan *plan)
 {
+	bool		compiled = !state->simple && state->pairs_kernels.kernel != NULL;
 	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
-	int64_t		pairs = state->simple ? CMP_PAIRS_PER_STEP : GEN_PAIRS_PER_STEP;
-	int64_t		block_rows = state->simple ? CMP_BLOCK * CMP_ROWS : GEN_BLOCK;
-	int64_t		chunk = state->simple ? CMP_CHUNK : GEN_CHUNK;
+	int64_t		pairs = state->simple || compiled ? CMP_PAIRS_PER_STEP : GEN_PAIRS_PER_STEP;
+	int64_t		block_rows = state->simple ? CMP_BLOCK * CMP_ROWS :
+		compiled ? GJC_BLOCK * gj_compiled_rows_per_thread(state->program.instrs,
+														   state->program.ninstrs) :
+		GEN_BLOCK;
+	int64_t		chunk = state->simple ? CMP_CHUNK : compiled ? GJC_CHUNK : GEN_CHUNK;
 	int64_t		work = gj_min64(gj_max64(pairs / inner_rows, 1), MAX_STEP_ROWS);
 	int64_t		rows = work;
 	int64_t		scratch_cap,
@@ -373,6 +383,48 @@ compare_kernel_for(int op)
 	}
 }
 
+/* Launch a compiled pairs kernel: the count pass or the write pass. */
+static bool
+launch_compiled_pass(CudaJoinState *state, const GjTile *tile, const StepPlan *plan,
+					 int64_t o_begin, int64_t nrows, bool write, GjError *err)
+{
+	int			rows = gj_compiled_rows_per_thread(state->program.instrs,
+												   state->program.ninstrs);
+	void	   *params[1];
+	GjcArgs		g;
+
+	memset(&g, 0, sizeof(g));
+	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &g.outer);
+	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &g.inner);
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		/* the kernel reads the inner tile from its first row */
+		if (g.inner.values[c] != NULL)
+			g.inner.values[c] += tile->inner_begin - state->inner.begin;
+		if (g.inner.isnull[c] != NULL)
+			g.inner.isnull[c] += tile->inner_begin - state->inner.begin;
+	}
+	g.outer_base = state->outer.begin;
+	g.o_begin = o_begin;
+	g.nrows = nrows;
+	g.ninner = tile->inner_end - tile->inner_begin;
+	g.slice_len = plan->slice_len;
+	g.scratch = (unsigned long long *) state->d_scratch;
+	g.nslices = plan->nslices;
+	g.out_outer = state->d_out_outer;
+	g.out_inner = state->d_out_inner;
+	g.outer_first = (uint32_t) o_begin;
+	g.inner_first = (uint32_t) tile->inner_begin;
+	params[0] = &g;
+	CUDA_TRY(cudaLaunchKernel(write ? state->pairs_kernels.second : state->pairs_kernels.kernel,
+							  dim3((unsigned) gj_ceil_div(nrows, (int64_t) GJC_BLOCK * rows),
+								   (unsigned) plan->nslices),
+							  dim3(GJC_BLOCK), params, 0, state->stream),
+			 write ? "could not launch the compiled write kernel" :
+			 "could not launch the compiled count kernel");
+	return true;
+}
+
 /*
  * Launch the count pass (write = false) or the write pass over outer rows
  * [o_begin, o_begin + nrows) of the tile.
@@ -383,6 +435,8 @@ launch_pass(CudaJoinState *state, const GjTile *tile, const StepPlan *plan,
 {
 	int64_t		o_off = o_begin - state->outer.begin;
 
+	if (!state->simple && state->pairs_kernels.kernel != NULL)
+		return launch_compiled_pass(state, tile, plan, o_begin, nrows, write, err);
 	if (state->simple)
 	{
 		const GjSimpleCompare *sc = &state->compare;
@@ -502,6 +556,22 @@ gj_cuda_nestloop_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_n
 	int64_t		k,
 				total;
 
+	/*
+	 * Any other program than one compare: compiled where it can be (a
+	 * compile the step waits for is no kernel's time: before the events)
+	 */
+	if (!state->simple)
+	{
+		const GjCompiledKernels *k = gj_cuda_program_kernels(state, GJ_COMPILED_PAIRS, stats);
+
+		if (k->kernel != NULL)
+			stats->program_steps_compiled++;
+		else
+		{
+			stats->program_steps_interpreted++;
+			stats->interpreted_why = k->why;
+		}
+	}
 	CUDA_TRY(cudaEventRecord(state->events[EV_START], state->stream),
 			 "could not record a CUDA event");
 	if (!gj_cuda_upload_side(state, &state->outer, &state->input.outer,

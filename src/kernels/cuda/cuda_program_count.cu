@@ -265,64 +265,6 @@ pc_slices(const CudaJoinState *state, int64_t oblocks, int64_t ninner, int resid
 }
 
 /*
- * The columns of a side that may hold NULLs: those with NULL flags on the
- * host, which gj_cuda_upload_side copies wherever it uploads the column.
- */
-static uint32_t
-pc_nullable(const GjKeyColumns *host)
-{
-	uint32_t	mask = 0;
-
-	for (int c = 0; c < GJ_MAX_KEY_COLS && c < host->ncols; c++)
-	{
-		if (host->isnull[c] != NULL)
-			mask |= 1u << c;
-	}
-	return mask;
-}
-
-/*
- * The compiled count kernel of the join's program, found in the process's
- * cache or compiled, at the join's first program count step: NULL where
- * its steps interpret the program (state->count_kernel_why says why).
- * Joins of fewer than GJ_COMPILE_MIN_PAIRS pairs are not worth compiling
- * unless the input says GJ_COMPILE_ALWAYS: they take the kernel only
- * where the cache has it.
- */
-static const void *
-pc_compiled_kernel(CudaJoinState *state, GjStats *stats)
-{
-	double		pairs = (double) state->input.outer_nrows * (double) state->input.inner_nrows;
-	int			why = GJ_INTERPRETED_NONE;
-	double		ms = 0;
-
-	if (state->count_kernel_known)
-		return state->count_kernel;
-	state->count_kernel_known = true;
-	if (state->input.compile_programs == GJ_COMPILE_OFF)
-		why = GJ_INTERPRETED_OFF;
-	else
-	{
-		state->count_kernel =
-			gj_cuda_compiled_kernel(GJ_COMPILED_COUNT, state->device, state->arch,
-									state->program.instrs, state->program.ninstrs,
-									pc_nullable(&state->input.outer),
-									pc_nullable(&state->input.inner),
-									state->input.compile_programs == GJ_COMPILE_ALWAYS ||
-									pairs >= GJ_COMPILE_MIN_PAIRS, &ms, &why);
-		if (state->count_kernel != NULL && ms > 0)
-		{
-			stats->programs_compiled++;
-			stats->compile_ms += ms;
-		}
-		else if (state->count_kernel != NULL)
-			stats->programs_cached++;
-	}
-	state->count_kernel_why = why;
-	return state->count_kernel;
-}
-
-/*
  * Pairs an aggregate step of the program count path takes at most: as
  * many as the interpreter counts in well under a second
  * (PROGRAM_COUNT_PAIRS_PER_STEP), 16 times that compiled (about 20 ms at
@@ -331,7 +273,7 @@ pc_compiled_kernel(CudaJoinState *state, GjStats *stats)
 int64_t
 gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *stats)
 {
-	return pc_compiled_kernel(state, stats) != NULL ?
+	return gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats)->kernel != NULL ?
 		PROGRAM_COUNT_PAIRS_PER_STEP * 16 : PROGRAM_COUNT_PAIRS_PER_STEP;
 }
 
@@ -453,7 +395,7 @@ gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 							 state->stream),
 			 "could not clear device scratch memory");
 	/* the compiled kernel where there is one for the columns as they are */
-	kernel = pc_compiled_kernel(state, stats);
+	kernel = gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats)->kernel;
 	if (kernel != NULL)
 	{
 		if (!pc_launch_compiled(state, kernel, &a, err))
@@ -471,7 +413,7 @@ gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 			PC_BLOCK, shared, state->stream>>>(a);
 		CUDA_LAUNCHED("the program count kernel");
 		stats->program_steps_interpreted++;
-		stats->interpreted_why = state->count_kernel_why;
+		stats->interpreted_why = state->count_kernels.why;
 	}
 	CUDA_TRY(cudaEventRecord(state->events[EV_COUNTED], state->stream),
 			 "could not record a CUDA event");

@@ -135,7 +135,7 @@ gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t o_begin, int
 }
 
 /* The test hooks of cuda_compile.cu: without the cuda backend, no NVRTC. */
-extern char *gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs,
+extern char *gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 										  uint32_t outer_nullable, uint32_t inner_nullable,
 										  int arch, double *ms, char *message,
 										  size_t message_len);
@@ -144,9 +144,9 @@ extern bool gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, cha
 										 size_t len);
 
 char *
-gj_cuda_test_compile_program(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
-							 uint32_t inner_nullable, int arch, double *ms, char *message,
-							 size_t message_len)
+gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
+							 uint32_t outer_nullable, uint32_t inner_nullable, int arch,
+							 double *ms, char *message, size_t message_len)
 {
 	snprintf(message, message_len, "no NVRTC: built without the cuda backend");
 	*ms = 0;
