@@ -111,6 +111,8 @@ extern double gpujoin_input_host_bytes(Path *path);
 extern Cost gpujoin_input_cost(PlannerInfo *root, Path *path,
 							   const GpuJoinCostProfile *costs);
 extern bool gpujoin_program_compares_only(const GjProgram *program);
+extern bool gpujoin_program_runs_compiled(const GpuJoinCostProfile *costs,
+										  const GjProgram *program, double pairs);
 extern Cost gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs,
 									   const GjProgram *program, double pairs,
 									   double device_qual_ops);

@@ -93,7 +93,12 @@
  *	  the compare kernels run at pair_cost a compare): kernel_test
  *	  bench-program-count measured 3.4e10 pairs/s for an 11-instruction band
  *	  program and 8.8e10 pairs/s for two compares and a 6-instruction qual on
- *	  the H200 (issue 37), 0.15e-6 to 0.45e-6 an instruction: 0.4e-6.
+ *	  the H200 (issue 37), 0.15e-6 to 0.45e-6 an instruction: 0.4e-6.  A
+ *	  program the backend runs compiled (gpujoin.compile_programs, a nested
+ *	  loop of 10^10 pairs or more) is charged instead 0.3 pair_cost for
+ *	  each instruction beyond the leading compares, on every pair (never
+ *	  more than interpreting): the same bench's 4.74e12 pairs/s compiled
+ *	  against 8.0e12 for the compares alone (COMPILED_REST_FACTOR).
  *
  * The cpu backend's constants, the same way on the 2-core machine
  * (docs/results/2026-11-27-2core-plan-quality.md): its hash join of 4M x 400k
@@ -400,11 +405,25 @@ gpujoin_spills_by_range(const GpuJoinPlanInfo *info, int jointype)
 #define LEADING_COMPARE_PASS	0.5
 
 /*
+ * A compiled program's instructions beyond its leading compares cost this
+ * many compares each, on every pair: the compiled kernel runs them as
+ * straight-line code, not only on the pairs the compares pass.  kernel_test
+ * bench-program-count on the H200 (issue 37) counted o.a < i.a AND
+ * o.b > i.b at 8.0e12 pairs/s with the compare kernel and the same AND
+ * o.a + i.b > 0 compiled at 4.74e12 pairs/s (interpreted: 8.8e10), so the
+ * 5 instructions of the rest took (8.0 / 4.74 - 1) times the 2 compares'
+ * time: 0.28 of a compare each, rounded up.
+ */
+#define COMPILED_REST_FACTOR	0.3
+
+/*
  * The cost of evaluating a device program on pairs.  A conjunction of plain
  * column compares runs in the compare kernels at pair_cost a compare
  * (device_qual_ops of them, from cost_qual_eval); any other program runs
  * its leading compares so (gj_program_leading_compares) and interprets the
- * rest, program_pair_cost an instruction, on the pairs they pass.
+ * rest, program_pair_cost an instruction, on the pairs they pass, or where
+ * the program runs compiled (gpujoin_program_runs_compiled) runs the rest
+ * on every pair at COMPILED_REST_FACTOR compares an instruction.
  */
 static int
 program_rest(const GjProgram *program, int *ncompares)
@@ -430,17 +449,52 @@ gpujoin_program_compares_only(const GjProgram *program)
 	return program_rest(program, &ncompares) == 0 && ncompares > 0;
 }
 
+/*
+ * Will the cuda backend run this program compiled in a join of this many
+ * pairs?  The test of cuda_program_count.cu's pc_compiled_kernel and
+ * cuda_compile.cu's gj_cuda_compiled_kernel, as far as the planner can see
+ * it: gpujoin.compile_programs, the program's size and the join's pairs
+ * (with compile_programs = on, a smaller join also runs a program that its
+ * process compiled before, which the planner cannot know).  The constants
+ * are the cuda backend's by their name, which a copy that
+ * gpujoin_costs_against_native scaled keeps.  Only the kernels that count
+ * or return a nested loop's pairs run compiled: the caller knows which
+ * kernel it costs.
+ */
+bool
+gpujoin_program_runs_compiled(const GpuJoinCostProfile *costs, const GjProgram *program,
+							  double pairs)
+{
+	return strcmp(costs->backend, gpujoin_cuda_costs.backend) == 0 &&
+		gpujoin_compile_programs != GPUJOIN_COMPILE_OFF &&
+		program->ninstrs >= 1 && program->ninstrs <= GJ_COMPILE_MAX_INSTRS &&
+		(pairs >= GJ_COMPILE_MIN_PAIRS || gpujoin_compile_programs == GPUJOIN_COMPILE_ALWAYS);
+}
+
 Cost
 gpujoin_program_pairs_cost(const GpuJoinCostProfile *costs, const GjProgram *program,
 						   double pairs, double device_qual_ops)
 {
 	int			ncompares;
 	int			rest = program_rest(program, &ncompares);
+	double		interpreted;
 
 	if (ncompares > 0 && rest == 0)
 		return pairs * Max(device_qual_ops, 1.0) * costs->pair_cost;
-	return pairs * (ncompares * costs->pair_cost +
-					pow(LEADING_COMPARE_PASS, ncompares) * rest * costs->program_pair_cost);
+	interpreted = ncompares * costs->pair_cost +
+		pow(LEADING_COMPARE_PASS, ncompares) * rest * costs->program_pair_cost;
+
+	/*
+	 * A compiled kernel is never slower than the interpreter (5.4e11 to
+	 * 4.7e12 pairs/s against 3 to 9e10 there), but its rest runs on every
+	 * pair while the interpreter's runs on the pairs the compares pass: past
+	 * a few compares the model would make it the dearer, so it takes the
+	 * cheaper of the two.
+	 */
+	if (gpujoin_program_runs_compiled(costs, program, pairs))
+		return pairs * Min(interpreted,
+						   (ncompares + COMPILED_REST_FACTOR * rest) * costs->pair_cost);
+	return pairs * interpreted;
 }
 
 static Selectivity key_clauses_selectivity(PlannerInfo *root, List *clauses,

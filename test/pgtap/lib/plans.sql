@@ -5,6 +5,7 @@
 --   plan_shape(q)       EXPLAIN (COSTS OFF) of q, the same way
 --   explain_analyze(q)  EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 --   rows_of(q)          q's rows as a sorted text array (a multiset)
+--   total_cost(q)       the top plan node's total cost, from EXPLAIN (FORMAT JSON)
 CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; result text := '';
 BEGIN
@@ -38,4 +39,11 @@ BEGIN
     EXECUTE 'SELECT coalesce(array_agg(r::text ORDER BY r::text), ''{}'') FROM (' || q || ') r'
         INTO result;
     RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.total_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+    RETURN (plan -> 0 -> 'Plan' ->> 'Total Cost')::float8;
 END $$;
