@@ -455,7 +455,10 @@ gpujoin_program_compares_only(const GjProgram *program)
  * cuda_compile.cu's gj_cuda_compiled_kernel, as far as the planner can see
  * it: gpujoin.compile_programs, the program's size and the join's pairs
  * (with compile_programs = on, a smaller join also runs a program that its
- * process compiled before, which the planner cannot know).  The constants
+ * process compiled before, which the planner cannot know).  always, which
+ * compiles at any size, plans as on: it is for testing the compiled
+ * kernels, whose plans should be those the default gives, and a compile
+ * (0.3 to 2 s) costs a small join more than interpreting it.  The constants
  * are the cuda backend's by their name, which a copy that
  * gpujoin_costs_against_native scaled keeps.  Only the kernels that count
  * or return a nested loop's pairs run compiled: the caller knows which
@@ -468,7 +471,7 @@ gpujoin_program_runs_compiled(const GpuJoinCostProfile *costs, const GjProgram *
 	return strcmp(costs->backend, gpujoin_cuda_costs.backend) == 0 &&
 		gpujoin_compile_programs != GPUJOIN_COMPILE_OFF &&
 		program->ninstrs >= 1 && program->ninstrs <= GJ_COMPILE_MAX_INSTRS &&
-		(pairs >= GJ_COMPILE_MIN_PAIRS || gpujoin_compile_programs == GPUJOIN_COMPILE_ALWAYS);
+		pairs >= GJ_COMPILE_MIN_PAIRS;
 }
 
 Cost
