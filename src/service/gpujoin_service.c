@@ -38,6 +38,7 @@
  */
 #include "postgres.h"
 
+#include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -948,13 +949,43 @@ sweep_dead_clients(void)
 	(void) gj_staging_free_dead_owners();
 }
 
+/*
+ * A fatal signal in the service (a fault in its own code, the CUDA runtime's
+ * or a library's, on any of its threads): the server log gets the thread's
+ * stack before the postmaster sees the crash, so that the report says
+ * where.  backtrace_symbols_fd writes with write(2), no malloc; the signal
+ * then takes its default action.
+ */
+static void
+service_fatal_signal(int signo)
+{
+	static const char head[] = "gpujoin service: fatal signal, the stack of the thread that took it:\n";
+	void	   *frames[64];
+	int			n;
+
+	if (write(STDERR_FILENO, head, sizeof(head) - 1) < 0)
+		(void) 0;
+	n = backtrace(frames, lengthof(frames));
+	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	signal(signo, SIG_DFL);
+	raise(signo);
+}
+
 void
 gpujoin_service_main(Datum main_arg)
 {
 	char		message[256];
+	void	   *warm[1];
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
+	/* backtrace loads libgcc on its first call: not in a signal handler */
+	(void) backtrace(warm, 1);
+	signal(SIGSEGV, service_fatal_signal);
+	signal(SIGBUS, service_fatal_signal);
+	signal(SIGILL, service_fatal_signal);
+	signal(SIGFPE, service_fatal_signal);
+	signal(SIGABRT, service_fatal_signal);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 

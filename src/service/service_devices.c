@@ -545,7 +545,7 @@ gj_service_devices_start_helpers(int nworkers)
 		return;
 	helpers_stopping = false;
 	task_head = task_tail = 0;
-	sigfillset(&all_signals);
+	gj_service_thread_signals(&all_signals);
 	pthread_sigmask(SIG_SETMASK, &all_signals, &old_signals);
 	for (nhelpers = 0; nhelpers < n; nhelpers++)
 		if (pthread_create(&helpers[nhelpers], NULL, helper_main, NULL) != 0)

@@ -23,6 +23,8 @@
 #ifndef GPUJOIN_SERVICE_SHARED_H
 #define GPUJOIN_SERVICE_SHARED_H
 
+#include <signal.h>
+
 #include "storage/latch.h"
 #include "storage/spin.h"
 
@@ -231,5 +233,6 @@ extern void gj_service_workers_start(int nworkers, GjServeRequestFn serve);
 extern int	gj_service_workers_running(void);
 extern void gj_service_workers_submit(int slotno);
 extern void gj_service_workers_stop(void);
+extern void gj_service_thread_signals(sigset_t *mask);
 
 #endif							/* GPUJOIN_SERVICE_SHARED_H */

@@ -86,7 +86,7 @@ gj_service_workers_start(int n, GjServeRequestFn serve)
 	n = Min(Max(n, 1), MAX_WORKERS);
 
 	/* the threads inherit this mask: every signal stays the main thread's */
-	sigfillset(&all_signals);
+	gj_service_thread_signals(&all_signals);
 	pthread_sigmask(SIG_SETMASK, &all_signals, &old_signals);
 	for (nworkers = 0; nworkers < n; nworkers++)
 		if (pthread_create(&workers[nworkers], NULL, worker_main, NULL) != 0)
@@ -116,6 +116,23 @@ gj_service_workers_submit(int slotno)
 	queue_tail = (queue_tail + 1) % queue_size;
 	pthread_cond_signal(&queue_cond);
 	pthread_mutex_unlock(&queue_lock);
+}
+
+/*
+ * The signal mask of the service's threads: every signal blocked, so that
+ * PostgreSQL's handlers run on the main thread only, but those a fault
+ * raises on the thread itself (a SIGSEGV blocked there kills the process
+ * without running gpujoin_service.c's handler, which logs the stack).
+ */
+void
+gj_service_thread_signals(sigset_t *mask)
+{
+	sigfillset(mask);
+	sigdelset(mask, SIGSEGV);
+	sigdelset(mask, SIGBUS);
+	sigdelset(mask, SIGILL);
+	sigdelset(mask, SIGFPE);
+	sigdelset(mask, SIGABRT);
 }
 
 void

@@ -11,7 +11,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(89);
+SELECT plan(92);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -231,6 +231,26 @@ SELECT cmp_ok(pg_temp.budget_kb('SELECT sr.id, ss.id FROM sr JOIN ss ON sr.a = s
               'a 3000 x 2500 join in the service with gpujoin.device_memory = 1GB reserves its tiles, match buffer and keys, not 1GB');
 SET LOCAL gpujoin.device_memory = '1MB';
 
+-- programs compiled in the service (on cuda: NVRTC and the kernels'
+-- modules loaded into it, the count kernel and the nested loop's pairs
+-- kernels); the service must still exit cleanly when terminated below (a
+-- crash would end this session with the postmaster's restart)
+SET LOCAL gpujoin.device = service;
+SET LOCAL gpujoin.compile_programs = always;
+SET LOCAL gpujoin.algorithm = nestloop;
+\set qc 'SELECT count(*) FROM sr JOIN ss ON sr.a < ss.a AND sr.f + ss.f > 50'
+\set qp 'SELECT count(*) FROM (SELECT sr.id, ss.id FROM sr JOIN ss ON sr.a < ss.a AND sr.f + ss.f > 150 OFFSET 0) x'
+SET LOCAL gpujoin.enabled = off;
+SELECT (:qc) AS native_qc, (:qp) AS native_qp \gset
+SET LOCAL gpujoin.enabled = on;
+SELECT is((:qc), :native_qc::bigint, 'a program count compiled in the service: the native count');
+SELECT is((:qp), :native_qp::bigint, 'a nested loop returning pairs compiled in the service: the native rows');
+SELECT ok(:'backend' <> 'cuda' OR
+          substring(pg_temp.explain_analyze(:'qp') FROM 'Program: ([^\n]*)') ~ '^compiled',
+          'on cuda the service ran the pairs kernels compiled');
+SET LOCAL gpujoin.compile_programs = on;
+SET LOCAL gpujoin.algorithm = auto;
+
 SELECT ok(pg_terminate_backend(:first_pid), 'the service can be terminated');
 -- a join sent while the service is gone and not yet started again (the
 -- postmaster waits a second) waits for the new one, rather than failing
@@ -255,7 +275,7 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
 \else
-SELECT skip('the cluster runs no GPU service', 88);
+SELECT skip('the cluster runs no GPU service', 91);
 \endif
 
 SELECT * FROM finish();

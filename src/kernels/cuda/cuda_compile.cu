@@ -506,7 +506,8 @@ build_thread(void *arg)
 /*
  * Start compiling an entry on a thread of its own; false where no thread
  * could start (the caller compiles it itself).  The thread blocks every
- * signal: a backend's signal handlers must run on its own thread.
+ * signal but a fault's: a backend's signal handlers must run on its own
+ * thread, and a fault on this one must still reach the process's handler.
  */
 static bool
 build_in_background(CacheEntry *e, int arch)
@@ -523,6 +524,10 @@ build_in_background(CacheEntry *e, int arch)
 	job->e = e;
 	job->arch = arch;
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -567,11 +572,6 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		*why = GJ_INTERPRETED_TOO_LARGE;
 		return NULL;
 	}
-	if (!nvrtc_available())
-	{
-		*why = GJ_INTERPRETED_NO_NVRTC;
-		return NULL;
-	}
 	/* a NULL flag the kernel never reads makes no other kernel */
 	outer_nullable &= loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
 	inner_nullable &= loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
@@ -597,6 +597,17 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 	{
 		pthread_mutex_unlock(&cache_lock);
 		*why = !may_compile ? GJ_INTERPRETED_SMALL : GJ_INTERPRETED_CACHE_FULL;
+		return NULL;
+	}
+	else if (!nvrtc_available())
+	{
+		/*
+		 * NVRTC is loaded only where a program compiles: a process that
+		 * never compiles (the GPU service serving small joins) carries no
+		 * LLVM in its address space
+		 */
+		pthread_mutex_unlock(&cache_lock);
+		*why = GJ_INTERPRETED_NO_NVRTC;
 		return NULL;
 	}
 	else
