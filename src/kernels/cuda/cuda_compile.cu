@@ -489,6 +489,33 @@ typedef struct BuildJob
 	int			arch;
 } BuildJob;
 
+/* Threads compiling now (cache_lock), and the exit handler's registration. */
+static int	builds_running;
+static pthread_once_t exit_wait_once = PTHREAD_ONCE_INIT;
+
+/*
+ * At the process's exit, before the libraries' destructors: wait for the
+ * compiles still running.  A backend whose query ended while its program
+ * compiled, or the service terminated then, would otherwise tear NVRTC's
+ * LLVM down under a thread inside it (a crash, which makes the postmaster
+ * restart every session).  A compile takes a few seconds at most.
+ */
+static void
+wait_for_builds(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	while (builds_running > 0)
+		pthread_cond_wait(&cache_ready, &cache_lock);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* exit runs its handlers last registered first: this one, after dlopen's */
+static void
+register_exit_wait(void)
+{
+	(void) atexit(wait_for_builds);
+}
+
 static void *
 build_thread(void *arg)
 {
@@ -497,6 +524,7 @@ build_thread(void *arg)
 
 	pthread_mutex_lock(&cache_lock);
 	job->e->state = state;
+	builds_running--;
 	pthread_cond_broadcast(&cache_ready);
 	pthread_mutex_unlock(&cache_lock);
 	free(job);
@@ -523,6 +551,10 @@ build_in_background(CacheEntry *e, int arch)
 		return false;
 	job->e = e;
 	job->arch = arch;
+	pthread_once(&exit_wait_once, register_exit_wait);
+	pthread_mutex_lock(&cache_lock);
+	builds_running++;
+	pthread_mutex_unlock(&cache_lock);
 	sigfillset(&all);
 	sigdelset(&all, SIGSEGV);
 	sigdelset(&all, SIGBUS);
@@ -535,7 +567,12 @@ build_in_background(CacheEntry *e, int arch)
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!started)
+	{
+		pthread_mutex_lock(&cache_lock);
+		builds_running--;
+		pthread_mutex_unlock(&cache_lock);
 		free(job);
+	}
 	return started;
 }
 
