@@ -456,6 +456,14 @@ extern void gj_cuda_unpin_host(void *ptr);
  * instead of returning it to the driver (the GPU service: its budget).
  */
 extern void gj_cuda_pool_retain(int device, int64_t bytes);
+
+/*
+ * Wait until no program compiles on a thread of its own (cuda_compile.cu):
+ * a process that used the cuda backend calls it on its way out, before
+ * exit() runs any library's destructors (NVRTC's LLVM torn down under a
+ * compiling thread crashes the process).  Returns at once where none does.
+ */
+extern void gj_cuda_wait_for_compiles(void);
 extern const GjBackend gj_cuda_backend;
 
 #ifdef __cplusplus

@@ -1015,6 +1015,8 @@ gpujoin_service_main(Datum main_arg)
 		proc_exit(0);
 	}
 	pg_atomic_init_u64(&served, 0);
+	if (service_backend == &gj_cuda_backend)
+		gpujoin_cuda_exit_hook();
 	gj_service_workers_start(gpujoin_service_workers, serve_request);
 	gj_service_devices_start_helpers(gj_service_workers_running());
 	SpinLockAcquire(&gj_service->mutex);

@@ -489,31 +489,21 @@ typedef struct BuildJob
 	int			arch;
 } BuildJob;
 
-/* Threads compiling now (cache_lock), and the exit handler's registration. */
+/* Threads compiling now (cache_lock). */
 static int	builds_running;
-static pthread_once_t exit_wait_once = PTHREAD_ONCE_INIT;
 
 /*
- * At the process's exit, before the libraries' destructors: wait for the
- * compiles still running.  A backend whose query ended while its program
- * compiled, or the service terminated then, would otherwise tear NVRTC's
- * LLVM down under a thread inside it (a crash, which makes the postmaster
- * restart every session).  A compile takes a few seconds at most.
+ * Wait for the compiles still running (backend.h says who calls it, and
+ * why not from an atexit handler: destructors that NVRTC registers while it
+ * compiles would run before it).  A compile takes a few seconds at most.
  */
-static void
-wait_for_builds(void)
+extern "C" void
+gj_cuda_wait_for_compiles(void)
 {
 	pthread_mutex_lock(&cache_lock);
 	while (builds_running > 0)
 		pthread_cond_wait(&cache_ready, &cache_lock);
 	pthread_mutex_unlock(&cache_lock);
-}
-
-/* exit runs its handlers last registered first: this one, after dlopen's */
-static void
-register_exit_wait(void)
-{
-	(void) atexit(wait_for_builds);
 }
 
 static void *
@@ -551,7 +541,6 @@ build_in_background(CacheEntry *e, int arch)
 		return false;
 	job->e = e;
 	job->arch = arch;
-	pthread_once(&exit_wait_once, register_exit_wait);
 	pthread_mutex_lock(&cache_lock);
 	builds_running++;
 	pthread_mutex_unlock(&cache_lock);

@@ -153,6 +153,11 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 	return NULL;
 }
 
+void
+gj_cuda_wait_for_compiles(void)
+{
+}
+
 const char *
 gj_cuda_test_nvrtc_path(void)
 {
