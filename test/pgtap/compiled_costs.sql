@@ -40,12 +40,7 @@ CREATE FUNCTION pg_temp.claim_rows(n float4) RETURNS void LANGUAGE sql AS $$
 $$;
 SELECT pg_temp.claim_rows(200000);
 
-SET LOCAL gpujoin.algorithm = nestloop;
-SET LOCAL gpujoin.enable_dominance = off;
-SET LOCAL enable_hashjoin = off;
-SET LOCAL enable_mergejoin = off;
-SET LOCAL enable_nestloop = off;
-SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT pg_temp.serial_gpu_nestloop() \g /dev/null
 
 \set q 'SELECT count(*) FROM cc_r r JOIN cc_s s ON r.a < s.a AND r.b > s.b AND r.a + s.b > 0'
 

@@ -52,12 +52,7 @@ CREATE TEMP TABLE cp_native AS
     SELECT count(*) AS n FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0;
 SELECT ok((SELECT n FROM cp_native) > 0, 'the native count is not zero');
 
-SET LOCAL gpujoin.algorithm = nestloop;
-SET LOCAL gpujoin.enable_dominance = off;
-SET LOCAL enable_hashjoin = off;
-SET LOCAL enable_mergejoin = off;
-SET LOCAL enable_nestloop = off;
-SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT pg_temp.serial_gpu_nestloop() \g /dev/null
 
 \set q 'SELECT count(*) FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0'
 

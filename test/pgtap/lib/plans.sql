@@ -47,3 +47,14 @@ BEGIN
     EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
     RETURN (plan -> 0 -> 'Plan' ->> 'Total Cost')::float8;
 END $$;
+
+-- for the rest of the transaction: a serial GpuJoin nested loop (no
+-- dominance counting, PostgreSQL's joins off)
+CREATE FUNCTION pg_temp.serial_gpu_nestloop() RETURNS void LANGUAGE sql AS $$
+    SELECT set_config('gpujoin.algorithm', 'nestloop', true),
+           set_config('gpujoin.enable_dominance', 'off', true),
+           set_config('enable_hashjoin', 'off', true),
+           set_config('enable_mergejoin', 'off', true),
+           set_config('enable_nestloop', 'off', true),
+           set_config('max_parallel_workers_per_gather', '0', true)
+$$;
