@@ -12,8 +12,6 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "miscadmin.h"
-#include "storage/ipc.h"
 #include "utils/builtins.h"
 
 #include "gpujoin.h"
@@ -35,30 +33,6 @@ gpujoin_service_await_if_chosen(void)
 	if (gpujoin_device == GPUJOIN_DEVICE_SERVICE ||
 		(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_backend == GJ_SERVICE_BACKEND_CUDA))
 		(void) gpujoin_service_await_start();
-}
-
-/*
- * The last of a process's exit callbacks that used the cuda backend: wait
- * for its programs still compiling in the background (a query that ended,
- * or was cancelled, while its program compiled), before exit() runs the
- * libraries' destructors (gj_cuda_wait_for_compiles).
- */
-static void
-wait_for_compiles_at_exit(int code, Datum arg)
-{
-	gj_cuda_wait_for_compiles();
-}
-
-/* Register it once in this process (on_proc_exit: the callbacks' last stage). */
-void
-gpujoin_cuda_exit_hook(void)
-{
-	static pid_t registered_pid = 0;
-
-	if (registered_pid == MyProcPid)
-		return;
-	registered_pid = MyProcPid;
-	on_proc_exit(wait_for_compiles_at_exit, (Datum) 0);
 }
 
 /*

@@ -360,7 +360,6 @@ extern void gpujoin_explain(CustomScanState *node, List *ancestors,
 
 /* devices.c */
 extern void gpujoin_service_await_if_chosen(void);
-extern void gpujoin_cuda_exit_hook(void);
 extern const GjBackend *gpujoin_choose_backend(GjDeviceInfo *cuda_info,
 											   bool *cuda_first_use);
 

@@ -316,6 +316,30 @@ service_exit(int code, Datum arg)
 }
 
 /*
+ * The last of a process's exit callbacks that used the cuda backend: wait
+ * for its programs still compiling in the background (a query that ended,
+ * or was cancelled, while its program compiled), before exit() runs the
+ * libraries' destructors (gj_cuda_wait_for_compiles).
+ */
+static void
+wait_for_compiles_at_exit(int code, Datum arg)
+{
+	gj_cuda_wait_for_compiles();
+}
+
+/* Register it once in this process (on_proc_exit: the callbacks' last stage). */
+void
+gpujoin_cuda_exit_hook(void)
+{
+	static pid_t registered_pid = 0;
+
+	if (registered_pid == MyProcPid)
+		return;
+	registered_pid = MyProcPid;
+	on_proc_exit(wait_for_compiles_at_exit, (Datum) 0);
+}
+
+/*
  * Open the backend the service runs.  Returns false, with the reason in
  * message, when gpujoin.service_backend is cuda and no GPU is usable.
  */

@@ -69,6 +69,12 @@ extern void gpujoin_service_status(GjServiceStatus *status);
 extern const char *gpujoin_service_state_name(GjServiceState state);
 /* gpujoin_service.c: an NVIDIA driver is installed (the planner asks too) */
 extern bool gpujoin_nvidia_driver_present(void);
+/*
+ * gpujoin_service.c: a process that uses the cuda backend (the service, or
+ * a backend that runs cuda itself) waits at its exit for its programs
+ * compiling in the background
+ */
+extern void gpujoin_cuda_exit_hook(void);
 
 /* service_client.c: the service is ready on the cuda backend */
 extern bool gpujoin_service_runs_cuda(void);
