@@ -99,6 +99,9 @@ extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											List **band_clauses, Var **band_var);
 extern Cost gpujoin_band_index_nestloop_cost(PlannerInfo *root, RelOptInfo *rel_a,
 											 RelOptInfo *rel_b, List *clauses);
+extern Cost gpujoin_band_index_probe_cost(PlannerInfo *root, RelOptInfo *probe,
+										  RelOptInfo *indexed, List *clauses,
+										  IndexOptInfo **index_used);
 extern const GpuJoinCostProfile *gpujoin_planning_costs(void);
 extern const GpuJoinCostProfile *gpujoin_parallel_costs(void);
 extern const GpuJoinCostProfile *gpujoin_costs_against_native(const GpuJoinCostProfile *costs,

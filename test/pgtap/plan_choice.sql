@@ -9,7 +9,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(25);
+SELECT plan(29);
 
 CREATE TEMP TABLE tiny_a AS SELECT g AS id, g % 5 AS a FROM generate_series(1, 30) g;
 CREATE TEMP TABLE tiny_b AS SELECT g AS id, g % 4 AS a FROM generate_series(1, 30) g;
@@ -107,6 +107,49 @@ END $$;
 
 SELECT pg_temp.plan_choices('cpu');
 SELECT pg_temp.plan_choices('cuda');
+
+-- issue 35's band_index_few on the H200: where the outer table can be
+-- scanned in parallel, PostgreSQL's overestimate of the probes (a ninth of
+-- the indexed table each) made it prefer a parallel nested loop (11-13 ms
+-- there) to the serial one (1 ms) the GpuJoin had stood aside for (7 ms).
+-- The GpuJoin offers that nested loop at its probes' cost, so it is the
+-- plan.  Tables, not temp tables: those have no parallel scans.
+CREATE TABLE band_probe AS
+SELECT g AS id, (g * 7) % 100003 AS t FROM generate_series(1, 100000) g;
+CREATE TABLE band_indexed AS
+SELECT g AS id, (g * 11) % 100019 AS t FROM generate_series(1, 100000) g;
+ALTER TABLE band_probe ADD PRIMARY KEY (id);
+CREATE INDEX ON band_indexed (t);
+ANALYZE band_probe;
+ANALYZE band_indexed;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 4;
+SET LOCAL gpujoin.enabled = off;
+SELECT ok(pg_temp.explain_has(
+          'SELECT count(*) FROM band_probe x JOIN band_indexed y ON y.t BETWEEN x.t - 5 AND x.t + 5 WHERE x.id < 100',
+          'Gather'),
+          'PostgreSQL alone runs 99 probes of a band index as a parallel nested loop');
+SELECT count(*) AS band_probe_native
+FROM band_probe x JOIN band_indexed y ON y.t BETWEEN x.t - 5 AND x.t + 5 WHERE x.id < 100 \gset
+SET LOCAL gpujoin.enabled = on;
+CREATE FUNCTION pg_temp.serial_index_nestloop(q text) RETURNS boolean LANGUAGE sql AS $$
+    SELECT pg_temp.explain_has(q, 'Nested Loop') AND NOT pg_temp.explain_has(q, 'Gather')
+        AND NOT pg_temp.uses_gpujoin(q) AND pg_temp.explain_has(q, 'using band_indexed_t_idx')
+$$;
+SET LOCAL gpujoin.device = cpu;
+SELECT ok(pg_temp.serial_index_nestloop(
+          'SELECT count(*) FROM band_probe x JOIN band_indexed y ON y.t BETWEEN x.t - 5 AND x.t + 5 WHERE x.id < 100'),
+          'with gpujoin, 99 probes of a band index are a serial index nested loop (cpu costs)');
+SET LOCAL gpujoin.device = cuda;
+SELECT ok(pg_temp.serial_index_nestloop(
+          'SELECT count(*) FROM band_probe x JOIN band_indexed y ON y.t BETWEEN x.t - 5 AND x.t + 5 WHERE x.id < 100'),
+          'with gpujoin, 99 probes of a band index are a serial index nested loop (cuda costs)');
+SET LOCAL gpujoin.device = cpu;
+SELECT is((SELECT count(*) FROM band_probe x JOIN band_indexed y ON y.t BETWEEN x.t - 5 AND x.t + 5
+           WHERE x.id < 100), :band_probe_native::bigint,
+          'that nested loop counts what PostgreSQL alone counts');
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 
 -- only the cpu backend wins this small: the cuda backend's fixed cost per
 -- join (launches, allocations, copies) is larger than the whole join

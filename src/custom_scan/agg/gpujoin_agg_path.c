@@ -985,9 +985,12 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 				/*
 				 * Not where a nested loop over the band column's index is
 				 * cheaper: PostgreSQL's estimate of it can be far too high
-				 * (gpujoin_band_index_nestloop_cost).
+				 * (gpujoin_band_index_nestloop_cost).  A partial node is
+				 * one process's share; the plan it makes also starts the
+				 * workers (the Gather's parallel_setup_cost).
 				 */
-				if (index_nestloop >= 0 && cpath->path.total_cost > index_nestloop)
+				if (index_nestloop >= 0 &&
+					cpath->path.total_cost + (partial ? parallel_setup_cost : 0) > index_nestloop)
 				{
 					elog(DEBUG1, "GpuJoin: aggregate not offered: a nested loop over the band column's index costs %.0f, the node %.0f",
 						 index_nestloop, cpath->path.total_cost);

@@ -1155,11 +1155,11 @@ key_clauses_selectivity(PlannerInfo *root, List *clauses, SpecialJoinInfo *sjinf
 }
 
 /*
- * What a nested loop would cost that probes a btree index on one side's
- * band column once for each row of the other side, with the rows each
- * probe fetches from the column's histogram (gpujoin_band_selectivity);
- * -1 where neither side has such an index, or the settings rule out an
- * index nested loop.  PostgreSQL estimates a range on a join column at a
+ * What a nested loop would cost that probes a btree index on indexed's
+ * band column once for each row of probe, with the rows each probe fetches
+ * from the column's histogram (gpujoin_band_selectivity), and the index it
+ * would probe (*index_used); -1 where indexed has no such index, or the
+ * settings rule out an index nested loop.  PostgreSQL estimates a range on a join column at a
  * fixed fraction of the table (a band of +-50 over 100k rows at 11,111 rows
  * a probe, where one matched), so it costs that plan up to thousands of
  * times too dear, and a GpuJoin that drains the whole indexed side beat it
@@ -1178,51 +1178,66 @@ key_clauses_selectivity(PlannerInfo *root, List *clauses, SpecialJoinInfo *sjinf
  * 3.9), the clock at about 4,000.
  */
 Cost
-gpujoin_band_index_nestloop_cost(PlannerInfo *root, RelOptInfo *rel_a, RelOptInfo *rel_b,
-								 List *clauses)
+gpujoin_band_index_probe_cost(PlannerInfo *root, RelOptInfo *probe, RelOptInfo *indexed,
+							  List *clauses, IndexOptInfo **index_used)
 {
+	List	   *band_clauses;
+	Var		   *band_var = NULL;
+	Selectivity band_sel;
 	Cost		best = -1;
+	ListCell   *lc;
 
+	if (index_used != NULL)
+		*index_used = NULL;
 	/* a plan the settings rule out is no alternative (a GpuJoin forced) */
 	if (!enable_nestloop || (!enable_indexscan && !enable_indexonlyscan))
 		return -1;
-	for (int orientation = 0; orientation < 2; orientation++)
+	if (indexed->reloptkind != RELOPT_BASEREL || probe->cheapest_total_path == NULL)
+		return -1;
+	band_sel = gpujoin_band_selectivity(root, clauses, probe->relids, indexed->relids,
+										&band_clauses, &band_var);
+	if (band_sel < 0 || band_var == NULL || band_var->varno != indexed->relid)
+		return -1;
+	foreach(lc, indexed->indexlist)
 	{
-		RelOptInfo *probe = orientation == 0 ? rel_a : rel_b;
-		RelOptInfo *indexed = orientation == 0 ? rel_b : rel_a;
-		List	   *band_clauses;
-		Var		   *band_var = NULL;
-		Selectivity band_sel;
-		ListCell   *lc;
+		IndexOptInfo *index = lfirst(lc);
+		double		fetched = Max(band_sel * indexed->tuples, 1.0);
+		double		descent;
+		double		pages;
+		Cost		cost;
 
-		if (indexed->reloptkind != RELOPT_BASEREL || probe->cheapest_total_path == NULL)
+		if (index->relam != BTREE_AM_OID || index->nkeycolumns < 1 ||
+			index->indexkeys[0] != band_var->varattno || index->indpred != NIL)
 			continue;
-		band_sel = gpujoin_band_selectivity(root, clauses, probe->relids, indexed->relids,
-											&band_clauses, &band_var);
-		if (band_sel < 0 || band_var == NULL || band_var->varno != indexed->relid)
-			continue;
-		foreach(lc, indexed->indexlist)
+		descent = (ceil(log2(Max(index->tuples, 2.0))) +
+				   (Max(index->tree_height, 0) + 1) * 50.0) * cpu_operator_cost;
+		pages = Min(probe->rows * (1.0 + fetched),
+					(double) index->pages + (double) indexed->pages);
+		cost = probe->cheapest_total_path->total_cost +
+			probe->rows * (descent + fetched * (cpu_index_tuple_cost + cpu_tuple_cost +
+												2 * cpu_operator_cost)) +
+			pages * seq_page_cost;
+		if (best < 0 || cost < best)
 		{
-			IndexOptInfo *index = lfirst(lc);
-			double		fetched = Max(band_sel * indexed->tuples, 1.0);
-			double		descent;
-			double		pages;
-			Cost		cost;
-
-			if (index->relam != BTREE_AM_OID || index->nkeycolumns < 1 ||
-				index->indexkeys[0] != band_var->varattno || index->indpred != NIL)
-				continue;
-			descent = (ceil(log2(Max(index->tuples, 2.0))) +
-					   (Max(index->tree_height, 0) + 1) * 50.0) * cpu_operator_cost;
-			pages = Min(probe->rows * (1.0 + fetched),
-						(double) index->pages + (double) indexed->pages);
-			cost = probe->cheapest_total_path->total_cost +
-				probe->rows * (descent + fetched * (cpu_index_tuple_cost + cpu_tuple_cost +
-													2 * cpu_operator_cost)) +
-				pages * seq_page_cost;
-			if (best < 0 || cost < best)
-				best = cost;
+			best = cost;
+			if (index_used != NULL)
+				*index_used = index;
 		}
 	}
 	return best;
+}
+
+/* The cheaper of the two orientations (gpujoin_band_index_probe_cost). */
+Cost
+gpujoin_band_index_nestloop_cost(PlannerInfo *root, RelOptInfo *rel_a, RelOptInfo *rel_b,
+								 List *clauses)
+{
+	Cost		a_probes = gpujoin_band_index_probe_cost(root, rel_a, rel_b, clauses, NULL);
+	Cost		b_probes = gpujoin_band_index_probe_cost(root, rel_b, rel_a, clauses, NULL);
+
+	if (a_probes < 0)
+		return b_probes;
+	if (b_probes < 0)
+		return a_probes;
+	return Min(a_probes, b_probes);
 }

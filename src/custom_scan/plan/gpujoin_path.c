@@ -462,27 +462,98 @@ static bool
 index_nestloop_cheaper(Cost index_nestloop, CustomPath *cpath, const GpuJoinCostProfile *costs)
 {
 	Cost		nestloop;
+	Cost		gpujoin = cpath->path.total_cost;
 
 	if (index_nestloop < 0)
 		return false;
 	nestloop = index_nestloop + cpath->path.rows * costs->output_cost;
-	if (cpath->path.total_cost <= nestloop)
+	/* a partial path is one process's share: its plan starts the workers too */
+	if (cpath->path.parallel_aware)
+		gpujoin += parallel_setup_cost;
+	if (gpujoin <= nestloop)
 		return false;
 	elog(DEBUG1, "GpuJoin: not offered: a nested loop over the band column's index costs %.0f, the GpuJoin %.0f",
-		 nestloop, cpath->path.total_cost);
+		 nestloop, gpujoin);
 	return true;
+}
+
+/*
+ * The nested loop over a btree index on the inner side's band column, where
+ * the GpuJoin stood aside for it (index_nestloop_cheaper withheld every
+ * GpuJoin path of the join): the path PostgreSQL builds for that plan, with
+ * the same outer path and parameterized index path, offered at the cost
+ * gpujoin_band_index_probe_cost gives it.  PostgreSQL estimates a range on
+ * a join column at a fixed fraction of the table, so it costs the probes and
+ * the rows they return hundreds of times too dear, and prefers a parallel
+ * plan that spreads them over workers: on the H200, 99 rows of a 200k-row
+ * table probing an index took 11-13 ms that way (a Parallel Seq Scan of the
+ * outer table instead of its primary key), against 7 ms for the GpuJoin the
+ * guard had withheld and 1 ms for the serial nested loop.  The probe cost
+ * counts the rows each probe really fetches, as the guard and the aggregate
+ * node's guard compare it; the rows PostgreSQL expects the join to return
+ * stay the join rel's, for the plan above.
+ */
+static void
+offer_band_index_nestloop(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+						  RelOptInfo *innerrel, JoinPathExtraData *extra, List *device_rinfos)
+{
+	IndexOptInfo *index;
+	Cost		probes;
+	Path	   *outer_path = outerrel->cheapest_total_path;
+	Path	   *inner_path = NULL;
+	JoinCostWorkspace workspace;
+	NestPath   *nestloop;
+	Cost		corrected;
+	ListCell   *lc;
+
+	probes = gpujoin_band_index_probe_cost(root, outerrel, innerrel,
+										   extract_actual_clauses(device_rinfos, false),
+										   &index);
+	if (probes < 0 || outer_path == NULL || outer_path->param_info != NULL)
+		return;
+
+	/* PostgreSQL's index path on that index, parameterized by the outer rel */
+	foreach(lc, innerrel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+		Relids		required = PATH_REQ_OUTER(p);
+
+		if (!IsA(p, IndexPath) || ((IndexPath *) p)->indexinfo != index ||
+			((IndexPath *) p)->indexclauses == NIL ||
+			bms_is_empty(required) || !bms_is_subset(required, outerrel->relids))
+			continue;
+		if (inner_path == NULL || p->total_cost < inner_path->total_cost)
+			inner_path = p;
+	}
+	if (inner_path == NULL)
+		return;
+
+	initial_cost_nestloop(root, &workspace, JOIN_INNER, outer_path, inner_path, extra);
+	nestloop = create_nestloop_path(root, joinrel, JOIN_INNER, &workspace, extra,
+									outer_path, inner_path, extra->restrictlist, NIL,
+									NULL);
+	corrected = probes;
+	if (corrected >= nestloop->jpath.path.total_cost)
+		return;
+	elog(DEBUG1, "GpuJoin: the nested loop over the band column's index offered at cost %.0f (PostgreSQL's %.0f)",
+		 corrected, nestloop->jpath.path.total_cost);
+	nestloop->jpath.path.total_cost = Max(corrected, nestloop->jpath.path.startup_cost);
+	add_path(joinrel, &nestloop->jpath.path);
 }
 
 /*
  * Offer the GpuJoin paths of one classified join: the whole join, and the
  * partial ones for parallel plans.  requested is the algorithm the
  * classification was asked for (the plan compiles its keys for it again).
+ * Adds to *withheld the paths not offered because a nested loop over the
+ * band column's index is cheaper, and to *offered those offered.
  */
 static void
 offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 					RelOptInfo *innerrel, List *device_rinfos, List *host_rinfos,
 					List *join_rinfos, List *other_rinfos, JoinType jointype,
-					JoinPathExtraData *extra, const GpuJoinPlanInfo *info, int requested)
+					JoinPathExtraData *extra, const GpuJoinPlanInfo *info, int requested,
+					int *withheld, int *offered)
 {
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
@@ -539,7 +610,10 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 			{
 				add_partial_path(joinrel, &cpath->path);
 				partial_offered = true;
+				(*offered)++;
 			}
+			else
+				(*withheld)++;
 
 			/* and one whose inner side is drained in parallel too */
 			if (inner_drain_in_parallel(innerrel, inner_safe, device_rinfos))
@@ -551,7 +625,12 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 										  clamp_row_est(joinrel->rows * share),
 										  outer_partial->parallel_workers);
 				if (!index_nestloop_cheaper(index_nestloop, cpath, gpujoin_parallel_costs()))
+				{
 					add_partial_path(joinrel, &cpath->path);
+					(*offered)++;
+				}
+				else
+					(*withheld)++;
 			}
 		}
 	}
@@ -577,7 +656,12 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 								  host_rinfos, join_rinfos, other_rinfos, jointype, extra,
 								  info, requested, joinrel->rows, 0);
 		if (!index_nestloop_cheaper(index_nestloop, cpath, gpujoin_planning_costs()))
+		{
 			add_path(joinrel, &cpath->path);
+			(*offered)++;
+		}
+		else
+			(*withheld)++;
 	}
 }
 
@@ -593,6 +677,9 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 	List	   *host_rinfos = NIL;
 	List	   *join_rinfos = NIL;
 	List	   *other_rinfos = NIL;
+	List	   *band_rinfos;
+	int			withheld = 0;
+	int			offered = 0;
 	ListCell   *lc;
 
 	if (!gpujoin_enabled)
@@ -644,7 +731,9 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 		return;
 
 	offer_gpujoin_paths(root, joinrel, outerrel, innerrel, device_rinfos, host_rinfos,
-						join_rinfos, other_rinfos, jointype, extra, &info, gpujoin_algorithm);
+						join_rinfos, other_rinfos, jointype, extra, &info, gpujoin_algorithm,
+						&withheld, &offered);
+	band_rinfos = device_rinfos;
 
 	/*
 	 * A sort-merge join whose candidates still go through the rest of the
@@ -656,7 +745,10 @@ gpujoin_add_join_paths(PlannerInfo *root, RelOptInfo *joinrel,
 							   GJ_ALGO_NESTLOOP, &device_rinfos, &host_rinfos, &info))
 		offer_gpujoin_paths(root, joinrel, outerrel, innerrel, device_rinfos, host_rinfos,
 							join_rinfos, other_rinfos, jointype, extra, &info,
-							GJ_ALGO_NESTLOOP);
+							GJ_ALGO_NESTLOOP, &withheld, &offered);
+
+	if (jointype == JOIN_INNER && withheld > 0 && offered == 0)
+		offer_band_index_nestloop(root, joinrel, outerrel, innerrel, extra, band_rinfos);
 }
 
 /*
