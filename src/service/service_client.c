@@ -482,6 +482,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	}
 	join->chunk = chunk;
 	copy_start = gj_clock_ms();
+	gj_staging_prefault(chunk, size);
 	at = join->chunk;
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);

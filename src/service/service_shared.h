@@ -164,6 +164,7 @@ extern void gj_staging_shmem_init(GjServiceShared *shared, char *after_header,
 								  int nslots, int32 granules);
 extern void *gj_staging_alloc(Size size);
 extern void gj_staging_free(void *chunk);
+extern void gj_staging_prefault(void *chunk, Size size);
 extern bool gj_staging_owned_by(const void *ptr, Size len, int pid);
 extern int64 gj_staging_free_dead_owners(void);
 extern Size gj_staging_transfer(void *chunk, int from_pid, int to_pid);

@@ -18,6 +18,8 @@
 #include "postgres.h"
 
 #include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 
@@ -89,6 +91,32 @@ gj_staging_alloc(Size size)
 	}
 	SpinLockRelease(&gj_service->mutex);
 	return chunk;
+}
+
+/*
+ * Map the chunk's pages into this process before it writes them.  A
+ * process forked after the postmaster mapped the main shared memory has
+ * none of its page table entries (fork does not copy those of shared
+ * mappings), so a parallel worker writing its share of a join's columns
+ * took a page fault every 4 kB: on the H200, staging 9M rows of keys in 9
+ * processes took 130 ms summed, about 1 GB/s.  MADV_POPULATE_WRITE (Linux
+ * 5.14) maps the whole range in one call; where the kernel lacks it the
+ * copy faults as before.
+ */
+void
+gj_staging_prefault(void *chunk, Size size)
+{
+#ifdef MADV_POPULATE_WRITE
+	long		page = sysconf(_SC_PAGESIZE);
+	uintptr_t	begin;
+	uintptr_t	end;
+
+	if (page <= 0 || size == 0)
+		return;
+	begin = (uintptr_t) chunk & ~((uintptr_t) page - 1);
+	end = ((uintptr_t) chunk + size + page - 1) & ~((uintptr_t) page - 1);
+	(void) madvise((void *) begin, end - begin, MADV_POPULATE_WRITE);
+#endif
 }
 
 static void

@@ -116,7 +116,7 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 				work = 0;
 
 	matches->count = 0;
-	if (state->h_outer_status[o_begin] == GJ_OUTER_EMPTY)
+	if (gj_cuda_outer_status(state, o_begin) == GJ_OUTER_EMPTY)
 	{
 		/* empty rows are last: the rest of the tile has nothing */
 		*outer_next = tile->outer_end;
@@ -158,7 +158,7 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 		int64_t		first = state->h_run_first[j];
 		int64_t		width = (int64_t) state->h_run_width[j];
 
-		if (state->h_outer_status[p] == GJ_OUTER_EMPTY)
+		if (gj_cuda_outer_status(state, p) == GJ_OUTER_EMPTY)
 		{
 			j = tile->outer_end - o_begin;
 			break;
@@ -766,7 +766,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 			 "could not record a CUDA event");
 	if (sorted)
 	{
-		if (state->h_outer_status[o_begin] == GJ_OUTER_EMPTY)
+		if (gj_cuda_outer_status(state, o_begin) == GJ_OUTER_EMPTY)
 		{
 			/* empty rows come last and have no candidates: the tile is done */
 			*outer_next = tile->outer_end;

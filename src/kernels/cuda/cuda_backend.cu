@@ -75,9 +75,8 @@ cuda_end_join(void *arg)
 	gj_pinned_free(state->h_run_first);
 	gj_pinned_free(state->h_run_width);
 	free(state->h_inner_keys);
-	free(state->h_outer_lo);
-	free(state->h_outer_hi);
-	free(state->h_outer_status);
+	free(state->h_prune_lo);
+	free(state->h_prune_hi);
 	for (int i = 0; i < state->nevents; i++)
 		cudaEventDestroy(state->events[i]);
 	if (state->have_stream)
@@ -325,19 +324,84 @@ bad_program:
 }
 
 /*
- * Tile pruning: a sorted join's tiles whose key ranges cannot meet, on the
- * host copies of the sorted keys (gj_keys.h, as the cpu backend prunes).
+ * The bounds of outer positions [p, p + PRUNE_BLOCK) (at most to end) in
+ * h_prune_lo and h_prune_hi, unless they are there; false if they cannot be
+ * copied.
+ */
+#define PRUNE_BLOCK 4096
+
+static bool
+prune_block_at(CudaJoinState *state, int64_t p, int64_t end)
+{
+	int64_t		n = gj_min64(PRUNE_BLOCK, end - p);
+
+	if (p >= state->prune_begin && p < state->prune_end)
+		return true;
+	if (state->h_prune_lo == NULL)
+	{
+		state->h_prune_lo = (int64_t *) malloc(sizeof(int64_t) * PRUNE_BLOCK);
+		state->h_prune_hi = (int64_t *) malloc(sizeof(int64_t) * PRUNE_BLOCK);
+		if (state->h_prune_lo == NULL || state->h_prune_hi == NULL)
+			return false;
+	}
+	state->prune_begin = state->prune_end = -1;
+	if (cudaMemcpyAsync(state->h_prune_lo, state->d_outer_lo + p, sizeof(int64_t) * n,
+						cudaMemcpyDeviceToHost, state->stream) != cudaSuccess ||
+		cudaMemcpyAsync(state->h_prune_hi, state->d_outer_hi + p, sizeof(int64_t) * n,
+						cudaMemcpyDeviceToHost, state->stream) != cudaSuccess ||
+		cudaStreamSynchronize(state->stream) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return false;
+	}
+	state->prune_begin = p;
+	state->prune_end = p + n;
+	return true;
+}
+
+/*
+ * Tile pruning: a sorted join's tiles whose key ranges cannot meet.  The
+ * decision of gj_sorted_tile_can_match (gj_keys.h, the cpu backend's), on
+ * the outer positions' kinds from their counts and the bounds of the
+ * bounded rows it walks fetched from the device a block at a time: the walk
+ * ends at the first row that can match, or once the lower bounds pass the
+ * tile's inner keys, so a tile reads a block or two where a host copy of
+ * every bound cost the whole side's transfer.  Where the bounds cannot be
+ * copied, the tile runs (a tile that cannot match runs to no matches).
  */
 static bool
 cuda_tile_can_match(void *arg, const GjTile *tile)
 {
 	CudaJoinState *state = (CudaJoinState *) arg;
+	int64_t		bounded_end = state->outer_all + state->outer_bounded;
+	int64_t		valid_end = gj_min64(tile->inner_end, state->inner_valid);
+	int64_t		kmin,
+				kmax,
+				p;
 
 	if (state->input.algorithm == GJ_ALGO_NESTLOOP)
 		return true;
-	return gj_sorted_tile_can_match(tile, state->h_outer_status, state->h_outer_lo,
-									state->h_outer_hi, state->h_inner_keys,
-									state->inner_valid);
+	if (tile->inner_end <= tile->inner_begin)
+		return false;
+	/* the first row that is not empty: an all row can match anything */
+	p = tile->outer_begin;
+	if (p < tile->outer_end && gj_cuda_outer_status(state, p) == GJ_OUTER_ALL)
+		return true;
+	if (valid_end <= tile->inner_begin)
+		return false;
+	kmin = state->h_inner_keys[tile->inner_begin];
+	kmax = state->h_inner_keys[valid_end - 1];
+	/* bounded outer rows are sorted by lo: stop once lo passes kmax */
+	for (; p < tile->outer_end && p < bounded_end; p++)
+	{
+		if (!prune_block_at(state, p, gj_min64(tile->outer_end, bounded_end)))
+			return true;
+		if (state->h_prune_lo[p - state->prune_begin] > kmax)
+			break;
+		if (state->h_prune_hi[p - state->prune_begin] >= kmin)
+			return true;
+	}
+	return false;
 }
 
 /*

@@ -227,10 +227,13 @@ typedef struct CudaJoinState
 	uint8_t    *d_outer_status;
 	int64_t		inner_valid;	/* positions [0, inner_valid) have keys */
 	int64_t		outer_all;		/* positions [0, outer_all) are GJ_OUTER_ALL */
-	int64_t    *h_inner_keys;	/* host copies, for tile pruning */
-	int64_t    *h_outer_lo;
-	int64_t    *h_outer_hi;
-	uint8_t    *h_outer_status;
+	int64_t		outer_bounded;	/* the next outer_bounded GJ_OUTER_BOUNDED, the
+								 * rest GJ_OUTER_EMPTY (gj_cuda_outer_status) */
+	int64_t    *h_inner_keys;	/* host copy, for tile pruning */
+	int64_t    *h_prune_lo;		/* host copy of d_outer_lo and d_outer_hi at */
+	int64_t    *h_prune_hi;		/* positions [prune_begin, prune_end), the */
+	int64_t		prune_begin;	/* block tile pruning read last */
+	int64_t		prune_end;
 	int64_t		step_cap;		/* rows of the per-row scratch */
 	uint32_t   *d_first;		/* per step row: first candidate position */
 	uint64_t   *d_cand;			/* per step row: candidates, then offsets */
@@ -292,6 +295,22 @@ typedef struct CudaJoinState
 	GjCompiledKernels count_kernels;
 	GjCompiledKernels pairs_kernels;
 } CudaJoinState;
+
+/*
+ * An outer position's kind in a sorted join: the sort puts the GJ_OUTER_ALL
+ * rows first, then the bounded rows by lower bound, then the empty ones
+ * (outer_finish_kernel), so the counts tell it without a host copy of
+ * d_outer_status.
+ */
+static inline uint8_t
+gj_cuda_outer_status(const CudaJoinState *state, int64_t p)
+{
+	if (p < state->outer_all)
+		return GJ_OUTER_ALL;
+	if (p < state->outer_all + state->outer_bounded)
+		return GJ_OUTER_BOUNDED;
+	return GJ_OUTER_EMPTY;
+}
 
 /* Add the times of the work done outside steps to a step's stats. */
 static inline void
