@@ -183,6 +183,7 @@ SQL
 		exit 1
 	}
 fi
+bench_settle gpujoin_equi
 
 # The same rows for DuckDB: CSV files of every table, in column order.
 DUCK_NOTE=""

@@ -226,6 +226,7 @@ SQL
 		exit 1
 	}
 fi
+bench_settle gpujoin_plan
 
 # The plan in a few words, from EXPLAIN output on stdin: the top join node
 # ("Parallel" when a Gather is above it), for GpuJoin its join type,

@@ -61,3 +61,26 @@ $dev_set"
 		return 1
 	}
 }
+
+# bench_settle SCHEMA: every page of SCHEMA's tables all-visible, as in
+# tables autovacuum has been through, and prints how many are.  A VACUUM
+# right after the load leaves pages not all-visible where the commits that
+# wrote them are not flushed yet (the test clusters run synchronous_commit
+# off: hint bits wait for the flush), so scans (native and GpuJoin's page
+# decoder alike) check every tuple's visibility until autovacuum comes by,
+# maybe in the middle of the timings.  CHECKPOINT flushes them; VACUUM
+# (FREEZE) then marks the pages.  At most 5 rounds.
+bench_settle() {
+	local i left
+	for i in 1 2 3 4 5; do
+		left=$(psql_run -At -c "SELECT string_agg(format('%I.%I', n.nspname, c.relname), ', ')
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = '$1' AND c.relkind = 'r' AND c.relallvisible < c.relpages")
+		[ -z "$left" ] && break
+		psql_run -c "CHECKPOINT" >/dev/null 2>&1
+		psql_run -c "VACUUM (FREEZE, ANALYZE) $left" >/dev/null 2>&1
+	done
+	psql_run -At -c "SELECT 'all-visible pages: ' || sum(c.relallvisible) || ' of ' || sum(c.relpages)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = '$1' AND c.relkind = 'r'"
+}
