@@ -426,6 +426,8 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	int64		capacity = Max(input->match_capacity, 1);
 	uint64		shared_inner;
 	Size		size;
+	Size		inputs_size;
+	Size		results_size;
 	char	   *at;
 	char	   *chunk;
 	double		copy_start;
@@ -458,10 +460,11 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	nbuffers = Max(Min(nbuffers, GJ_MAX_DEVICES), 1);
 	shared_inner = gj_service_inner_shared_by(&input->inner, input->inner_nrows);
 
-	size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
+	inputs_size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
 		side_bytes(&input->outer, input->outer_nrows) +
-		(shared_inner != 0 ? 0 : side_bytes(&input->inner, input->inner_nrows)) +
-		nbuffers * 2 * MAXALIGN(sizeof(uint32) * capacity);
+		(shared_inner != 0 ? 0 : side_bytes(&input->inner, input->inner_nrows));
+	results_size = nbuffers * 2 * MAXALIGN(sizeof(uint32) * capacity);
+	size = inputs_size + results_size;
 	if (input->agg_spec != NULL)
 		size += agg_spec_bytes(input->agg_spec, input);
 	chunk = wait_for_staging(size);
@@ -482,7 +485,11 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	}
 	join->chunk = chunk;
 	copy_start = gj_clock_ms();
-	gj_staging_prefault(chunk, size);
+	/* what this process writes: not the result buffers, which the service fills */
+	gj_staging_prefault(chunk, inputs_size);
+	if (size > inputs_size + results_size)
+		gj_staging_prefault(chunk + inputs_size + results_size,
+							size - inputs_size - results_size);
 	at = join->chunk;
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);

@@ -73,14 +73,21 @@ $dev_set"
 bench_settle() {
 	local i left
 	for i in 1 2 3 4 5; do
-		left=$(psql_run -At -c "SELECT string_agg(format('%I.%I', n.nspname, c.relname), ', ')
+		left=$(psql_run -At -v schema="$1" <<'SQL'
+SELECT string_agg(format('%I.%I', n.nspname, c.relname), ', ')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = '$1' AND c.relkind = 'r' AND c.relallvisible < c.relpages")
+WHERE n.nspname = :'schema' AND c.relkind = 'r' AND c.relallvisible < c.relpages
+SQL
+)
 		[ -z "$left" ] && break
-		psql_run -c "CHECKPOINT" >/dev/null 2>&1
+		if ! psql_run -c "CHECKPOINT" >/dev/null 2>&1; then
+			echo "bench_settle: CHECKPOINT failed (not a superuser?): pages of $left may stay not all-visible" >&2
+		fi
 		psql_run -c "VACUUM (FREEZE, ANALYZE) $left" >/dev/null 2>&1
 	done
-	psql_run -At -c "SELECT 'all-visible pages: ' || sum(c.relallvisible) || ' of ' || sum(c.relpages)
+	psql_run -At -v schema="$1" <<'SQL'
+SELECT 'all-visible pages: ' || coalesce(sum(c.relallvisible), 0) || ' of ' || coalesce(sum(c.relpages), 0)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = '$1' AND c.relkind = 'r'"
+WHERE n.nspname = :'schema' AND c.relkind = 'r'
+SQL
 }

@@ -46,6 +46,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 
 #include "gpujoin.h"
@@ -530,7 +531,9 @@ offer_band_index_nestloop(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *ou
 
 	initial_cost_nestloop(root, &workspace, JOIN_INNER, outer_path, inner_path, extra);
 	nestloop = create_nestloop_path(root, joinrel, JOIN_INNER, &workspace, extra,
-									outer_path, inner_path, extra->restrictlist, NIL,
+									outer_path, inner_path, extra->restrictlist,
+									build_join_pathkeys(root, joinrel, JOIN_INNER,
+														outer_path->pathkeys),
 									NULL);
 	corrected = probes;
 	if (corrected >= nestloop->jpath.path.total_cost)

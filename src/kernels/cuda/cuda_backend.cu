@@ -324,27 +324,48 @@ bad_program:
 }
 
 /*
- * The bounds of outer positions [p, p + PRUNE_BLOCK) (at most to end) in
- * h_prune_lo and h_prune_hi, unless they are there; false if they cannot be
- * copied.
+ * The bounds of outer positions from p (at most to end) in h_prune_lo and
+ * h_prune_hi, unless they are there; false if they cannot be copied.  A
+ * walk that goes on past the block just read fetches twice as many rows the
+ * next time (up to PRUNE_BLOCK_MAX), so a tile whose walk steps over
+ * millions of rows waits for a few dozen copies, not thousands.
  */
 #define PRUNE_BLOCK 4096
+#define PRUNE_BLOCK_MAX (256 * 1024)
 
 static bool
 prune_block_at(CudaJoinState *state, int64_t p, int64_t end)
 {
-	int64_t		n = gj_min64(PRUNE_BLOCK, end - p);
+	int64_t		want = PRUNE_BLOCK;
+	int64_t		n;
+	GjError		err;
 
 	if (p >= state->prune_begin && p < state->prune_end)
 		return true;
-	if (state->h_prune_lo == NULL)
+	/* the join's device in this thread, as every entry point selects it */
+	if (!gj_cuda_use_device(state, &err))
+		return false;
+	if (p == state->prune_end && state->prune_cap > 0)
+		want = gj_min64(2 * state->prune_cap, PRUNE_BLOCK_MAX);
+	if (want > state->prune_cap)
 	{
-		state->h_prune_lo = (int64_t *) malloc(sizeof(int64_t) * PRUNE_BLOCK);
-		state->h_prune_hi = (int64_t *) malloc(sizeof(int64_t) * PRUNE_BLOCK);
+		free(state->h_prune_lo);
+		free(state->h_prune_hi);
+		state->h_prune_lo = (int64_t *) malloc(sizeof(int64_t) * want);
+		state->h_prune_hi = (int64_t *) malloc(sizeof(int64_t) * want);
+		state->prune_cap = want;
 		if (state->h_prune_lo == NULL || state->h_prune_hi == NULL)
+		{
+			free(state->h_prune_lo);
+			free(state->h_prune_hi);
+			state->h_prune_lo = state->h_prune_hi = NULL;
+			state->prune_cap = 0;
+			state->prune_begin = state->prune_end = 0;
 			return false;
+		}
 	}
-	state->prune_begin = state->prune_end = -1;
+	n = gj_min64(state->prune_cap, end - p);
+	state->prune_begin = state->prune_end = 0;
 	if (cudaMemcpyAsync(state->h_prune_lo, state->d_outer_lo + p, sizeof(int64_t) * n,
 						cudaMemcpyDeviceToHost, state->stream) != cudaSuccess ||
 		cudaMemcpyAsync(state->h_prune_hi, state->d_outer_hi + p, sizeof(int64_t) * n,

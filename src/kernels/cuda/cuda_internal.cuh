@@ -234,6 +234,7 @@ typedef struct CudaJoinState
 	int64_t    *h_prune_hi;		/* positions [prune_begin, prune_end), the */
 	int64_t		prune_begin;	/* block tile pruning read last */
 	int64_t		prune_end;
+	int64_t		prune_cap;		/* rows h_prune_lo and h_prune_hi hold */
 	int64_t		step_cap;		/* rows of the per-row scratch */
 	uint32_t   *d_first;		/* per step row: first candidate position */
 	uint64_t   *d_cand;			/* per step row: candidates, then offsets */

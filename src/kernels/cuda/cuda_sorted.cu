@@ -617,8 +617,8 @@ sort_inner_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 
 /*
  * Outer: the whole side's key columns on the device, the GJ_OUTER_ALL rows,
- * the bounded rows by lower bound, the empty rows; the host copies that
- * tile pruning reads, and the per-row scratch of the steps.
+ * the bounded rows by lower bound, the empty rows (their counts on the
+ * host: gj_cuda_outer_status), and the per-row scratch of the steps.
  */
 static bool
 sort_outer_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
@@ -730,8 +730,8 @@ gj_cuda_sort_inner(CudaJoinState *state, GjError *err)
 
 /*
  * Put both sides in key order on the device (see the kernels above), and
- * keep host copies of what tile pruning reads.  An inner side borrowed from
- * prepare_inner is in key order already.
+ * keep a host copy of the inner side's sorted keys, which tile pruning
+ * reads.  An inner side borrowed from prepare_inner is in key order already.
  */
 bool
 gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err)
