@@ -458,6 +458,34 @@ host:
 	return GJ_PAGE_HOST;
 }
 
+#ifndef __CUDA_ARCH__
+/*
+ * On the host: ask for the cache lines of an all-visible page's tuples,
+ * pd_upper to the end of the page.  The heap reader calls it a page ahead of
+ * the decoding, so that the tuple headers gj_page_decode loads are in the
+ * cache by then.  The serial drain of bench_equi.sh's 10M rows on the
+ * 2-core machine: no prefetch 170 ms; the lines asked for on the page about
+ * to be decoded 123 ms, a page ahead 118 ms; asked for backwards (the order
+ * the decoder reads them in) 143 ms, as the hardware prefetchers take over
+ * an ascending run of lines.
+ */
+static inline void
+gj_page_prefetch_tuples(const uint8_t *page, uint32_t page_size)
+{
+	uint32_t	upper = gj_page_load16(page + GJ_PAGE_PD_UPPER_OFF);
+	uint32_t	line;
+
+	if (upper > page_size)
+		return;
+#ifdef __GNUC__
+	for (line = upper & ~63u; line < page_size; line += 64)
+		__builtin_prefetch(page + line);
+#else
+	(void) line;
+#endif
+}
+#endif
+
 /*
  * Rows 0 .. n - 1 of the tuples whose data starts at data_offs[] (0: not on
  * the fixed path, overwritten later), every needed attribute at its fixed
@@ -533,26 +561,6 @@ gj_page_decode(const uint8_t *page, uint64_t ref_base, const GjPageSpec *spec,
 	for (k = 0; batch && k < spec->ncols; k++)
 		batch = !spec->cols[k].byval ||
 			(spec->cols[k].fixed_off & (spec->cols[k].attlen - 1)) == 0;
-
-#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
-
-	/*
-	 * On the host, ask for the cache lines of every tuple at once: the
-	 * loads of the tuple headers below are what the loop waits for, and a
-	 * page's tuples lie from pd_upper to the end in line pointer order
-	 * backwards, which the hardware prefetchers follow late.  Not on a page
-	 * that is not all-visible: heapgetpage has just read every tuple's
-	 * header to check its visibility.
-	 */
-	if (gj_page_is_all_visible(page))
-	{
-		uint32_t	upper = gj_page_load16(page + GJ_PAGE_PD_UPPER_OFF);
-		uint32_t	line;
-
-		for (line = upper & ~63u; line < page_size && upper <= page_size; line += 64)
-			__builtin_prefetch(page + line);
-	}
-#endif
 
 	if (all_normal)
 		nitems = nlp;
