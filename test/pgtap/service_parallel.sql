@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(79);
+SELECT plan(82);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -472,8 +472,35 @@ SELECT is(pg_temp.cancelled(:'qp_slow'), '57014 canceling statement due to state
 SET LOCAL statement_timeout = 0;
 SELECT ok(pg_temp.service_idle(),
           'the join cancelled mid-drain left no staging memory and no join in the service');
+
+-- The drain's workers: where the service runs cuda, a partial GpuJoin over a
+-- Parallel Seq Scan of a table gets a worker per 4,096 pages (its processes
+-- only drain; gpujoin_partial_outer_path), more than PostgreSQL's log3 rule
+-- gives; on the cpu service PostgreSQL's count stands, and so does a
+-- table's parallel_workers setting on either.  12,432 pages: PostgreSQL
+-- gives 2 workers at min_parallel_table_scan_size 16MB, the rule 3.
+CREATE TABLE gj_par_wide AS
+    SELECT g AS k, (g % 100)::float8 AS v FROM generate_series(1, 2300000) g;
+ANALYZE gj_par_wide;
+SET LOCAL max_parallel_workers_per_gather = 8;
+SET LOCAL min_parallel_table_scan_size = '16MB';
+\set q_wide 'SELECT count(*) FROM gj_par_wide w JOIN gj_par_dim d ON w.k = d.k'
+SELECT CASE WHEN current_setting('gpujoin.service_backend') = 'cuda' THEN 3 ELSE 2 END AS wide_workers \gset
+SELECT matches(pg_temp.plan_shape(:'q_wide'),
+               'Workers Planned: ' || :wide_workers || '\n.*Parallel Custom Scan \(GpuJoin\).*Parallel Seq Scan on gj_par_wide w',
+               'a partial GpuJoin over 12,432 pages: ' || :wide_workers || ' workers on the ' ||
+               current_setting('gpujoin.service_backend') || ' service');
+SELECT (:q_wide) AS wide_count \gset
+ALTER TABLE gj_par_wide SET (parallel_workers = 2);
+SELECT matches(pg_temp.plan_shape(:'q_wide'),
+               'Workers Planned: 2\n.*Parallel Custom Scan \(GpuJoin\).*Parallel Seq Scan on gj_par_wide w',
+               'the table''s parallel_workers setting stands');
+SET LOCAL gpujoin.enabled = off;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL enable_hashjoin = on;
+SELECT is(:wide_count::bigint, (:q_wide), 'the count with the drain''s workers equals the native one');
 \else
-SELECT skip('the cluster runs no GPU service', 77);
+SELECT skip('the cluster runs no GPU service', 80);
 \endif
 
 SELECT * FROM finish();

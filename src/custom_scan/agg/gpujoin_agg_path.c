@@ -666,8 +666,8 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
  * them (gpujoin_path.c); false where there are none.
  */
 static bool
-partial_inputs(RelOptInfo *outerrel, RelOptInfo *innerrel, Path **outer_path,
-			   Path **inner_path)
+partial_inputs(PlannerInfo *root, RelOptInfo *outerrel, RelOptInfo *innerrel,
+			   Path **outer_path, Path **inner_path)
 {
 	ListCell   *lc;
 
@@ -675,7 +675,7 @@ partial_inputs(RelOptInfo *outerrel, RelOptInfo *innerrel, Path **outer_path,
 	*inner_path = NULL;
 	if (outerrel->partial_pathlist == NIL)
 		return false;
-	*outer_path = linitial(outerrel->partial_pathlist);
+	*outer_path = gpujoin_partial_outer_path(root, outerrel);
 	if ((*outer_path)->param_info != NULL || (*outer_path)->parallel_workers <= 0)
 		return false;
 	foreach(lc, innerrel->pathlist)
@@ -867,7 +867,7 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 
 		if (partial)
 		{
-			if (!partial_inputs(outerrel, innerrel, &outer_path, &inner_path))
+			if (!partial_inputs(root, outerrel, innerrel, &outer_path, &inner_path))
 				continue;
 			/* this process's share of the pairs, as a partial GpuJoin's rows */
 			candidates = clamp_row_est(input_rel->rows * outer_path->rows /

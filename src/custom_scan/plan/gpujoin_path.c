@@ -295,6 +295,46 @@ inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_ri
 }
 
 /*
+ * The heap pages a parallel worker of a GpuJoin on the GPU service is worth
+ * starting for: each process drains its share of the outer side on the
+ * host, about 30 ns a row on the GPU machine (4,096 pages of 185 rows: 23
+ * ms), while the service's part of a share takes a few ms and a worker
+ * starts in about 5 ms.
+ */
+#define GJ_PAGES_PER_DRAIN_WORKER	4096
+
+/*
+ * The outer partial path a partial GpuJoin drains: the outer rel's
+ * cheapest, or, where that is a Parallel Seq Scan of a table and the
+ * service runs cuda, one with more workers.  PostgreSQL gives a scan
+ * workers by the log3 of its size (4 for 54,055 pages), for plans whose
+ * every process works on its share of the join; a GpuJoin's processes only
+ * drain, the device joins, so the drain's time is what more workers cut
+ * (bench_equi.sh's count(*) over 10M rows).  A table's parallel_workers
+ * setting, where given, stands.
+ */
+Path *
+gpujoin_partial_outer_path(PlannerInfo *root, RelOptInfo *outerrel)
+{
+	Path	   *path;
+	int			nworkers;
+
+	if (outerrel->partial_pathlist == NIL)
+		return NULL;
+	path = linitial(outerrel->partial_pathlist);
+	if (path->pathtype != T_SeqScan || path->param_info != NULL ||
+		path->parallel_workers <= 0 || outerrel->reloptkind != RELOPT_BASEREL ||
+		outerrel->rtekind != RTE_RELATION || outerrel->rel_parallel_workers != -1 ||
+		gpujoin_parallel_costs() != &gpujoin_cuda_costs)
+		return path;
+	nworkers = (int) Min((double) max_parallel_workers_per_gather,
+						 (double) outerrel->pages / GJ_PAGES_PER_DRAIN_WORKER);
+	if (nworkers <= path->parallel_workers)
+		return path;
+	return create_seqscan_path(root, outerrel, NULL, nworkers);
+}
+
+/*
  * A GpuJoin path over the given inputs; parallel_workers > 0 for a partial
  * one, inner_share a partial path of the inner side to drain in parallel;
  * info the classified join (its algorithm, its band's guard), requested the
@@ -583,7 +623,7 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 		gpujoin_plans_parallel() &&
 		jointype != JOIN_RIGHT && jointype != JOIN_FULL)
 	{
-		Path	   *outer_partial = linitial(outerrel->partial_pathlist);
+		Path	   *outer_partial = gpujoin_partial_outer_path(root, outerrel);
 		double		share = outer_partial->rows / Max(outerrel->rows, 1.0);
 		Path	   *inner_safe = NULL;
 
