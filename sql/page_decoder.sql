@@ -197,3 +197,16 @@ SELECT pd_compare('SELECT h.id, s.tag FROM pd_hot h JOIN pd_small s ON h.k = s.k
                    WHERE h.id % 7 = 1') AS scan_quals;
 -- both sides read by the columnar reader
 SELECT pd_inputs('SELECT count(*) FROM pd_hot h JOIN pd_small s ON h.k = s.k') AS inputs;
+
+-- all-visible pages between pages that are not: the reader decodes an
+-- all-visible page after it read the next page, and first decodes the one
+-- pending when the next is deformed tuple by tuple; empty all-visible pages
+-- between them
+CREATE TABLE pd_mixed (id int4, k int4, v float8) WITH (fillfactor = 50);
+INSERT INTO pd_mixed SELECT g, g % 60, g FROM generate_series(1, 6000) g;
+DELETE FROM pd_mixed WHERE (ctid::text::point)[0]::int % 5 = 4;
+VACUUM (FREEZE, ANALYZE) pd_mixed;
+UPDATE pd_mixed SET v = v + 0.5 WHERE (ctid::text::point)[0]::int % 3 = 0 AND id % 4 = 0;
+SELECT count(DISTINCT (ctid::text::point)[0]) AS pages_with_rows FROM pd_mixed;
+SELECT pd_compare('SELECT m.id, m.v, s.tag FROM pd_mixed m JOIN pd_small s ON m.k = s.k') AS mixed_pages;
+SELECT pd_compare('SELECT count(*), sum(m.v) FROM pd_mixed m JOIN pd_small s ON m.k < s.k') AS mixed_pages_agg;

@@ -32,9 +32,10 @@
  *	  (added by ALTER TABLE later) take their missing value; nothing is
  *	  detoasted here (the buffer copies the datum as a seq scan would return
  *	  it);
- *	- without scan quals, a page's visible tuples are decoded at once by the
- *	  page decoder (kernels/shared/gj_page_decode.h, the code a device will
- *	  run on raw pages), while the page is pinned as heapgetpage left it;
+ *	- without scan quals, an all-visible page's visible tuples are decoded
+ *	  at once by the page decoder (kernels/shared/gj_page_decode.h, the
+ *	  code a device will run on raw pages), after the next page was read
+ *	  and its tuples asked into the cache, under a pin of the reader's own;
  *	  the tuples it flags, and every tuple of a scan with quals
  *	  (or gpujoin.page_decoder off), are deformed here one at a time;
  *	- the scan's own quals are evaluated on the child's scan slot, as
@@ -669,6 +670,7 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 		ExecReScan(ps);
 		gj_heap_reader_rescan(reader);
 	}
+	Assert(!BufferIsValid(reader->pending_buf));
 	if (ss->ss.ss_currentScanDesc == NULL)
 		ss->ss.ss_currentScanDesc = table_beginscan(reader->rel, ps->state->es_snapshot, 0, NULL);
 	scan = (HeapScanDesc) ss->ss.ss_currentScanDesc;
@@ -700,6 +702,8 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 		 */
 		if (ps->qual == NULL && reader->use_page_decoder && PageIsAllVisible(page))
 		{
+			if (scan->rs_ntuples == 0)
+				continue;
 			gj_page_prefetch_tuples((const uint8 *) page, BLCKSZ);
 			returned += read_pending_page(reader, buf);
 			IncrBufferRefCount(scan->rs_cbuf);
@@ -721,6 +725,7 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 		gj_host_buffer_check_limit(buf, other_side_bytes);
 	}
 	returned += read_pending_page(reader, buf);
+	gj_host_buffer_check_limit(buf, other_side_bytes);
 	reader->finished = true;
 
 	/* as heapgettup_pagemode at the end of the scan */
@@ -747,6 +752,8 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 void
 gj_heap_reader_rescan(GjHeapReader *reader)
 {
+	/* a drain decodes its last page before it returns */
+	Assert(!BufferIsValid(reader->pending_buf));
 	reader->started = false;
 	reader->finished = false;
 }

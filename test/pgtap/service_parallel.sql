@@ -477,7 +477,7 @@ SELECT ok(pg_temp.service_idle(),
 -- Parallel Seq Scan of a table gets a worker per 4,096 pages (its processes
 -- only drain; gpujoin_partial_outer_path), more than PostgreSQL's log3 rule
 -- gives; on the cpu service PostgreSQL's count stands, and so does a
--- table's parallel_workers setting on either.  12,432 pages: PostgreSQL
+-- table's parallel_workers setting on either.  12,433 pages: PostgreSQL
 -- gives 2 workers at min_parallel_table_scan_size 16MB, the rule 3.
 CREATE TABLE gj_par_wide AS
     SELECT g AS k, (g % 100)::float8 AS v FROM generate_series(1, 2300000) g;
@@ -488,7 +488,7 @@ SET LOCAL min_parallel_table_scan_size = '16MB';
 SELECT CASE WHEN current_setting('gpujoin.service_backend') = 'cuda' THEN 3 ELSE 2 END AS wide_workers \gset
 SELECT matches(pg_temp.plan_shape(:'q_wide'),
                'Workers Planned: ' || :wide_workers || '\n.*Parallel Custom Scan \(GpuJoin\).*Parallel Seq Scan on gj_par_wide w',
-               'a partial GpuJoin over 12,432 pages: ' || :wide_workers || ' workers on the ' ||
+               'a partial GpuJoin over 12,433 pages: ' || :wide_workers || ' workers on the ' ||
                current_setting('gpujoin.service_backend') || ' service');
 SELECT (:q_wide) AS wide_count \gset
 ALTER TABLE gj_par_wide SET (parallel_workers = 2);

@@ -661,7 +661,8 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 
 /*
  * The inputs of a partial path for one order of the inputs: the outer
- * rel's cheapest partial path (each process scans its share) and the inner
+ * rel's partial path (each process scans its share; the cheapest, or one
+ * with more workers, gpujoin_partial_outer_path) and the inner
  * rel's cheapest path a worker can run whole, as a partial GpuJoin takes
  * them (gpujoin_path.c); false where there are none.
  */

@@ -311,7 +311,11 @@ inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_ri
  * every process works on its share of the join; a GpuJoin's processes only
  * drain, the device joins, so the drain's time is what more workers cut
  * (bench_equi.sh's count(*) over 10M rows).  A table's parallel_workers
- * setting, where given, stands.
+ * setting, where given, stands.  The worker count carries to the plan
+ * above, as any partial path's does; where the inner side is not shared,
+ * each process drains it whole (host_memory_fits checks one process's), and
+ * an inner side drained in parallel keeps its own path, costed for
+ * PostgreSQL's count of workers: a share larger than each process drains.
  */
 Path *
 gpujoin_partial_outer_path(PlannerInfo *root, RelOptInfo *outerrel)
