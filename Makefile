@@ -59,6 +59,7 @@ OBJS = \
 	src/kernels/cpu/cpu_agg.o \
 	src/kernels/cpu/cpu_rowcount.o \
 	src/kernels/cpu/cpu_program_count.o \
+	src/kernels/cpu/cpu_affine.o \
 	src/kernels/cpu/cpu_dominance.o \
 	src/kernels/cpu/cpu_page_decode.o \
 	src/kernels/shared/agg_runs.o \

@@ -1168,10 +1168,151 @@ pc_test_compiled(const Side *outer, const Side *inner)
 	pc_compile = GJ_COMPILE_OFF;
 }
 
+/*
+ * A random operand of an affine compare over the integer columns (0, 1,
+ * 4, 5, 6): a column of either side, a constant (extremes among them), or
+ * the sum or difference of two of those in int2, int4 or int8, the type a
+ * compiled program gives it.
+ */
+static void
+pc_affine_operand(Program *q, int depth)
+{
+	static const int int_cols[] = {0, 1, 4, 5, 6};
+	static const int64_t consts[] = {0, 3, -7, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
+	32767, -32768};
+	static const int types[] = {GJT_INT2, GJT_INT4, GJT_INT8};
+	uint64_t	r = rng() % 10;
+
+	if (depth == 0 && r < 4)
+	{
+		pc_affine_operand(q, 1);
+		pc_affine_operand(q, 1);
+		emit(q, rng() % 2 ? GJOP_ADD : GJOP_SUB, types[rng() % 3], 0, 0);
+	}
+	else if (r < 6)
+		emit(q, rng() % 2 ? GJOP_LOAD_OUTER : GJOP_LOAD_INNER, GJT_INT8, int_cols[rng() % 5], 0);
+	else
+		emit(q, GJOP_CONST, GJT_INT8, 0, consts[rng() % 9]);
+}
+
+/*
+ * The cpu backend's evaluator of AND-ed integer compares over sums
+ * (cpu_affine.c) against the interpreter, pair by pair: random such
+ * programs of 1 to 4 compares, whole (as a sort-merge step evaluates them)
+ * and after a leading compare (as the prefilter leaves them), over sides
+ * with NULLs and every integer extreme (so sums overflow every type); and
+ * programs it must leave to the interpreter.
+ */
+static void
+pc_test_affine(const Side *outer, const Side *inner)
+{
+	int			mismatches = 0,
+				invalid = 0;
+	int64_t		pairs = 0,
+				rechecks = 0,
+				trues = 0;
+	char		msg[192];
+
+	for (int lead = 0; lead < 2; lead++)
+	{
+		for (int k = 0; k < 300; k++)
+		{
+			Program		q;
+			GjCpuAffine aff;
+			GjLeadingCompares lc;
+			int			nterms = 1 + (int) (rng() % 4);
+
+			memset(&q, 0, sizeof(q));
+			memset(&lc, 0, sizeof(lc));
+			if (lead)
+			{
+				emit(&q, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+				emit(&q, GJOP_LOAD_INNER, GJT_INT8, 5, 0);
+				emit(&q, GJOP_LE, GJ_CLASS_INT, 0, 0);
+			}
+			for (int t = 0; t < nterms; t++)
+			{
+				pc_affine_operand(&q, 0);
+				pc_affine_operand(&q, 0);
+				emit(&q, GJOP_EQ + (int) (rng() % 6), GJ_CLASS_INT, 0, 0);
+				if (t > 0 || lead)
+					emit(&q, GJOP_AND, GJT_BOOL, 0, 0);
+			}
+			if (lead)
+				gj_program_leading_compares(q.instrs, q.ninstrs, &lc);
+			/* every compare a leading one: the prefilter alone decides */
+			if (lc.pc == q.ninstrs)
+				continue;
+			if (!gj_cpu_affine_init(&aff, q.instrs, q.ninstrs, lc.pc, lc.depth))
+			{
+				invalid++;
+				continue;
+			}
+			for (int p = 0; p < 400; p++)
+			{
+				int64_t		o = (int64_t) (rng() % outer->nrows);
+				int64_t		i = (int64_t) (rng() % inner->nrows);
+				int			want = gj_program_eval_from(q.instrs, q.ninstrs, &lc, &outer->cols, o,
+														&inner->cols, i);
+				int			got = gj_cpu_affine_eval(&aff, &outer->cols, o, &inner->cols, i);
+
+				mismatches += got != want;
+				rechecks += want == GJ_RESULT_RECHECK;
+				trues += want == GJ_RESULT_TRUE;
+				pairs++;
+			}
+		}
+	}
+	snprintf(msg, sizeof(msg), "%lld pairs of 600 random programs, %lld TRUE, %lld rechecked; %d programs not read, %d pairs differ",
+			 (long long) pairs, (long long) trues, (long long) rechecks, invalid, mismatches);
+	report(mismatches == 0 && invalid == 0 && rechecks > 0 && trues > 0,
+		   "affine evaluator (cpu_affine.c) against the interpreter: %s%s", msg, "");
+
+	/* what it leaves to the interpreter */
+	{
+		Program		q[4];
+		GjCpuAffine aff;
+		int			read = 0;
+
+		memset(q, 0, sizeof(q));
+		/* o.c0 * i.c1 > 0 */
+		emit(&q[0], GJOP_LOAD_OUTER, GJT_INT8, 0, 0);
+		emit(&q[0], GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+		emit(&q[0], GJOP_MUL, GJT_INT8, 0, 0);
+		emit(&q[0], GJOP_CONST, GJT_INT8, 0, 0);
+		emit(&q[0], GJOP_GT, GJ_CLASS_INT, 0, 0);
+		/* o.c2 < i.c3, floats */
+		emit(&q[1], GJOP_LOAD_OUTER, GJT_FLOAT8, 2, 0);
+		emit(&q[1], GJOP_LOAD_INNER, GJT_FLOAT8, 3, 0);
+		emit(&q[1], GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+		/* o.c1 = i.c1 OR o.c5 = i.c5 */
+		emit(&q[2], GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+		emit(&q[2], GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+		emit(&q[2], GJOP_EQ, GJ_CLASS_INT, 0, 0);
+		emit(&q[2], GJOP_LOAD_OUTER, GJT_INT8, 5, 0);
+		emit(&q[2], GJOP_LOAD_INNER, GJT_INT8, 5, 0);
+		emit(&q[2], GJOP_EQ, GJ_CLASS_INT, 0, 0);
+		emit(&q[2], GJOP_OR, GJT_BOOL, 0, 0);
+		/* (o.c1 + i.c1) + 1 > 0: a sum of a sum */
+		emit(&q[3], GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+		emit(&q[3], GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+		emit(&q[3], GJOP_ADD, GJT_INT4, 0, 0);
+		emit(&q[3], GJOP_CONST, GJT_INT8, 0, 1);
+		emit(&q[3], GJOP_ADD, GJT_INT4, 0, 0);
+		emit(&q[3], GJOP_CONST, GJT_INT8, 0, 0);
+		emit(&q[3], GJOP_GT, GJ_CLASS_INT, 0, 0);
+		for (int k = 0; k < 4; k++)
+			read += gj_cpu_affine_init(&aff, q[k].instrs, q[k].ninstrs, 0, 0);
+		snprintf(msg, sizeof(msg), "%d of 4 read", read);
+		report(read == 0, "affine evaluator: a product, a float compare, an OR and a sum of a sum stay interpreted (%s)%s",
+			   msg, "");
+	}
+}
+
 int
 program_count_test_count(bool cuda)
 {
-	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 : 0) +
+	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + 2 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 : 0) +
 		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 + 1 : 0);
 }
 
@@ -1195,6 +1336,7 @@ run_program_count_tests(bool cuda)
 	pc_test_agg(&outer, &inner, false);
 	pc_test_run_step(&outer, &inner, false);
 	pc_test_bounds();
+	pc_test_affine(&outer, &inner);
 	if (cuda)
 	{
 		for (int s = 0; s < PC_NSHAPES; s++)

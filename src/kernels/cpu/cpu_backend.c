@@ -41,6 +41,7 @@ cpu_begin_join(const GjJoinInput *input, GjError *err)
 	state->input.instrs = state->instrs;
 	state->simple = gj_program_simple_compare(state->instrs, input->ninstrs,
 											  &state->compare);
+	gj_cpu_affine_init(&state->affine, state->instrs, input->ninstrs, 0, 0);
 
 	/*
 	 * One integer key: its hash is gj_hash64(gj_hash64(key)), and

@@ -83,6 +83,122 @@
 #define cpu_prefetch(addr)		((void) 0)
 #endif
 
+/*
+ * cpu_affine.c: a program (or the rest of one after its leading compares)
+ * that is an AND of integer compares, each operand a column, a constant, or
+ * the sum or difference of two of them in int2, int4 or int8
+ * (gj_cpu_affine_init); gj_cpu_affine_eval gives the interpreter's answer
+ * for a pair with a few loads.
+ */
+#define GJ_CPU_AFFINE_MAX_TERMS		8
+
+typedef enum GjCpuAffineKind
+{
+	GJ_AFFINE_COLUMN = 0,
+	GJ_AFFINE_CONST,
+	GJ_AFFINE_ARITH
+} GjCpuAffineKind;
+
+typedef struct GjCpuAffineValue
+{
+	bool		is_const;
+	bool		outer;			/* else inner; columns only */
+	int			col;
+	int64_t		value;			/* constants only */
+} GjCpuAffineValue;
+
+typedef struct GjCpuAffineOperand
+{
+	int			kind;			/* GjCpuAffineKind */
+	int			op;				/* GJ_AFFINE_ARITH: GJOP_ADD or GJOP_SUB */
+	int			type;			/* GJ_AFFINE_ARITH: its GjType, an integer */
+	GjCpuAffineValue a;
+	GjCpuAffineValue b;			/* GJ_AFFINE_ARITH: a op b */
+} GjCpuAffineOperand;
+
+typedef struct GjCpuAffineTerm
+{
+	int			op;				/* GJOP_EQ .. GJOP_GE: left op right */
+	GjCpuAffineOperand left;
+	GjCpuAffineOperand right;
+} GjCpuAffineTerm;
+
+typedef struct GjCpuAffine
+{
+	bool		valid;
+	int			nterms;
+	GjCpuAffineTerm terms[GJ_CPU_AFFINE_MAX_TERMS];
+} GjCpuAffine;
+
+extern bool gj_cpu_affine_init(GjCpuAffine *aff, const GjInstr *instrs, int ninstrs,
+							   int pc0, int depth0);
+
+/* a column's value of the pair, or the constant; true where it is NULL */
+static inline bool
+gj_cpu_affine_value(const GjCpuAffineValue *v, const GjKeyColumns *outer, int64_t orow,
+					const GjKeyColumns *inner, int64_t irow, int64_t *x)
+{
+	const GjKeyColumns *side;
+	int64_t		row;
+
+	if (v->is_const)
+	{
+		*x = v->value;
+		return false;
+	}
+	side = v->outer ? outer : inner;
+	row = v->outer ? orow : irow;
+	*x = side->values[v->col][row];
+	return side->isnull[v->col] != NULL && side->isnull[v->col][row];
+}
+
+/* an operand's value of the pair; false where the arithmetic fails */
+static inline bool
+gj_cpu_affine_operand(const GjCpuAffineOperand *op, const GjKeyColumns *outer, int64_t orow,
+					  const GjKeyColumns *inner, int64_t irow, int64_t *x, bool *isnull)
+{
+	int64_t		a,
+				b;
+	bool		a_null = gj_cpu_affine_value(&op->a, outer, orow, inner, irow, &a);
+	bool		b_null;
+
+	if (op->kind != GJ_AFFINE_ARITH)
+	{
+		*x = a;
+		*isnull = a_null;
+		return true;
+	}
+	b_null = gj_cpu_affine_value(&op->b, outer, orow, inner, irow, &b);
+	*isnull = a_null || b_null;
+	if (*isnull)
+		return true;
+	return gj_int_arith(op->op, op->type, a, b, x);
+}
+
+/* the program's answer for the pair (GjResult), as gj_program_eval_from's */
+static inline int
+gj_cpu_affine_eval(const GjCpuAffine *aff, const GjKeyColumns *outer, int64_t orow,
+				   const GjKeyColumns *inner, int64_t irow)
+{
+	bool		ok = true;
+	bool		holds = true;
+	int			k;
+
+	for (k = 0; k < aff->nterms; k++)
+	{
+		const GjCpuAffineTerm *t = &aff->terms[k];
+		int64_t		l = 0,
+					r = 0;
+		bool		l_null,
+					r_null;
+
+		ok &= gj_cpu_affine_operand(&t->left, outer, orow, inner, irow, &l, &l_null);
+		ok &= gj_cpu_affine_operand(&t->right, outer, orow, inner, irow, &r, &r_null);
+		holds &= !l_null && !r_null && gj_int_cmp_holds(t->op, l, r);
+	}
+	return !ok ? GJ_RESULT_RECHECK : holds ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+}
+
 typedef struct CpuJoinState
 {
 	GjJoinInput input;
@@ -96,6 +212,8 @@ typedef struct CpuJoinState
 	 * equal hashes are equal keys and a candidate needs no other test.
 	 */
 	bool		hash_is_key_equality;
+	/* the program, where it is an AND of integer compares (cpu_affine.c) */
+	GjCpuAffine affine;
 	int64_t		capacity;
 	uint32_t   *outer_rows;
 	uint32_t   *inner_rows;
@@ -218,6 +336,7 @@ extern void gj_cpu_rowcount_conjunction(const GjJoinInput *input,
 typedef struct GjCpuPrefilter
 {
 	GjLeadingCompares lead;
+	GjCpuAffine rest;			/* the rest of the program, where it is one */
 	int64_t    *keys[GJ_MAX_CONJUNCTS]; /* the block's order keys per compare */
 	uint8_t    *alive;			/* the block's rows with no NULL key */
 	uint8_t    *mask;
@@ -230,6 +349,17 @@ extern void gj_cpu_prefilter_block(GjCpuPrefilter *pf, const GjJoinInput *input,
 								   int64_t ib, int nrows);
 extern int	gj_cpu_prefilter_row(GjCpuPrefilter *pf, const GjJoinInput *input, int64_t o);
 extern void gj_cpu_prefilter_free(GjCpuPrefilter *pf);
+
+/* the rest of the program for a pair that passed the leading compares */
+static inline int
+gj_cpu_prefilter_eval(const GjCpuPrefilter *pf, const GjJoinInput *input, int64_t o,
+					  int64_t i)
+{
+	if (pf->rest.valid)
+		return gj_cpu_affine_eval(&pf->rest, &input->outer, o, &input->inner, i);
+	return gj_program_eval_from(input->instrs, input->ninstrs, &pf->lead, &input->outer, o,
+								&input->inner, i);
+}
 
 /*
  * cpu_program_count.c: counts[o - o_begin] = inner rows of the tile for

@@ -122,9 +122,7 @@ gj_cpu_nestloop_program(CpuJoinState *state, const GjTile *tile,
 
 				for (p = 0; p < npass; p++)
 				{
-					int			r = gj_program_eval_from(in->instrs, in->ninstrs, &pf.lead,
-														 &in->outer, o, &in->inner,
-														 ib + pf.pass[p]);
+					int			r = gj_cpu_prefilter_eval(&pf, in, o, ib + pf.pass[p]);
 
 					out_o[n] = (uint32_t) o | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
 					out_i[n] = (uint32_t) (ib + pf.pass[p]);

@@ -14,7 +14,11 @@
  * (GjCpuPrefilter), and
  * the interpreter runs the rest of the program only for the pairs that
  * pass them: for "r.x < s.x AND r.y > s.y AND r.x + s.y > 0", the last qual
- * for a quarter of the pairs on random data.
+ * for a quarter of the pairs on random data.  Where the rest is an AND of
+ * integer compares over columns and their sums, cpu_affine.c evaluates it
+ * instead (gj_cpu_prefilter_eval): that program's count over 20k x 20k
+ * rows, kernel_test bench-program-count on the 2-core machine, 746 ms
+ * interpreted, 475 ms.
  * cuda_program_count.cu counts the same way on the device.
  *
  *-------------------------------------------------------------------------
@@ -70,6 +74,7 @@ gj_cpu_prefilter_init(GjCpuPrefilter *pf, const GjJoinInput *input)
 
 	memset(pf, 0, sizeof(GjCpuPrefilter));
 	gj_program_leading_compares(input->instrs, input->ninstrs, &pf->lead);
+	gj_cpu_affine_init(&pf->rest, input->instrs, input->ninstrs, pf->lead.pc, pf->lead.depth);
 	pf->alive = malloc(CPU_INNER_BLOCK_ROWS);
 	pf->mask = malloc(CPU_INNER_BLOCK_ROWS);
 	pf->pass = malloc(sizeof(int) * CPU_INNER_BLOCK_ROWS);
@@ -182,9 +187,7 @@ gj_cpu_program_count(const GjJoinInput *input, const GjTile *tile, int64_t o_beg
 
 			for (p = 0; p < npass; p++)
 			{
-				int			r = gj_program_eval_from(input->instrs, input->ninstrs, &pf.lead,
-													 &input->outer, o, &input->inner,
-													 ib + pf.pass[p]);
+				int			r = gj_cpu_prefilter_eval(&pf, input, o, ib + pf.pass[p]);
 
 				hits += r == GJ_RESULT_TRUE;
 				*host_pairs += r == GJ_RESULT_RECHECK;

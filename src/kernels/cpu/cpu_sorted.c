@@ -613,6 +613,8 @@ gj_cpu_sorted_step(CpuJoinState *state, const GjTile *tile, int64_t *outer_next,
 				r = GJ_RESULT_TRUE; /* the candidate's hash is the key's */
 			else if (filter && eq_outer != NULL && status != GJ_OUTER_ALL)
 				r = (eq_outer[orow] == eq_inner[irow]) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
+			else if (filter && state->affine.valid)
+				r = gj_cpu_affine_eval(&state->affine, &in->outer, orow, &in->inner, irow);
 			else if (filter)
 				r = gj_program_eval(in->instrs, in->ninstrs, &in->outer, orow, &in->inner, irow);
 			state->outer_rows[n] = orow | (r == GJ_RESULT_RECHECK ? GJ_PAIR_RECHECK : 0);
