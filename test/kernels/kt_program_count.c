@@ -1207,7 +1207,8 @@ static void
 pc_test_affine(const Side *outer, const Side *inner)
 {
 	int			mismatches = 0,
-				invalid = 0;
+				invalid = 0,
+				nprogs = 0;
 	int64_t		pairs = 0,
 				rechecks = 0,
 				trues = 0;
@@ -1243,6 +1244,7 @@ pc_test_affine(const Side *outer, const Side *inner)
 			/* every compare a leading one: the prefilter alone decides */
 			if (lc.pc == q.ninstrs)
 				continue;
+			nprogs++;
 			if (!gj_cpu_affine_init(&aff, q.instrs, q.ninstrs, lc.pc, lc.depth))
 			{
 				invalid++;
@@ -1263,8 +1265,8 @@ pc_test_affine(const Side *outer, const Side *inner)
 			}
 		}
 	}
-	snprintf(msg, sizeof(msg), "%lld pairs of 600 random programs, %lld TRUE, %lld rechecked; %d programs not read, %d pairs differ",
-			 (long long) pairs, (long long) trues, (long long) rechecks, invalid, mismatches);
+	snprintf(msg, sizeof(msg), "%lld pairs of %d random programs, %lld TRUE, %lld rechecked; %d programs not read, %d pairs differ",
+			 (long long) pairs, nprogs, (long long) trues, (long long) rechecks, invalid, mismatches);
 	report(mismatches == 0 && invalid == 0 && rechecks > 0 && trues > 0,
 		   "affine evaluator (cpu_affine.c) against the interpreter: %s%s", msg, "");
 

@@ -93,16 +93,18 @@ gj_cpu_affine_init(GjCpuAffine *aff, const GjInstr *instrs, int ninstrs, int pc0
 					sp--;
 					break;
 				}
-			case GJOP_EQ:
-			case GJOP_NE:
-			case GJOP_LT:
-			case GJOP_LE:
-			case GJOP_GT:
-			case GJOP_GE:
+			case GJOP_AND:
+				if (sp < 2 || !stack[sp - 1].is_bool || !stack[sp - 2].is_bool)
+					return false;
+				sp--;
+				break;
+			default:
 				{
 					GjCpuAffineTerm *t;
 
-					if (sp < 2 || stack[sp - 1].is_bool || stack[sp - 2].is_bool ||
+					/* a compare, GJOP_EQ .. GJOP_GE, of two integer operands */
+					if (in->op < GJOP_EQ || in->op > GJOP_GE ||
+						sp < 2 || stack[sp - 1].is_bool || stack[sp - 2].is_bool ||
 						in->type != GJ_CLASS_INT || aff->nterms == GJ_CPU_AFFINE_MAX_TERMS)
 						return false;
 					t = &aff->terms[aff->nterms++];
@@ -113,13 +115,6 @@ gj_cpu_affine_init(GjCpuAffine *aff, const GjInstr *instrs, int ninstrs, int pc0
 					stack[sp - 1].is_bool = true;
 					break;
 				}
-			case GJOP_AND:
-				if (sp < 2 || !stack[sp - 1].is_bool || !stack[sp - 2].is_bool)
-					return false;
-				sp--;
-				break;
-			default:
-				return false;
 		}
 	}
 	aff->valid = sp == 1 && stack[0].is_bool && aff->nterms > 0;
