@@ -29,6 +29,7 @@ extern char *gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int n
 										  size_t message_len);
 extern const char *gj_cuda_test_nvrtc_path(void);
 extern void gj_cuda_test_set_compiled_rows(int rows);
+extern void gj_cuda_test_set_compile_options(const char *options);
 extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
@@ -615,6 +616,9 @@ static const int kb_sweep_rows[] = {2, 4, 6, 8, 10, 12, 16};
  * totals of both over the same rows must agree.  With "rows", then the
  * compiled count again with each of kb_sweep_rows outer rows a thread
  * (the default's choice marked *), to tune gj_compiled_rows_per_thread.
+ * KT_NVRTC_OPTIONS in the environment adds NVRTC options to every compile
+ * of the process (e.g. "-DGJC_PAIR_UNROLL=1" or "-Ofc=mid"), to weigh a
+ * compile's time against the kernel's speed.
  */
 int
 bench_program_count_compiled(int64_t n, bool sweep)
@@ -626,9 +630,13 @@ bench_program_count_compiled(int64_t n, bool sweep)
 	int			rc = 0;
 
 	kb_make_side(&side, n);
+	if (getenv("KT_NVRTC_OPTIONS") != NULL)
+		gj_cuda_test_set_compile_options(getenv("KT_NVRTC_OPTIONS"));
 	printf("# program count, compiled and interpreted, %lld x %lld rows (interpreted: "
-		   "%lld outer rows); pairs/s; compile ms cold / warm\n",
-		   (long long) n, (long long) n, (long long) irows);
+		   "%lld outer rows); pairs/s; compile ms cold / warm%s%s\n",
+		   (long long) n, (long long) n, (long long) irows,
+		   getenv("KT_NVRTC_OPTIONS") ? "; NVRTC options added: " : "",
+		   getenv("KT_NVRTC_OPTIONS") ? getenv("KT_NVRTC_OPTIONS") : "");
 	printf("%-76s %3s %-13s %12s %12s %8s %6s %s\n", "program", "ops", "variant",
 		   "interpreted", "compiled", "cold ms", "warm", "check");
 	for (int i = 0; i < nprogs; i++)

@@ -65,6 +65,18 @@
  * of outer columns the program loads.
  */
 #define GJC_BLOCK			256
+/*
+ * Inner rows of a chunk the pair loop unrolls.  1 compiles in about 30%
+ * less time on the 2-core machine's NVRTC, but on the H200 neither the
+ * compile (808 against 1318 ms for one program, 505 against 376 for
+ * another) nor the speed (three-qual count 4.49e12 against 4.77e12 pairs/s)
+ * made it worth changing (kernel_test bench-program-count with
+ * KT_NVRTC_OPTIONS=-DGJC_PAIR_UNROLL=1,
+ * docs/results/2026-11-27-h200-9e0eeec-session8.md).
+ */
+#ifndef GJC_PAIR_UNROLL
+#define GJC_PAIR_UNROLL		2
+#endif
 #define GJC_CHUNK			1024
 
 /* Arguments of gjc_count_kernel; the same layout for nvcc and NVRTC. */
@@ -395,7 +407,7 @@ gjc_kernel_body(const GjcArgs &a)
 		/* the chunk's pairs, with or without the tests for errors */
 		auto		pairs = [&] (auto checked)
 		{
-#pragma unroll 2
+#pragma unroll GJC_PAIR_UNROLL
 		for (int t = 0; t < n; t++)
 		{
 			int64_t		iv[GJ_MAX_KEY_COLS];

@@ -46,6 +46,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <string.h>
 #include <time.h>
 
 #include <nvrtc.h>
@@ -254,6 +255,12 @@ loaded_columns(const GjInstr *instrs, int ninstrs, int op)
 
 static int	rows_override;
 
+/* kernel_test bench-program-count: NVRTC options added to ours (see below) */
+#define GJ_COMPILE_TEST_OPTIONS 4
+static char test_option_text[256];
+static const char *test_options[GJ_COMPILE_TEST_OPTIONS];
+static int	ntest_options;
+
 int
 gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs)
 {
@@ -365,7 +372,9 @@ nvrtc_compile(const char *source, int arch, char **cubin, size_t *cubin_len, cha
 	};
 	const char *headers[] = {gj_text_device_program_h, gj_text_compiled_count_cuh};
 	char		arch_opt[64];
-	const char *opts[] = {arch_opt, "-std=c++17", "--fmad=false", "-default-device"};
+	const char *opts[4 + GJ_COMPILE_TEST_OPTIONS] = {arch_opt, "-std=c++17", "--fmad=false",
+	"-default-device"};
+	int			nopts = 4;
 	nvrtcProgram prog;
 	nvrtcResult rc;
 	size_t		n = 0;
@@ -381,7 +390,9 @@ nvrtc_compile(const char *source, int arch, char **cubin, size_t *cubin_len, cha
 		snprintf(last_failure, sizeof(last_failure), "nvrtcCreateProgram failed (%d)", (int) rc);
 		return false;
 	}
-	rc = nvrtc.compile(prog, sizeof(opts) / sizeof(opts[0]), opts);
+	for (int i = 0; i < ntest_options; i++)
+		opts[nopts++] = test_options[i];
+	rc = nvrtc.compile(prog, nopts, opts);
 	ok = rc == NVRTC_SUCCESS;
 	if (!ok)
 	{
@@ -815,6 +826,26 @@ extern "C" void
 gj_cuda_test_set_compiled_rows(int rows)
 {
 	rows_override = rows;
+}
+
+/*
+ * For kernel_test bench-program-count: NVRTC options, separated by spaces,
+ * added to ours from now on (to measure compile time against the kernel's
+ * speed, e.g. "-DGJC_PAIR_UNROLL=1 -Ofc=mid").  Kernels compiled before
+ * stay in the cache: a bench process sets them before its first compile.
+ * Not thread-safe, as above.
+ */
+extern "C" void
+gj_cuda_test_set_compile_options(const char *options)
+{
+	char	   *save = NULL;
+
+	ntest_options = 0;
+	snprintf(test_option_text, sizeof(test_option_text), "%s", options ? options : "");
+	for (char *tok = strtok_r(test_option_text, " ", &save);
+		 tok != NULL && ntest_options < GJ_COMPILE_TEST_OPTIONS;
+		 tok = strtok_r(NULL, " ", &save))
+		test_options[ntest_options++] = tok;
 }
 
 /* For kernel_test: gj_compiled_rows_per_thread, from C. */

@@ -225,6 +225,13 @@ gj_cuda_test_set_compiled_rows(int rows)
 {
 }
 
+extern void gj_cuda_test_set_compile_options(const char *options);
+
+void
+gj_cuda_test_set_compile_options(const char *options)
+{
+}
+
 extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 int
