@@ -5,8 +5,9 @@
 # What it measures: for each join shape of SHAPES below (equi, band and
 # inequality joins in the forms people write them; inner, left, semi, anti;
 # aggregates with and without GROUP BY; rows to the client; ORDER BY ...
-# LIMIT; selective filters; index lookups with few outer rows; parallel and
-# serial), three timings of the same SQL:
+# LIMIT; selective filters; index lookups with few outer rows; a fact table
+# partitioned in four (fp, f's rows by id: an Append under the join); parallel
+# and serial), three timings of the same SQL:
 #
 #   default  gpujoin as the server is configured: the plan the costs pick
 #   native   SET gpujoin.enabled = off: PostgreSQL's own best plan
@@ -144,6 +145,8 @@ equi_index_few      | - | SELECT sum(f.v * d.w) FROM f JOIN d ON f.k = d.k WHERE
 equi_left           | - | SELECT count(*), count(d.k) FROM f LEFT JOIN d ON f.k = d.k
 equi_semi           | - | SELECT count(*) FROM d WHERE EXISTS (SELECT 1 FROM f WHERE f.k = d.k)
 equi_anti           | - | SELECT count(*) FROM f WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.k = f.k)
+equi_part_count     | - | SELECT count(*) FROM fp JOIN d ON fp.k = d.k
+equi_part_sum       | - | SELECT sum(fp.v * d.w) FROM fp JOIN d ON fp.k = d.k
 band_between        | - | SELECT count(*) FROM r JOIN s ON $BAND
 band_between_serial | SET max_parallel_workers_per_gather = 0 | SELECT count(*) FROM r JOIN s ON $BAND
 band_between_rev    | - | SELECT count(*) FROM s JOIN r ON r.t BETWEEN s.t - 50 AND s.t + 50
@@ -187,7 +190,7 @@ bench_modes gpujoin_plan || exit 1
 
 # The data.  Each r-like table gets its own t spread, [0, 100 n], so the band
 # +-50 matches about one row of the other side per row at every size.
-SIG="profile=$PROFILE f=$F_N d=$D_N r=$R_N rb=$RB_N rq=$RQ_N sq=$SQ_N"
+SIG="profile=$PROFILE f=$F_N d=$D_N r=$R_N rb=$RB_N rq=$RQ_N sq=$SQ_N fp=4"
 have=$(psql_run -At -c "SELECT obj_description('gpujoin_plan'::regnamespace)" 2>/dev/null)
 if [ "$KEEP_DATA" = 1 ] && [ "$have" = "$SIG" ]; then
 	echo "reusing the data of schema gpujoin_plan ($SIG)"
@@ -211,6 +214,12 @@ CREATE TABLE f AS SELECT g::int8 AS id, (random() * ($D_N * 1.2 - 1))::int4 AS k
   (g % 100)::float8 AS v, (g % 50)::int4 AS g
   FROM generate_series(1, $F_N) g;
 ALTER TABLE f ADD PRIMARY KEY (id);
+CREATE TABLE fp (LIKE f) PARTITION BY RANGE (id);
+CREATE TABLE fp1 PARTITION OF fp FOR VALUES FROM (MINVALUE) TO ($F_N / 4);
+CREATE TABLE fp2 PARTITION OF fp FOR VALUES FROM ($F_N / 4) TO ($F_N / 2);
+CREATE TABLE fp3 PARTITION OF fp FOR VALUES FROM ($F_N / 2) TO ($F_N / 4 * 3);
+CREATE TABLE fp4 PARTITION OF fp FOR VALUES FROM ($F_N / 4 * 3) TO (MAXVALUE);
+INSERT INTO fp SELECT * FROM f;
 $(rs_table r "$R_N" int4)
 $(rs_table s "$R_N" int4)
 ALTER TABLE r ADD PRIMARY KEY (id);

@@ -106,7 +106,18 @@
  * at the join rate gave row 0.0011-0.0016, pair 5.5e-5, sort 1.1e-4 to
  * 1.7e-4, output 0-0.0003 (startup stays the threshold of 100):
  *
- *	- row_cost 0.01, a row pulled through a child plan (13M rows/s there);
+ *	- row_cost 0.005, a row pulled through a child plan beyond the child's
+ *	  own execution, which the child's cost already carries: 13M rows/s
+ *	  through a Seq Scan, 77 ns a row, of which the scan's own 29.5 ns (the
+ *	  seq scan reference) leave 47.5 ns, 0.0057 at the join rate (it was
+ *	  0.01, the whole 77 ns counted again); 86 ns through a Parallel Append
+ *	  of four Seq Scans on 2026-11-27, when that machine's join reference
+ *	  ran at 0.0129 ms a unit: 0.0045.  At 0.01 a fact table partitioned in
+ *	  four (bench_plan_quality.sh's equi_part_count and equi_part_sum, an
+ *	  Append under the join) stayed with PostgreSQL's parallel hash join
+ *	  while GpuJoin took 0.46-0.54 of its time; at 0.005 both are
+ *	  GpuJoins and none of the other 40 shapes changed plan
+ *	  (docs/results/2026-11-27-2core-5a22652-row-cost.md);
  *	- columnar_row_cost 0.004: the reader's 71M rows/s and the fit's row cost;
  *	- pair_cost 1e-4, sort_cost 2e-4, output_cost 0.001: the fit's with about
  *	  a factor 2 to spare;
@@ -134,7 +145,7 @@
  * constants, which carry margins of their own, already rank it so.
  */
 /*		backend	startup	row		transfer	pair		sort		output	columnar	program		cache kB	cached factor */
-GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.01, 0.0, 0.0001, 0.0002, 0.001, 0.004, 0.0001, 1024.0, 4.8};
+GpuJoinCostProfile gpujoin_cpu_costs = {"cpu", 100.0, 0.005, 0.0, 0.0001, 0.0002, 0.001, 0.004, 0.0001, 1024.0, 4.8};
 GpuJoinCostProfile gpujoin_cuda_costs = {"cuda", 700.0, 0.011, 0.0011, 0.0000001, 0.00005, 0.0006, 0.004, 0.0000004, 1024.0, 1.0};
 
 /* One GUC per constant and backend: gpujoin.<backend>_<name>. */
