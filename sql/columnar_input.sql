@@ -102,7 +102,7 @@ SELECT ci_compare('SELECT t.b, e.b FROM ci_temp t LEFT JOIN ci_empty e ON t.a < 
 SELECT ci_compare('SELECT t.b, e.b FROM ci_empty e RIGHT JOIN ci_temp t ON t.a < e.a') AS empty_outer;
 SELECT ci_inputs('SELECT count(*) FROM ci_temp t JOIN ci_unlogged u ON t.a < u.a') AS inputs;
 
--- partitions: an Append is not a Seq Scan, the child plan reads it
+-- partitions: an Append of Seq Scans is read a table at a time
 CREATE TABLE ci_part (a int4, b int4) PARTITION BY RANGE (a);
 CREATE TABLE ci_part_lo PARTITION OF ci_part FOR VALUES FROM (0) TO (15);
 CREATE TABLE ci_part_hi PARTITION OF ci_part FOR VALUES FROM (15) TO (30);
@@ -111,6 +111,46 @@ ANALYZE ci_part;
 SELECT ci_compare('SELECT p.b, t.b FROM ci_part p JOIN ci_temp t ON p.a < t.a AND t.b < 40') AS partitions;
 SELECT ci_compare('SELECT p.b, t.b FROM ci_part_lo p JOIN ci_temp t ON p.a < t.a AND t.b < 40') AS one_partition;
 SELECT ci_inputs('SELECT count(*) FROM ci_part p JOIN ci_temp t ON p.a < t.a') AS inputs;
+
+-- partitions whose columns are not where the parent has them (another
+-- order, a dropped column), a column added to all of them later (missing
+-- values in the older tuples), NULL keys, an empty partition
+CREATE TABLE ci_pm (k int4, v float8, tag text) PARTITION BY LIST (tag);
+CREATE TABLE ci_pm_a (tag text, dropme int8, v float8, k int4);
+ALTER TABLE ci_pm_a DROP COLUMN dropme;
+ALTER TABLE ci_pm ATTACH PARTITION ci_pm_a FOR VALUES IN ('a');
+CREATE TABLE ci_pm_b PARTITION OF ci_pm FOR VALUES IN ('b');
+CREATE TABLE ci_pm_z PARTITION OF ci_pm FOR VALUES IN ('z');
+CREATE TABLE ci_pm_rest PARTITION OF ci_pm DEFAULT;
+INSERT INTO ci_pm
+SELECT CASE WHEN g % 19 = 0 THEN NULL ELSE g % 40 END, g * 0.5, (ARRAY['a', 'b', 'c', 'd'])[g % 4 + 1]
+FROM generate_series(1, 2000) g;
+ALTER TABLE ci_pm ADD COLUMN late int4 DEFAULT 5;
+INSERT INTO ci_pm SELECT g % 40, g, 'a', g % 7 FROM generate_series(1, 300) g;
+VACUUM ANALYZE ci_pm;
+-- a small side without partial scans: a parallel plan's partial side is ci_pm
+CREATE TABLE ci_pdim WITH (parallel_workers = 0) AS SELECT a, c FROM ci_fixed WHERE c <= 60;
+VACUUM ANALYZE ci_pdim;
+SELECT ci_compare('SELECT p.k, p.v, p.late, f.c FROM ci_pm p JOIN ci_fixed f ON p.k = f.a AND f.c < 300') AS partition_columns;
+SELECT ci_compare('SELECT p.late, p.tag, t.b FROM ci_pm p JOIN ci_temp t ON p.k < t.a AND t.b < 30') AS partition_theta;
+SELECT ci_inputs('SELECT count(*) FROM ci_pm p JOIN ci_fixed f ON p.k = f.a') AS inputs;
+-- the scans' own quals, and partitions pruned when planning
+SELECT ci_compare('SELECT p.k, f.c FROM ci_pm p JOIN ci_fixed f ON p.k = f.a AND f.c < 300
+                   WHERE p.v > 100 AND p.late <> 3') AS partition_quals;
+SELECT ci_compare('SELECT p.v, f.c FROM ci_pm p JOIN ci_fixed f ON p.k = f.a AND f.c < 300
+                   WHERE p.tag IN (''a'', ''b'')') AS partitions_pruned;
+SELECT ci_inputs('SELECT count(*) FROM ci_pm p JOIN ci_fixed f ON p.k = f.a
+                  WHERE p.tag IN (''a'', ''b'')') AS inputs;
+-- pruned while running (a parameter): the child plan reads it
+SELECT ci_compare('SELECT p.v, f.c FROM ci_pm p JOIN ci_fixed f ON p.k = f.a AND f.c < 300
+                   WHERE p.tag = (SELECT ''b'')') AS pruned_running;
+SELECT ci_inputs('SELECT count(*) FROM ci_pm p JOIN ci_fixed f ON p.k = f.a
+                  WHERE p.tag = (SELECT ''b'')') AS inputs;
+-- UNION ALL of two tables is an Append of their scans as well
+SELECT ci_compare('SELECT u.a, t.b FROM (SELECT a FROM ci_fixed UNION ALL SELECT k FROM ci_wide) u
+                   JOIN ci_temp t ON u.a < t.a AND t.b < 10') AS union_all;
+SELECT ci_inputs('SELECT count(*) FROM (SELECT a FROM ci_fixed UNION ALL SELECT k FROM ci_wide) u
+                  JOIN ci_temp t ON u.a < t.a') AS inputs;
 
 -- the scan's own quals: evaluated by the reader, counted on the child
 SELECT ci_compare('SELECT w.id, f.c FROM ci_wide w JOIN ci_fixed f ON w.k < f.a
@@ -152,6 +192,27 @@ SELECT regexp_replace(gj_plan_lines('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wi
                                     '(Outer|Inner) Input', ' | ',
                                     'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
                       '[0-9]+ pages', 'N pages', 'g') AS parallel_inputs;
+-- a Parallel Append: each process takes blocks of every partition from
+-- that scan's allocator
+SELECT ci_compare('SELECT p.k, p.late, f.c FROM ci_pm p JOIN ci_pdim f ON p.k = f.a') AS parallel_append;
+SELECT ci_compare('SELECT count(*), sum(p.v * f.c) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a') AS parallel_append_agg;
+SELECT gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
+                     '(Outer|Inner) Input|Append|Gather', ' | ', 'COSTS OFF') AS parallel_append_plan;
+SELECT regexp_replace(gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
+                                    '(Outer|Inner) Input', ' | ',
+                                    'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
+                      '[0-9]+ pages', 'N pages', 'g') AS parallel_append_inputs;
+-- a partition without partial scans runs in one process of the Parallel
+-- Append: the child plan reads the Append
+ALTER TABLE ci_pm_b SET (parallel_workers = 0);
+SELECT ci_compare('SELECT p.k, p.late, f.c FROM ci_pm p JOIN ci_pdim f ON p.k = f.a') AS non_partial;
+SELECT gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
+                     '(Outer|Inner) Input|Append|Seq Scan on ci_pm_b', ' | ', 'COSTS OFF') AS non_partial_plan;
+SELECT regexp_replace(gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
+                                    '(Outer|Inner) Input', ' | ',
+                                    'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
+                      '[0-9]+ pages', 'N pages', 'g') AS non_partial_inputs;
+ALTER TABLE ci_pm_b RESET (parallel_workers);
 COMMIT;
 
 -- a rescanned side (a parameter reaches its scan) is read again

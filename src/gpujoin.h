@@ -114,6 +114,8 @@ extern const GpuJoinCostProfile *gpujoin_costs_against_native(const GpuJoinCostP
 extern double gpujoin_input_host_bytes(Path *path);
 extern Cost gpujoin_input_cost(PlannerInfo *root, Path *path,
 							   const GpuJoinCostProfile *costs);
+extern bool gpujoin_columnar_scan_path(PlannerInfo *root, Path *path);
+extern bool gpujoin_columnar_append_path(PlannerInfo *root, Path *path);
 extern bool gpujoin_program_compares_only(const GjProgram *program);
 extern bool gpujoin_program_runs_compiled(const GpuJoinCostProfile *costs,
 										  const GjProgram *program, double pairs);

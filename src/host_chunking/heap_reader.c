@@ -47,6 +47,18 @@
  * the filtered rows the reader produced, so EXPLAIN ANALYZE shows the scan
  * as usual, and pg_stat_user_tables counts the scan and the tuples read.
  *
+ * An Append of such scans (a partitioned table, or UNION ALL of tables) is
+ * read the same way, a reader for each of its subplans in turn: every
+ * process reads every subplan, taking its blocks from that scan's own
+ * parallel block allocator under a Gather, so each block is read once, as
+ * by the scans themselves.  The Append's own order of subplans (and a
+ * Parallel Append's sharing of them among processes) does not matter to a
+ * join that drains the whole input before it joins.  Only where no subplan
+ * runs in one process alone: a Parallel Append whose subplans are all
+ * Parallel Seq Scans (a non-partial subplan there runs in a single
+ * process), and no pruning at run time (the subplans left after the
+ * pruning at the start are the ones read).
+ *
  * The child plan keeps its input where the reader cannot stand in for it
  * exactly: gpujoin.columnar_input off, a scan that is not a plain Seq Scan
  * of a heap table, a projection other than plain columns for what the join
@@ -64,6 +76,7 @@
 #include "access/tableam.h"
 #include "access/tupdesc_details.h"
 #include "catalog/pg_am_d.h"
+#include "executor/execPartition.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
@@ -128,6 +141,11 @@ typedef struct GjReadAttr
 
 struct GjHeapReader
 {
+	/* an Append of Seq Scans: no scan of its own, a reader per subplan */
+	AppendState *append_state;
+	int			nparts;
+	GjHeapReader **parts;
+
 	SeqScanState *scan_state;
 	Relation	rel;
 	TupleDesc	tupdesc;		/* the table's */
@@ -335,18 +353,15 @@ page_decoder_init(GjHeapReader *reader)
  * the join stores.  Called at the node's start; what it allocates lives in
  * cxt, the node's memory.
  */
-GjHeapReader *
-gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf, MemoryContext cxt)
+static GjHeapReader *
+seqscan_reader_create(SeqScanState *scan_state, const HostSideBuffer *buf, MemoryContext cxt)
 {
-	SeqScanState *scan_state;
+	PlanState  *child = &scan_state->ss.ps;
 	Relation	rel;
 	GjHeapReader *reader;
 	MemoryContext old;
 	int			i;
 
-	if (!gpujoin_columnar_input || !IsA(child, SeqScanState))
-		return NULL;
-	scan_state = (SeqScanState *) child;
 	rel = scan_state->ss.ss_currentRelation;
 	if (child->state->es_epq_active != NULL || rel == NULL ||
 		rel->rd_rel->relam != HEAP_TABLE_AM_OID)
@@ -398,6 +413,55 @@ gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf, MemoryContext
 	reader->use_page_decoder = gpujoin_page_decoder && page_decoder_init(reader);
 	MemoryContextSwitchTo(old);
 	return reader;
+}
+
+/*
+ * A reader for an Append whose every subplan the reader can read (see the
+ * header comment), else NULL.
+ */
+static GjHeapReader *
+append_reader_create(AppendState *append_state, const HostSideBuffer *buf, MemoryContext cxt)
+{
+	bool		parallel_aware = append_state->ps.plan->parallel_aware;
+	GjHeapReader *reader;
+	int			i;
+
+	if (append_state->as_nasyncplans > 0 ||
+		(append_state->as_prune_state != NULL && append_state->as_prune_state->do_exec_prune))
+		return NULL;
+	for (i = 0; i < append_state->as_nplans; i++)
+	{
+		PlanState  *sub = append_state->appendplans[i];
+
+		/* a non-partial subplan of a Parallel Append runs in one process */
+		if (!IsA(sub, SeqScanState) || (parallel_aware && !sub->plan->parallel_aware))
+			return NULL;
+	}
+	reader = MemoryContextAllocZero(cxt, sizeof(GjHeapReader));
+	reader->append_state = append_state;
+	reader->parts = MemoryContextAllocZero(cxt, sizeof(GjHeapReader *) *
+										   Max(append_state->as_nplans, 1));
+	for (i = 0; i < append_state->as_nplans; i++)
+	{
+		reader->parts[i] = seqscan_reader_create((SeqScanState *) append_state->appendplans[i],
+												 buf, cxt);
+		if (reader->parts[i] == NULL)
+			return NULL;
+	}
+	reader->nparts = append_state->as_nplans;
+	return reader;
+}
+
+GjHeapReader *
+gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf, MemoryContext cxt)
+{
+	if (!gpujoin_columnar_input)
+		return NULL;
+	if (IsA(child, SeqScanState))
+		return seqscan_reader_create((SeqScanState *) child, buf, cxt);
+	if (IsA(child, AppendState))
+		return append_reader_create((AppendState *) child, buf, cxt);
+	return NULL;
 }
 
 /* The next block of the scan, or InvalidBlockNumber at its end. */
@@ -648,23 +712,17 @@ read_pending_page(GjHeapReader *reader, HostSideBuffer *buf)
 }
 
 /*
- * Read the whole input (this process's share of it, in a parallel plan)
- * into buf.  False, before anything is read, when the scan turned out to
- * be one the reader cannot do (no MVCC snapshot): the caller drains the
- * child plan instead.
+ * The scan a Seq Scan reader reads, begun as SeqNext would, after the
+ * rescan ExecProcNode would do first; NULL where it is not a page-at-a-time
+ * one (no MVCC snapshot).
  */
-bool
-gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side_bytes)
+static HeapScanDesc
+seqscan_reader_begin(GjHeapReader *reader)
 {
 	SeqScanState *ss = reader->scan_state;
 	PlanState  *ps = &ss->ss.ps;
 	HeapScanDesc scan;
-	Instrumentation *instr = ps->instrument;
-	int64		returned = 0;
-	int64		filtered = 0;
-	BlockNumber block;
 
-	/* what ExecProcNode does before it runs a node */
 	if (ps->chgParam != NULL)
 	{
 		ExecReScan(ps);
@@ -675,10 +733,28 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 		ss->ss.ss_currentScanDesc = table_beginscan(reader->rel, ps->state->es_snapshot, 0, NULL);
 	scan = (HeapScanDesc) ss->ss.ss_currentScanDesc;
 	if (!(scan->rs_base.rs_flags & SO_ALLOW_PAGEMODE))
-		return false;
+		return NULL;
+	return scan;
+}
+
+/*
+ * Read a Seq Scan reader's table (this process's share of it, in a parallel
+ * plan) into buf, from the scan seqscan_reader_begin gave; returns the rows.
+ * reserve: make room for the rows the planner expects first.
+ */
+static int64
+seqscan_reader_read(GjHeapReader *reader, HeapScanDesc scan, HostSideBuffer *buf,
+					int64 other_side_bytes, bool reserve)
+{
+	SeqScanState *ss = reader->scan_state;
+	PlanState  *ps = &ss->ss.ps;
+	Instrumentation *instr = ps->instrument;
+	int64		returned = 0;
+	int64		filtered = 0;
+	BlockNumber block;
 
 	/* the planner's estimate of this process's rows, as room to start with */
-	if (!reader->started)
+	if (reserve && !reader->started)
 		gj_host_buffer_reserve(buf, buf->nrows + (int64) Min(ps->plan->plan_rows * 1.05 + 1024,
 															 (double) PG_INT64_MAX / 2));
 	if (instr != NULL)
@@ -745,6 +821,72 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 		instr->nfiltered1 += filtered;
 		InstrStopNode(instr, (double) returned);
 	}
+	return returned;
+}
+
+/*
+ * Read an Append's subplans in turn.  Every scan is begun before a row is
+ * read, so that the caller can still drain the child plan where one cannot
+ * be read page at a time.
+ */
+static bool
+append_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side_bytes)
+{
+	AppendState *append_state = reader->append_state;
+	Plan	   *plan = append_state->ps.plan;
+	Instrumentation *instr = append_state->ps.instrument;
+	HeapScanDesc *scans;
+	int64		returned = 0;
+	int			i;
+
+	/* what ExecProcNode does before it runs a node: the subplans follow */
+	if (append_state->ps.chgParam != NULL)
+	{
+		ExecReScan(&append_state->ps);
+		gj_heap_reader_rescan(reader);
+	}
+	scans = palloc(sizeof(HeapScanDesc) * Max(reader->nparts, 1));
+	for (i = 0; i < reader->nparts; i++)
+	{
+		scans[i] = seqscan_reader_begin(reader->parts[i]);
+		if (scans[i] == NULL)
+		{
+			pfree(scans);
+			return false;
+		}
+	}
+	if (!reader->started)
+		gj_host_buffer_reserve(buf, buf->nrows + (int64) Min(plan->plan_rows * 1.05 + 1024,
+															 (double) PG_INT64_MAX / 2));
+	reader->started = true;
+	if (instr != NULL)
+		InstrStartNode(instr);
+	for (i = 0; i < reader->nparts; i++)
+		returned += seqscan_reader_read(reader->parts[i], scans[i], buf, other_side_bytes, false);
+	if (instr != NULL)
+		InstrStopNode(instr, (double) returned);
+	reader->finished = true;
+	pfree(scans);
+	return true;
+}
+
+/*
+ * Read the whole input (this process's share of it, in a parallel plan)
+ * into buf.  False, before anything is read, when the scan turned out to
+ * be one the reader cannot do (no MVCC snapshot): the caller drains the
+ * child plan instead.
+ */
+bool
+gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side_bytes)
+{
+	HeapScanDesc scan;
+
+	if (reader->append_state != NULL)
+		return append_reader_drain(reader, buf, other_side_bytes);
+	scan = seqscan_reader_begin(reader);
+	if (scan == NULL)
+		return false;
+	seqscan_reader_read(reader, scan, buf, other_side_bytes, true);
 	return true;
 }
 
@@ -752,14 +894,36 @@ gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf, int64 other_side
 void
 gj_heap_reader_rescan(GjHeapReader *reader)
 {
+	int			i;
+
 	/* a drain decodes its last page before it returns */
 	Assert(!BufferIsValid(reader->pending_buf));
 	reader->started = false;
 	reader->finished = false;
+	for (i = 0; i < reader->nparts; i++)
+		gj_heap_reader_rescan(reader->parts[i]);
 }
 
 void
 gj_heap_reader_counters(const GjHeapReader *reader, GjHeapReaderCounters *out)
 {
+	int			i;
+
 	*out = reader->counters;
+	for (i = 0; i < reader->nparts; i++)
+	{
+		GjHeapReaderCounters part;
+
+		gj_heap_reader_counters(reader->parts[i], &part);
+		out->pages += part.pages;
+		out->tuples += part.tuples;
+		out->filtered += part.filtered;
+	}
+}
+
+/* The tables an Append reader reads, 0 for a Seq Scan's. */
+int
+gj_heap_reader_partitions(const GjHeapReader *reader)
+{
+	return reader->append_state != NULL ? reader->nparts : 0;
 }

@@ -2,10 +2,10 @@
  *
  * heap_reader.h
  *	  The columnar heap reader: a GpuJoin input that is a Seq Scan (or a
- *	  Parallel Seq Scan) of a heap table is read by the node itself, a page
- *	  at a time, deforming only the columns the join stores straight into
- *	  its host buffers (heap_reader.c says how, and what it leaves to the
- *	  child plan).
+ *	  Parallel Seq Scan) of a heap table, or an Append of such scans, is read
+ *	  by the node itself, a page at a time, deforming only the columns the
+ *	  join stores straight into its host buffers (heap_reader.c says how, and
+ *	  what it leaves to the child plan).
  *
  *-------------------------------------------------------------------------
  */
@@ -34,5 +34,6 @@ extern bool gj_heap_reader_drain(GjHeapReader *reader, HostSideBuffer *buf,
 								 int64 other_side_bytes);
 extern void gj_heap_reader_rescan(GjHeapReader *reader);
 extern void gj_heap_reader_counters(const GjHeapReader *reader, GjHeapReaderCounters *out);
+extern int	gj_heap_reader_partitions(const GjHeapReader *reader);
 
 #endif							/* GPUJOIN_HEAP_READER_H */

@@ -2,7 +2,8 @@
 #
 # test/fuzz/fuzz.pl: randomized differential test of gpujoin.
 #
-# Each round makes two random tables r and s (every column type the device
+# Each round makes two random tables r and s (in one round of four r is
+# partitioned in three by id, an Append under the join; every column type the device
 # knows, numeric, interval and timetz among them, plus text; NULL rates,
 # duplicates, hot keys, skew, NaN, +-Infinity, -0.0, the extremes of each
 # type, intervals and numerics no int64 holds; 0 to FUZZ_MAX_ROWS rows) and
@@ -176,7 +177,7 @@ sub map_value
 
 sub new_table
 {
-	my ($name, $rows, $dom) = @_;
+	my ($name, $rows, $dom, $parts) = @_;
 	my $salt0 = rnd(900) * 10;
 	my @cols;
 	my $k = 0;
@@ -206,9 +207,17 @@ sub new_table
 		$expr = map_value($dom, $c, $v) if $expr eq "CASE ELSE " . map_value($dom, $c, $v) . " END";
 		push @cols, "       ($expr)::$type AS $c";
 	}
-	return "CREATE TABLE $name AS\nSELECT g::int4 AS id,\n"
-	  . join(",\n", @cols)
-	  . "\nFROM generate_series(1, $rows) g;";
+	my $select = "SELECT g::int4 AS id,\n" . join(",\n", @cols) . "\nFROM generate_series(1, $rows) g;";
+	return "CREATE TABLE $name AS\n$select" unless $parts;
+	# a partitioned table: three partitions by id, the last one the default
+	my $b1 = int($rows / 3) + 1;
+	my $b2 = 2 * $b1;
+	return "CREATE TABLE ${name}_rows AS\n$select\n"
+	  . "CREATE TABLE $name (LIKE ${name}_rows) PARTITION BY RANGE (id);\n"
+	  . "CREATE TABLE ${name}_p1 PARTITION OF $name FOR VALUES FROM (MINVALUE) TO ($b1);\n"
+	  . "CREATE TABLE ${name}_p2 PARTITION OF $name FOR VALUES FROM ($b1) TO ($b2);\n"
+	  . "CREATE TABLE ${name}_p3 PARTITION OF $name DEFAULT;\n"
+	  . "INSERT INTO $name SELECT * FROM ${name}_rows;\nDROP TABLE ${name}_rows;";
 }
 
 sub pick_rows
@@ -789,6 +798,7 @@ die "fuzz setup failed: $err\n" if $rc != 0 || $err =~ /ERROR/;
 print "# fuzz: seed $seed, $n_cases cases, up to $max_rows rows and $max_pairs pairs per join\n";
 my $start = time;
 my $case = 0;
+my $rounds = 0;
 while ($case < $n_cases)
 {
 	$dom = new_domain();
@@ -798,7 +808,8 @@ while ($case < $n_cases)
 		($nr > $ns ? $nr : $ns) = int($max_pairs / ($nr < $ns ? $nr : $ns));
 	}
 	my %t = (rows => { r => $nr, s => $ns });
-	$t{def}{r} = new_table('r', $nr, $dom);
+	# by the round's number, so that the other rounds' random choices stay
+	$t{def}{r} = new_table('r', $nr, $dom, $rounds++ % 4 == 3);
 	$t{def}{s} = new_table('s', $ns, $dom);
 	$t{sql} = "$t{def}{r}\n$t{def}{s}";
 	my @queries;

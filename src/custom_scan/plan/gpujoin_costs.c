@@ -622,9 +622,7 @@ gpujoin_input_cost(PlannerInfo *root, Path *path, const GpuJoinCostProfile *cost
 {
 	RelOptInfo *rel = path->parent;
 
-	if (gpujoin_columnar_input && path->pathtype == T_SeqScan && IsA(path, Path) &&
-		rel->reloptkind == RELOPT_BASEREL && rel->rtekind == RTE_RELATION &&
-		path->param_info == NULL && relation_is_heap(planner_rt_fetch(rel->relid, root)->relid))
+	if (gpujoin_columnar_input && gpujoin_columnar_scan_path(root, path))
 	{
 		/* a partial scan reads its share of the table */
 		double		read = rel->tuples * (path->rows / Max(rel->rows, 1.0));
@@ -633,7 +631,68 @@ gpujoin_input_cost(PlannerInfo *root, Path *path, const GpuJoinCostProfile *cost
 			return path->total_cost + path->rows * costs->columnar_row_cost;
 		return Max(path->total_cost + read * (costs->columnar_row_cost - cpu_tuple_cost), 0);
 	}
+
+	/*
+	 * An Append of such scans (a partitioned table): the reader reads each
+	 * table in turn, and the Append's rows (this process's share, for a
+	 * partial one) are the rows the scans read where none has quals.
+	 */
+	if (gpujoin_columnar_input && gpujoin_columnar_append_path(root, path))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((AppendPath *) path)->subpaths)
+		{
+			if (((Path *) lfirst(lc))->parent->baserestrictinfo != NIL)
+				return path->total_cost + path->rows * costs->columnar_row_cost;
+		}
+		return Max(path->total_cost + path->rows * (costs->columnar_row_cost - cpu_tuple_cost), 0);
+	}
 	return path->total_cost + path->rows * costs->row_cost;
+}
+
+/*
+ * Whether the columnar heap reader can read the path's rows itself: a plain
+ * Seq Scan (or Parallel Seq Scan) of a heap table, of the query's own or a
+ * partition of one.
+ */
+bool
+gpujoin_columnar_scan_path(PlannerInfo *root, Path *path)
+{
+	RelOptInfo *rel = path->parent;
+
+	return path->pathtype == T_SeqScan && IsA(path, Path) &&
+		(rel->reloptkind == RELOPT_BASEREL || rel->reloptkind == RELOPT_OTHER_MEMBER_REL) &&
+		rel->rtekind == RTE_RELATION && path->param_info == NULL &&
+		relation_is_heap(planner_rt_fetch(rel->relid, root)->relid);
+}
+
+/*
+ * Whether the path is an Append the columnar heap reader reads subplan by
+ * subplan (heap_reader.c): every subpath one it can read, and under a
+ * Parallel Append every one of them partial (a non-partial subplan there
+ * runs in one process only).  Run-time pruning is the executor's to see.
+ */
+bool
+gpujoin_columnar_append_path(PlannerInfo *root, Path *path)
+{
+	AppendPath *apath;
+	ListCell   *lc;
+
+	if (!IsA(path, AppendPath) || path->param_info != NULL)
+		return false;
+	apath = (AppendPath *) path;
+	if (apath->subpaths == NIL)
+		return false;
+	foreach(lc, apath->subpaths)
+	{
+		Path	   *sub = (Path *) lfirst(lc);
+
+		if (!gpujoin_columnar_scan_path(root, sub) ||
+			(path->parallel_aware && !sub->parallel_aware))
+			return false;
+	}
+	return true;
 }
 
 /*

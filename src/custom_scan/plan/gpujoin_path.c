@@ -304,12 +304,63 @@ inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_ri
 #define GJ_PAGES_PER_DRAIN_WORKER	4096
 
 /*
+ * The drain workers for an outer side of `pages` heap pages, up to
+ * max_parallel_workers_per_gather (GJ_PAGES_PER_DRAIN_WORKER).
+ */
+static int
+drain_workers(double pages)
+{
+	return (int) Min((double) max_parallel_workers_per_gather,
+					 pages / GJ_PAGES_PER_DRAIN_WORKER);
+}
+
+/*
+ * The partial Append of a partitioned outer side with drain_workers'
+ * count of workers, where its every subpath is a Parallel Seq Scan the
+ * columnar heap reader reads, none of the tables has a parallel_workers
+ * setting, and that count is more than PostgreSQL's (which it takes from
+ * the largest partition and the log2 of their number: 3 for 10M rows in
+ * four); else the path as it is.  Each subpath is made again with that
+ * count too, so that the Append's rows, this process's share, come out
+ * the same way.
+ */
+static Path *
+partial_append_with_drain_workers(PlannerInfo *root, RelOptInfo *outerrel, AppendPath *apath)
+{
+	List	   *subpaths = NIL;
+	double		pages = 0;
+	int			nworkers;
+	ListCell   *lc;
+
+	if (!gpujoin_columnar_append_path(root, &apath->path) || apath->path.pathkeys != NIL ||
+		outerrel->rel_parallel_workers != -1)
+		return &apath->path;
+	foreach(lc, apath->subpaths)
+	{
+		Path	   *sub = (Path *) lfirst(lc);
+
+		if (!sub->parallel_aware || sub->parent->rel_parallel_workers != -1)
+			return &apath->path;
+		pages += sub->parent->pages;
+	}
+	nworkers = drain_workers(pages);
+	if (nworkers <= apath->path.parallel_workers)
+		return &apath->path;
+	foreach(lc, apath->subpaths)
+		subpaths = lappend(subpaths, create_seqscan_path(root, ((Path *) lfirst(lc))->parent,
+														 NULL, nworkers));
+	return (Path *) create_append_path(root, outerrel, NIL, subpaths, NIL, NULL, nworkers,
+									   apath->path.parallel_aware, -1);
+}
+
+/*
  * The outer partial path a partial GpuJoin drains: the outer rel's
- * cheapest, or, where that is a Parallel Seq Scan of a table and the
- * service runs cuda, one with more workers.  PostgreSQL gives a scan
- * workers by the log3 of its size (4 for 54,055 pages), for plans whose
- * every process works on its share of the join; a GpuJoin's processes only
- * drain, the device joins, so the drain's time is what more workers cut
+ * cheapest, or, where that is a Parallel Seq Scan of a table (or a partial
+ * Append of them: partial_append_with_drain_workers) and the service runs
+ * cuda, one with more workers.  PostgreSQL gives a scan workers by the
+ * log3 of its size (4 for 54,055 pages), for plans whose every process
+ * works on its share of the join; a GpuJoin's processes only drain, the
+ * device joins, so the drain's time is what more workers cut
  * (bench_equi.sh's count(*) over 10M rows).  A table's parallel_workers
  * setting, where given, stands.  The worker count carries to the plan
  * above, as any partial path's does; where the inner side is not shared,
@@ -326,13 +377,15 @@ gpujoin_partial_outer_path(PlannerInfo *root, RelOptInfo *outerrel)
 	if (outerrel->partial_pathlist == NIL)
 		return NULL;
 	path = linitial(outerrel->partial_pathlist);
+	if (IsA(path, AppendPath) && outerrel->reloptkind == RELOPT_BASEREL &&
+		gpujoin_parallel_costs() == &gpujoin_cuda_costs)
+		return partial_append_with_drain_workers(root, outerrel, (AppendPath *) path);
 	if (path->pathtype != T_SeqScan || path->param_info != NULL ||
 		path->parallel_workers <= 0 || outerrel->reloptkind != RELOPT_BASEREL ||
 		outerrel->rtekind != RTE_RELATION || outerrel->rel_parallel_workers != -1 ||
 		gpujoin_parallel_costs() != &gpujoin_cuda_costs)
 		return path;
-	nworkers = (int) Min((double) max_parallel_workers_per_gather,
-						 (double) outerrel->pages / GJ_PAGES_PER_DRAIN_WORKER);
+	nworkers = drain_workers(outerrel->pages);
 	if (nworkers <= path->parallel_workers)
 		return path;
 	return create_seqscan_path(root, outerrel, NULL, nworkers);
