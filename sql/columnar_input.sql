@@ -28,9 +28,14 @@ BEGIN
     RETURN format('on: %s, off: %s', on_result, off_result);
 END $$;
 
--- the input lines of EXPLAIN ANALYZE, pages masked
-CREATE FUNCTION ci_inputs(query text) RETURNS text LANGUAGE sql AS $$
-    SELECT regexp_replace(gj_plan_lines(query, '(Outer|Inner) Input|Seq Scan|Rows Removed by Filter',
+-- the input lines of EXPLAIN ANALYZE, pages masked, with the scans' lines
+-- (whose rows a parallel plan's processes share out as they go: without)
+CREATE FUNCTION ci_inputs(query text, with_scans boolean DEFAULT true) RETURNS text
+LANGUAGE sql AS $$
+    SELECT regexp_replace(gj_plan_lines(query,
+                                        CASE WHEN with_scans
+                                             THEN '(Outer|Inner) Input|Seq Scan|Rows Removed by Filter'
+                                             ELSE '(Outer|Inner) Input' END,
                                         ' | ', 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
                           '[0-9]+ pages', 'N pages', 'g')
 $$;
@@ -188,30 +193,21 @@ SELECT ci_compare('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k 
 SELECT ci_compare('SELECT count(*), sum(f.c) FROM ci_fixed f JOIN ci_wide w ON f.a = w.k') AS parallel_agg;
 SELECT gj_plan_lines('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k AND w.id < 30',
                      '(Outer|Inner) Input|Parallel Seq Scan|Gather', ' | ', 'COSTS OFF') AS parallel_plan;
-SELECT regexp_replace(gj_plan_lines('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k AND w.id < 30',
-                                    '(Outer|Inner) Input', ' | ',
-                                    'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
-                      '[0-9]+ pages', 'N pages', 'g') AS parallel_inputs;
+SELECT ci_inputs('SELECT f.c, w.id FROM ci_fixed f JOIN ci_wide w ON f.a > w.k AND w.id < 30', false) AS parallel_inputs;
 -- a Parallel Append: each process takes blocks of every partition from
 -- that scan's allocator
 SELECT ci_compare('SELECT p.k, p.late, f.c FROM ci_pm p JOIN ci_pdim f ON p.k = f.a') AS parallel_append;
 SELECT ci_compare('SELECT count(*), sum(p.v * f.c) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a') AS parallel_append_agg;
 SELECT gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
                      '(Outer|Inner) Input|Append|Gather', ' | ', 'COSTS OFF') AS parallel_append_plan;
-SELECT regexp_replace(gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
-                                    '(Outer|Inner) Input', ' | ',
-                                    'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
-                      '[0-9]+ pages', 'N pages', 'g') AS parallel_append_inputs;
+SELECT ci_inputs('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a', false) AS parallel_append_inputs;
 -- a partition without partial scans runs in one process of the Parallel
 -- Append: the child plan reads the Append
 ALTER TABLE ci_pm_b SET (parallel_workers = 0);
 SELECT ci_compare('SELECT p.k, p.late, f.c FROM ci_pm p JOIN ci_pdim f ON p.k = f.a') AS non_partial;
 SELECT gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
                      '(Outer|Inner) Input|Append|Seq Scan on ci_pm_b', ' | ', 'COSTS OFF') AS non_partial_plan;
-SELECT regexp_replace(gj_plan_lines('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a',
-                                    '(Outer|Inner) Input', ' | ',
-                                    'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF'),
-                      '[0-9]+ pages', 'N pages', 'g') AS non_partial_inputs;
+SELECT ci_inputs('SELECT count(*) FROM ci_pm p JOIN ci_pdim f ON p.k = f.a', false) AS non_partial_inputs;
 ALTER TABLE ci_pm_b RESET (parallel_workers);
 COMMIT;
 
