@@ -635,18 +635,23 @@ gpujoin_input_cost(PlannerInfo *root, Path *path, const GpuJoinCostProfile *cost
 	/*
 	 * An Append of such scans (a partitioned table): the reader reads each
 	 * table in turn, and the Append's rows (this process's share, for a
-	 * partial one) are the rows the scans read where none has quals.
+	 * partial one) are the rows the scans read where none has quals.  The
+	 * Append node itself never runs: its own charge for each row it passes
+	 * on (half a cpu_tuple_cost, costsize.c's APPEND_CPU_COST_MULTIPLIER)
+	 * goes as well.
 	 */
 	if (gpujoin_columnar_input && gpujoin_columnar_append_path(root, path))
 	{
+		Cost		append_row = cpu_tuple_cost * 0.5;
 		ListCell   *lc;
 
 		foreach(lc, ((AppendPath *) path)->subpaths)
 		{
 			if (((Path *) lfirst(lc))->parent->baserestrictinfo != NIL)
-				return path->total_cost + path->rows * costs->columnar_row_cost;
+				return Max(path->total_cost + path->rows * (costs->columnar_row_cost - append_row), 0);
 		}
-		return Max(path->total_cost + path->rows * (costs->columnar_row_cost - cpu_tuple_cost), 0);
+		return Max(path->total_cost +
+				   path->rows * (costs->columnar_row_cost - cpu_tuple_cost - append_row), 0);
 	}
 	return path->total_cost + path->rows * costs->row_cost;
 }
