@@ -156,6 +156,9 @@ SELECT ci_compare('SELECT u.a, t.b FROM (SELECT a FROM ci_fixed UNION ALL SELECT
                    JOIN ci_temp t ON u.a < t.a AND t.b < 10') AS union_all;
 SELECT ci_inputs('SELECT count(*) FROM (SELECT a FROM ci_fixed UNION ALL SELECT k FROM ci_wide) u
                   JOIN ci_temp t ON u.a < t.a') AS inputs;
+-- the same table twice: two scans, each read whole
+SELECT ci_compare('SELECT u.a, t.b FROM (SELECT a FROM ci_fixed UNION ALL SELECT a FROM ci_fixed) u
+                   JOIN ci_temp t ON u.a < t.a AND t.b < 10') AS union_all_same;
 
 -- the scan's own quals: evaluated by the reader, counted on the child
 SELECT ci_compare('SELECT w.id, f.c FROM ci_wide w JOIN ci_fixed f ON w.k < f.a

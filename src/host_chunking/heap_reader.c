@@ -139,6 +139,25 @@ typedef struct GjReadAttr
 	int			fixed_off;		/* offset in a tuple without NULLs, or -1 */
 } GjReadAttr;
 
+/*
+ * A page's rows as the reader puts them together, column by column, and the
+ * page's scratch.  The readers of an Append's subplans read one after
+ * another, into the Append's columns, and share one: a table of a thousand
+ * partitions needs no thousand copies.
+ */
+typedef struct GjPageRows
+{
+	Datum	  **values;			/* indexed by child attno - 1 */
+	bool	  **isnull;
+	/* the data of a page's tuples on the fast path (no NULLs, long enough) */
+	char	   *data[MaxHeapTuplesPerPage];
+	/* the page decoder's flags and data offsets of a page's tuples */
+	uint8		page_host[MaxHeapTuplesPerPage];
+	uint32		page_data_offs[MaxHeapTuplesPerPage];
+	/* the visible tuples of the pending page (GjHeapReader.pending_buf) */
+	OffsetNumber pending_lineoffs[MaxHeapTuplesPerPage];
+} GjPageRows;
+
 struct GjHeapReader
 {
 	/* an Append of Seq Scans: no scan of its own, a reader per subplan */
@@ -155,11 +174,7 @@ struct GjHeapReader
 	bool		all_fixed;		/* every attrs[].fixed_off >= 0 */
 	int			max_child_attno;
 
-	/* a page's rows, column by column, indexed by child attno - 1 */
-	Datum	  **values;
-	bool	  **isnull;
-	/* the data of a page's tuples on the fast path (no NULLs, long enough) */
-	char	   *data[MaxHeapTuplesPerPage];
+	GjPageRows *rows;			/* shared by an Append's readers */
 	/* one tuple deformed up to max_heap_attno, for tuples off the fast path */
 	Datum	   *tuple_values;
 	bool	   *tuple_isnull;
@@ -168,8 +183,6 @@ struct GjHeapReader
 	bool		use_page_decoder;
 	GjPageSpec	page_spec;
 	GjPageOutput page_out;
-	uint8		page_host[MaxHeapTuplesPerPage];
-	uint32		page_data_offs[MaxHeapTuplesPerPage];
 
 	/*
 	 * The all-visible page read last, decoded only after the next page was
@@ -177,8 +190,7 @@ struct GjHeapReader
 	 * (heapgetpage drops the scan's), with its visible tuples' offsets.
 	 */
 	Buffer		pending_buf;
-	int			pending_ntuples;
-	OffsetNumber pending_lineoffs[MaxHeapTuplesPerPage];
+	int			pending_ntuples;	/* at rows->pending_lineoffs */
 
 	/* where the scan is */
 	bool		started;		/* the first block was taken */
@@ -332,12 +344,12 @@ page_decoder_init(GjHeapReader *reader)
 		col->missing_host = !missing_isnull && !col->byval;
 
 		/* the decoder writes straight into the page's columns */
-		reader->page_out.values[k] = (uint64_t *) reader->values[ra->child_attno - 1];
-		reader->page_out.isnull[k] = reader->isnull[ra->child_attno - 1];
+		reader->page_out.values[k] = (uint64_t *) reader->rows->values[ra->child_attno - 1];
+		reader->page_out.isnull[k] = reader->rows->isnull[ra->child_attno - 1];
 	}
-	reader->page_out.host = reader->page_host;
+	reader->page_out.host = reader->rows->page_host;
 	reader->page_out.lineoffs = NULL;	/* the decoder reads a list */
-	reader->page_out.data_offs = reader->page_data_offs;
+	reader->page_out.data_offs = reader->rows->page_data_offs;
 	reader->page_spec.page_size = BLCKSZ;
 	reader->page_spec.walk_natts = reader->max_heap_attno;
 	reader->page_spec.attrs = attrs;
@@ -348,26 +360,22 @@ page_decoder_init(GjHeapReader *reader)
 }
 
 /*
- * A reader for the child when it can stand in for it exactly (see the
- * header comment), else NULL.  buf says which columns of the child's output
- * the join stores.  Called at the node's start; what it allocates lives in
- * cxt, the node's memory.
+ * A Seq Scan's reader when it can stand in for the scan exactly (see the
+ * header comment), else NULL.  buf says which columns of the scan's output
+ * the join stores; rows, where not NULL, are the page rows of the Append's
+ * reader made before (the same columns).  Called in cxt, the node's memory.
  */
 static GjHeapReader *
-seqscan_reader_create(SeqScanState *scan_state, const HostSideBuffer *buf, MemoryContext cxt)
+seqscan_reader_create(SeqScanState *scan_state, const HostSideBuffer *buf, GjPageRows *rows)
 {
-	PlanState  *child = &scan_state->ss.ps;
 	Relation	rel;
 	GjHeapReader *reader;
-	MemoryContext old;
 	int			i;
 
 	rel = scan_state->ss.ss_currentRelation;
-	if (child->state->es_epq_active != NULL || rel == NULL ||
-		rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+	if (rel == NULL || rel->rd_rel->relam != HEAP_TABLE_AM_OID)
 		return NULL;
 
-	old = MemoryContextSwitchTo(cxt);
 	reader = palloc0(sizeof(GjHeapReader));
 	reader->scan_state = scan_state;
 	reader->rel = rel;
@@ -382,10 +390,7 @@ seqscan_reader_create(SeqScanState *scan_state, const HostSideBuffer *buf, Memor
 		bool		seen = false;
 
 		if (heap_attno <= 0 || heap_attno > reader->tupdesc->natts)
-		{
-			MemoryContextSwitchTo(old);
 			return NULL;
-		}
 		for (k = 0; k < reader->nattrs; k++)
 			seen |= reader->attrs[k].child_attno == child_attno;
 		if (seen)
@@ -399,52 +404,55 @@ seqscan_reader_create(SeqScanState *scan_state, const HostSideBuffer *buf, Memor
 	qsort(reader->attrs, reader->nattrs, sizeof(GjReadAttr), read_attr_cmp);
 	compute_fixed_offsets(reader);
 
-	reader->values = palloc0(sizeof(Datum *) * Max(reader->max_child_attno, 1));
-	reader->isnull = palloc0(sizeof(bool *) * Max(reader->max_child_attno, 1));
-	for (i = 0; i < reader->nattrs; i++)
+	if (rows == NULL)
 	{
-		int			c = reader->attrs[i].child_attno - 1;
+		rows = palloc(sizeof(GjPageRows));
+		rows->values = palloc0(sizeof(Datum *) * Max(reader->max_child_attno, 1));
+		rows->isnull = palloc0(sizeof(bool *) * Max(reader->max_child_attno, 1));
+		for (i = 0; i < reader->nattrs; i++)
+		{
+			int			c = reader->attrs[i].child_attno - 1;
 
-		reader->values[c] = palloc(sizeof(Datum) * MaxHeapTuplesPerPage);
-		reader->isnull[c] = palloc(sizeof(bool) * MaxHeapTuplesPerPage);
+			rows->values[c] = palloc(sizeof(Datum) * MaxHeapTuplesPerPage);
+			rows->isnull[c] = palloc(sizeof(bool) * MaxHeapTuplesPerPage);
+		}
 	}
+	reader->rows = rows;
 	reader->tuple_values = palloc(sizeof(Datum) * Max(reader->max_heap_attno, 1));
 	reader->tuple_isnull = palloc(sizeof(bool) * Max(reader->max_heap_attno, 1));
 	reader->use_page_decoder = gpujoin_page_decoder && page_decoder_init(reader);
-	MemoryContextSwitchTo(old);
 	return reader;
 }
 
 /*
- * A reader for an Append whose every subplan the reader can read (see the
- * header comment), else NULL.
+ * An Append's reader when every subplan is a Seq Scan the reader can read
+ * and none runs in one process alone (see the header comment), else NULL.
+ * Called in the node's memory.
  */
 static GjHeapReader *
-append_reader_create(AppendState *append_state, const HostSideBuffer *buf, MemoryContext cxt)
+append_reader_create(AppendState *append_state, const HostSideBuffer *buf)
 {
-	bool		parallel_aware = append_state->ps.plan->parallel_aware;
 	GjHeapReader *reader;
 	int			i;
 
 	if (append_state->as_nasyncplans > 0 ||
 		(append_state->as_prune_state != NULL && append_state->as_prune_state->do_exec_prune))
 		return NULL;
+	/* the subplans of a Parallel Append before the first partial one run in one process */
+	if (append_state->ps.plan->parallel_aware && append_state->as_first_partial_plan > 0)
+		return NULL;
 	for (i = 0; i < append_state->as_nplans; i++)
 	{
-		PlanState  *sub = append_state->appendplans[i];
-
-		/* a non-partial subplan of a Parallel Append runs in one process */
-		if (!IsA(sub, SeqScanState) || (parallel_aware && !sub->plan->parallel_aware))
+		if (!IsA(append_state->appendplans[i], SeqScanState))
 			return NULL;
 	}
-	reader = MemoryContextAllocZero(cxt, sizeof(GjHeapReader));
+	reader = palloc0(sizeof(GjHeapReader));
 	reader->append_state = append_state;
-	reader->parts = MemoryContextAllocZero(cxt, sizeof(GjHeapReader *) *
-										   Max(append_state->as_nplans, 1));
+	reader->parts = palloc0(sizeof(GjHeapReader *) * Max(append_state->as_nplans, 1));
 	for (i = 0; i < append_state->as_nplans; i++)
 	{
 		reader->parts[i] = seqscan_reader_create((SeqScanState *) append_state->appendplans[i],
-												 buf, cxt);
+												 buf, i > 0 ? reader->parts[0]->rows : NULL);
 		if (reader->parts[i] == NULL)
 			return NULL;
 	}
@@ -452,16 +460,27 @@ append_reader_create(AppendState *append_state, const HostSideBuffer *buf, Memor
 	return reader;
 }
 
+/*
+ * A reader for the child (a Seq Scan, or an Append of them) when it can
+ * stand in for it exactly, else NULL.  buf says which columns of the
+ * child's output the join stores.  Called at the node's start; what it
+ * allocates lives in cxt, the node's memory.
+ */
 GjHeapReader *
 gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf, MemoryContext cxt)
 {
-	if (!gpujoin_columnar_input)
+	GjHeapReader *reader = NULL;
+	MemoryContext old;
+
+	if (!gpujoin_columnar_input || child->state->es_epq_active != NULL)
 		return NULL;
+	old = MemoryContextSwitchTo(cxt);
 	if (IsA(child, SeqScanState))
-		return seqscan_reader_create((SeqScanState *) child, buf, cxt);
-	if (IsA(child, AppendState))
-		return append_reader_create((AppendState *) child, buf, cxt);
-	return NULL;
+		reader = seqscan_reader_create((SeqScanState *) child, buf, NULL);
+	else if (IsA(child, AppendState))
+		reader = append_reader_create((AppendState *) child, buf);
+	MemoryContextSwitchTo(old);
+	return reader;
 }
 
 /* The next block of the scan, or InvalidBlockNumber at its end. */
@@ -561,8 +580,8 @@ read_tuple_slow(GjHeapReader *reader, HeapTupleHeader tup, int j)
 	{
 		const GjReadAttr *ra = &reader->attrs[k];
 
-		reader->values[ra->child_attno - 1][j] = reader->tuple_values[ra->heap_attno - 1];
-		reader->isnull[ra->child_attno - 1][j] = reader->tuple_isnull[ra->heap_attno - 1];
+		reader->rows->values[ra->child_attno - 1][j] = reader->tuple_values[ra->heap_attno - 1];
+		reader->rows->isnull[ra->child_attno - 1][j] = reader->tuple_isnull[ra->heap_attno - 1];
 	}
 }
 
@@ -573,7 +592,7 @@ read_tuple_slow(GjHeapReader *reader, HeapTupleHeader tup, int j)
 static void
 read_fast_rows(GjHeapReader *reader, int n)
 {
-	char	  **data = reader->data;
+	char	  **data = reader->rows->data;
 	int			k,
 				j;
 
@@ -581,7 +600,7 @@ read_fast_rows(GjHeapReader *reader, int n)
 	{
 		const GjReadAttr *ra = &reader->attrs[k];
 		Form_pg_attribute att = TupleDescAttr(reader->tupdesc, ra->heap_attno - 1);
-		Datum	   *values = reader->values[ra->child_attno - 1];
+		Datum	   *values = reader->rows->values[ra->child_attno - 1];
 		int			off = ra->fixed_off;
 
 		if (att->attbyval && att->attlen == 8)
@@ -593,7 +612,7 @@ read_fast_rows(GjHeapReader *reader, int n)
 		else
 			for (j = 0; j < n; j++)
 				values[j] = fetchatt(att, data[j] + off);
-		memset(reader->isnull[ra->child_attno - 1], 0, n * sizeof(bool));
+		memset(reader->rows->isnull[ra->child_attno - 1], 0, n * sizeof(bool));
 	}
 }
 
@@ -618,7 +637,7 @@ read_page_decoded(GjHeapReader *reader, Page page, const OffsetNumber *lineoffs,
 	{
 		ItemId		lp;
 
-		if (!reader->page_host[j])
+		if (!reader->rows->page_host[j])
 			continue;
 		lp = PageGetItemId(page, lineoffs[j]);
 		Assert(ItemIdIsNormal(lp));
@@ -676,7 +695,7 @@ read_page_tuples(GjHeapReader *reader, HeapScanDesc scan, Page page, int64 *filt
 			continue;
 		}
 		if (nslow == 0 && tuple_on_fast_path(reader, tup))
-			reader->data[n++] = (char *) tup + tup->t_hoff;
+			reader->rows->data[n++] = (char *) tup + tup->t_hoff;
 		else
 		{
 			/* the rows before on the fast path, then this one */
@@ -702,10 +721,10 @@ read_pending_page(GjHeapReader *reader, HostSideBuffer *buf)
 	if (!BufferIsValid(reader->pending_buf))
 		return 0;
 	n = read_page_decoded(reader, BufferGetPage(reader->pending_buf),
-						  reader->pending_lineoffs, reader->pending_ntuples);
+						  reader->rows->pending_lineoffs, reader->pending_ntuples);
 	/* the values by reference point into the page: copied while pinned */
 	if (n > 0)
-		gj_host_buffer_append_columns(buf, n, reader->values, reader->isnull);
+		gj_host_buffer_append_columns(buf, n, reader->rows->values, reader->rows->isnull);
 	ReleaseBuffer(reader->pending_buf);
 	reader->pending_buf = InvalidBuffer;
 	return n;
@@ -785,7 +804,7 @@ seqscan_reader_read(GjHeapReader *reader, HeapScanDesc scan, HostSideBuffer *buf
 			IncrBufferRefCount(scan->rs_cbuf);
 			reader->pending_buf = scan->rs_cbuf;
 			reader->pending_ntuples = scan->rs_ntuples;
-			memcpy(reader->pending_lineoffs, scan->rs_vistuples,
+			memcpy(reader->rows->pending_lineoffs, scan->rs_vistuples,
 				   sizeof(OffsetNumber) * scan->rs_ntuples);
 		}
 		else
@@ -795,7 +814,7 @@ seqscan_reader_read(GjHeapReader *reader, HeapScanDesc scan, HostSideBuffer *buf
 			n = read_page_tuples(reader, scan, page, &filtered);
 			/* the values by reference point into the page: copied while pinned */
 			if (n > 0)
-				gj_host_buffer_append_columns(buf, n, reader->values, reader->isnull);
+				gj_host_buffer_append_columns(buf, n, reader->rows->values, reader->rows->isnull);
 			returned += n;
 		}
 		gj_host_buffer_check_limit(buf, other_side_bytes);

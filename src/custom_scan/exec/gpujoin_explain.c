@@ -66,9 +66,9 @@ device_setting_name(void)
 
 /*
  * Where one side's rows came from: "heap (columnar), N pages" when the
- * columnar heap reader read every drain of it ("N pages of M tables" when
- * it read an Append's), else "child plan"; with timing, the time its drains
- * took.
+ * columnar heap reader read every drain of it ("N pages in M scans" when
+ * it read an Append's subplans), else "child plan"; with timing, the time
+ * its drains took.
  */
 static void
 explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounters *c,
@@ -78,7 +78,7 @@ explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounte
 
 	if (reader != NULL && c->child_plan_drains[side] == 0 &&
 		gj_heap_reader_partitions(reader) > 0)
-		text = psprintf("heap (columnar), %lld pages of %d tables",
+		text = psprintf("heap (columnar), %lld pages in %d scans",
 						(long long) c->input_pages[side], gj_heap_reader_partitions(reader));
 	else if (reader != NULL && c->child_plan_drains[side] == 0)
 		text = psprintf("heap (columnar), %lld pages", (long long) c->input_pages[side]);

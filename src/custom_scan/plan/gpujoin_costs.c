@@ -638,11 +638,13 @@ gpujoin_input_cost(PlannerInfo *root, Path *path, const GpuJoinCostProfile *cost
 	 * partial one) are the rows the scans read where none has quals.  The
 	 * Append node itself never runs: its own charge for each row it passes
 	 * on (half a cpu_tuple_cost, costsize.c's APPEND_CPU_COST_MULTIPLIER)
-	 * goes as well.
+	 * goes as well, where it made one (an Append of one subpath costs what
+	 * the subpath does).
 	 */
 	if (gpujoin_columnar_input && gpujoin_columnar_append_path(root, path))
 	{
-		Cost		append_row = cpu_tuple_cost * 0.5;
+		Cost		append_row =
+			list_length(((AppendPath *) path)->subpaths) > 1 ? cpu_tuple_cost * 0.5 : 0;
 		ListCell   *lc;
 
 		foreach(lc, ((AppendPath *) path)->subpaths)
@@ -676,7 +678,11 @@ gpujoin_columnar_scan_path(PlannerInfo *root, Path *path)
  * Whether the path is an Append the columnar heap reader reads subplan by
  * subplan (heap_reader.c): every subpath one it can read, and under a
  * Parallel Append every one of them partial (a non-partial subplan there
- * runs in one process only).  Run-time pruning is the executor's to see.
+ * runs in one process only).  What the planner cannot see here, the
+ * executor checks (heap_reader.c), and then drains the Append through its
+ * plan, costed as read: pruning while running (a partition key compared
+ * with a parameter), subplans that compute columns (a UNION ALL branch's
+ * expressions), an EvalPlanQual recheck.
  */
 bool
 gpujoin_columnar_append_path(PlannerInfo *root, Path *path)
