@@ -156,6 +156,17 @@ SELECT ci_compare('SELECT u.a, t.b FROM (SELECT a FROM ci_fixed UNION ALL SELECT
                    JOIN ci_temp t ON u.a < t.a AND t.b < 10') AS union_all;
 SELECT ci_inputs('SELECT count(*) FROM (SELECT a FROM ci_fixed UNION ALL SELECT k FROM ci_wide) u
                   JOIN ci_temp t ON u.a < t.a') AS inputs;
+-- many partitions: their readers share one set of page buffers
+CREATE TABLE ci_many (k int4, v int8) PARTITION BY HASH (k);
+DO $$ BEGIN
+    FOR i IN 0..63 LOOP
+        EXECUTE format('CREATE TABLE ci_many_%s PARTITION OF ci_many FOR VALUES WITH (MODULUS 64, REMAINDER %s)', i, i);
+    END LOOP;
+END $$;
+INSERT INTO ci_many SELECT g % 70, g FROM generate_series(1, 5000) g;
+VACUUM ANALYZE ci_many;
+SELECT ci_compare('SELECT m.v, f.c FROM ci_many m JOIN ci_fixed f ON m.k = f.a AND f.c < 200') AS many_partitions;
+SELECT ci_inputs('SELECT count(*) FROM ci_many m JOIN ci_fixed f ON m.k = f.a', false) AS inputs;
 -- the same table twice: two scans, each read whole
 SELECT ci_compare('SELECT u.a, t.b FROM (SELECT a FROM ci_fixed UNION ALL SELECT a FROM ci_fixed) u
                    JOIN ci_temp t ON u.a < t.a AND t.b < 10') AS union_all_same;
