@@ -153,6 +153,40 @@ ANALYZE t_negzero;
 SELECT gj_compare('SELECT sum(y.z), count(*) FROM t_negzero x JOIN t_negzero y ON x.a < y.a') AS neg_zero_sum;
 SELECT gj_compare('SELECT x.a % 3 AS g, sum(y.z) FROM t_negzero x JOIN t_negzero y ON x.a < y.a GROUP BY x.a % 3') AS neg_zero_groups;
 SELECT gj_compare('SELECT x.a, sum(y.z) FROM t_negzero x JOIN t_negzero y ON x.a < y.a GROUP BY x.a') AS neg_zero_per_group;
+
+-- one grouping key, grouped by its device value (gpujoin_agg_groups.c,
+-- side_number_by_value): columns of every type it takes, NULLs, computed
+-- float keys of -Infinity, Infinity and NaN (0 * Infinity, the sign bit
+-- set), -0.0 and 0.0; a computed key that overflows on rows that join
+-- nothing (deferred: numbered by the TupleHashTable instead), and on rows
+-- that do (PostgreSQL's error)
+CREATE TABLE t_byval AS
+SELECT g AS id, (g % 3 = 0) AS b, (g % 5)::int2 AS s, (g % 7)::int8 * 1000000000000 AS l,
+       (g % 4)::oid AS o, date '2020-01-01' + g % 6 AS d,
+       timestamp '2020-01-01' + (g % 4) * interval '1 hour' AS ts,
+       timestamptz '2020-01-01 00:00+00' + (g % 3) * interval '1 day' AS tz,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 3 - 1)::float8 END AS f,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 3 - 1)::float4 END AS f4,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE g % 9 END AS n,
+       CASE WHEN g % 50 = 0 THEN 2147483647 ELSE g END AS big
+FROM generate_series(1, 400) g;
+ANALYZE t_byval;
+SELECT q, gj_compare(sql) FROM (VALUES
+ ('bool', 'SELECT x.b, count(*), sum(y.id) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.b'),
+ ('int2', 'SELECT x.s, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.s'),
+ ('int8', 'SELECT x.l, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.l'),
+ ('oid', 'SELECT x.o, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.o'),
+ ('date', 'SELECT x.d, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.d'),
+ ('timestamp', 'SELECT x.ts, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.ts'),
+ ('timestamptz', 'SELECT x.tz, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.tz'),
+ ('int4 nulls', 'SELECT x.n, count(*), sum(y.n) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.n'),
+ ('int4 inner', 'SELECT y.n % 4, count(*) FROM t_byval x JOIN t_byval y ON x.id = y.id + 1 GROUP BY y.n % 4'),
+ ('float8 inf nan', 'SELECT x.f * ''Infinity''::float8, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY 1'),
+ ('float8 zeros', 'SELECT x.f * 0 + 0, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.f * 0'),
+ ('float4', 'SELECT x.f4 + 0, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.f4'),
+ ('deferred', 'SELECT x.big + 1, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id AND x.big < y.id::int8 * 1000 GROUP BY x.big + 1')
+) v(q, sql);
+SELECT gj_compare_error('SELECT x.big + 1, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.big + 1');
 -- sum(float4) rounds to float4 at every addition in PostgreSQL: left to it
 SELECT gj_agg_plan('SELECT sum(x.f4) FROM t_flt x JOIN t_flt y ON x.f8 < y.f8') AS sum_float4;
 
