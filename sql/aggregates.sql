@@ -157,9 +157,10 @@ SELECT gj_compare('SELECT x.a, sum(y.z) FROM t_negzero x JOIN t_negzero y ON x.a
 -- one grouping key, grouped by its device value (gpujoin_agg_groups.c,
 -- side_number_by_value): columns of every type it takes, NULLs, computed
 -- float keys of -Infinity, Infinity and NaN (0 * Infinity, the sign bit
--- set), -0.0 and 0.0; a computed key that overflows on rows that join
--- nothing (deferred: numbered by the TupleHashTable instead), and on rows
--- that do (PostgreSQL's error)
+-- set), -0.0 and 0.0, float4 NaN and -0.0; a computed key that overflows
+-- on rows that join nothing (deferred: numbered by the TupleHashTable
+-- instead), and on rows that do (PostgreSQL's error); int2 and date
+-- argument columns (the stored columns, gpujoin_agg_exec.c)
 CREATE TABLE t_byval AS
 SELECT g AS id, (g % 3 = 0) AS b, (g % 5)::int2 AS s, (g % 7)::int8 * 1000000000000 AS l,
        (g % 4)::oid AS o, date '2020-01-01' + g % 6 AS d,
@@ -168,7 +169,8 @@ SELECT g AS id, (g % 3 = 0) AS b, (g % 5)::int2 AS s, (g % 7)::int8 * 1000000000
        CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 3 - 1)::float8 END AS f,
        CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 3 - 1)::float4 END AS f4,
        CASE WHEN g % 13 = 0 THEN NULL ELSE g % 9 END AS n,
-       CASE WHEN g % 50 = 0 THEN 2147483647 ELSE g END AS big
+       CASE WHEN g % 50 = 0 THEN 2147483647 ELSE g END AS big,
+       (ARRAY['NaN', '-0', '0', NULL, '-Infinity'])[g % 5 + 1]::float4 AS f4n
 FROM generate_series(1, 400) g;
 ANALYZE t_byval;
 SELECT q, gj_compare(sql) FROM (VALUES
@@ -184,6 +186,9 @@ SELECT q, gj_compare(sql) FROM (VALUES
  ('float8 inf nan', 'SELECT x.f * ''Infinity''::float8, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY 1'),
  ('float8 zeros', 'SELECT x.f * 0 + 0, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.f * 0'),
  ('float4', 'SELECT x.f4 + 0, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.f4'),
+ ('float4 nan zeros', 'SELECT x.f4n + 0, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.f4n'),
+ ('bool expr', 'SELECT x.id % 3 = 0, count(*), sum(y.s) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY 1'),
+ ('int2 date args', 'SELECT count(*), sum(x.s), sum(x.s * y.s), min(x.d), max(x.d - y.d) FROM t_byval x JOIN t_byval y ON x.id < y.id'),
  ('deferred', 'SELECT x.big + 1, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id AND x.big < y.id::int8 * 1000 GROUP BY x.big + 1')
 ) v(q, sql);
 SELECT gj_compare_error('SELECT x.big + 1, count(*) FROM t_byval x JOIN t_byval y ON x.id < y.id GROUP BY x.big + 1');

@@ -33,7 +33,9 @@
  * the inputs are drained, every row of a side with grouping keys gets a
  * group number from a TupleHashTable over its key values (the types' own
  * hash functions and equality operators, as PostgreSQL's hashed Agg: NULLs
- * form one group, -0.0 and 0.0 one, NaNs one); gpujoin_agg_groups.c.  Each
+ * form one group, -0.0 and 0.0 one, NaNs one), or from a table of its one
+ * key's device values where they are equal exactly when the key is;
+ * gpujoin_agg_groups.c.  Each
  * pair, or each sort-merge run of an outer row in the cpu backend's fast
  * path, is added to the partials of its rows' groups.  The node then
  * returns one row per group that has a pair, its columns from the group's

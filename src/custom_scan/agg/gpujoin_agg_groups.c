@@ -388,8 +388,8 @@ side_number_by_value(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
  * Number the groups of one side's rows: a hash table over the key values,
  * built as nodeAgg.c builds its own, so that "equal" is what it is for
  * PostgreSQL's hashed GROUP BY (NULLs one group, -0.0 and 0.0 one, NaNs
- * one).  Every row gets a group, also one that no pair will use: such
- * groups are never returned.
+ * one), unless side_number_by_value numbers them.  Every row gets a group,
+ * also one that no pair will use: such groups are never returned.
  */
 static void
 side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
@@ -399,8 +399,7 @@ side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 	GjAggSideGroups *sg = &groups->side[side];
 	HostSideBuffer *buf = side == GJ_SIDE_OUTER ? &gjs->outer_buf : &gjs->inner_buf;
 	TupleTableSlot *slot = sg->slot;
-	MemoryContext table_cxt = AllocSetContextCreate(groups->cxt, "GpuJoin groups",
-													ALLOCSET_DEFAULT_SIZES);
+	MemoryContext table_cxt;
 	int64		nrows = buf->nrows;
 	int64		row;
 
@@ -422,10 +421,8 @@ side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 		return;
 	}
 	if (side_number_by_value(groups, gjs, side, var_cols))
-	{
-		MemoryContextDelete(table_cxt);
 		return;
-	}
+	table_cxt = AllocSetContextCreate(groups->cxt, "GpuJoin groups", ALLOCSET_DEFAULT_SIZES);
 	sg->table = BuildTupleHashTableExt(&gjs->css.ss.ps, slot->tts_tupleDescriptor,
 									   sg->nkeys, sg->slot_cols, sg->eqfuncs, sg->hashfuncs,
 									   sg->collations, Min(Max(nrows, 16), 65536), 0,

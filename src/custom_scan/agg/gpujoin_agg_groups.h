@@ -8,7 +8,8 @@
  * Each side's grouping keys are numbered on their own, once the inputs are
  * drained: a row's group is a dense number from a TupleHashTable over its
  * key values (the types' own hashing and equality, as PostgreSQL's hashed
- * GROUP BY).  A group of the join is a pair (outer group, inner group); by
+ * GROUP BY), or, for one key of a type whose equality is its device
+ * value's, from a table of those values (side_number_by_value).  A group of the join is a pair (outer group, inner group); by
  * the outer side only, the inner group is always 0.  Its partials are at
  *
  *	- outer group x inner groups + inner group, in the dense area of the
@@ -49,7 +50,9 @@ typedef struct GjAggSideGroups
 	FmgrInfo   *hashfuncs;
 	AttrNumber *slot_cols;
 	Oid			collations[GJ_AGG_MAX_GROUP_COLS];
-	TupleHashTable table;		/* key values -> group, kept for deferred rows */
+	TupleHashTable table;		/* key values -> group, kept for deferred rows;
+								 * NULL where numbered by value (no row is
+								 * deferred then) */
 	uint32	   *row_group;		/* per row, or GJ_AGG_GROUP_DEFERRED */
 	int64	   *first_row;		/* per group: its first row */
 	int64		first_row_cap;
