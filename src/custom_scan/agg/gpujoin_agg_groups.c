@@ -28,6 +28,7 @@
 #include "gpujoin.h"
 #include "custom_scan/agg/gpujoin_agg_groups.h"
 #include "host_chunking/key_encoding.h"
+#include "kernels/shared/gj_keys.h"
 
 /* An entry of the hash table of groups past the dense area. */
 typedef struct GjAggExtraGroup
@@ -249,18 +250,6 @@ float_group_value(int64 bits)
 	return bits;
 }
 
-/* splitmix64's finalizer: the table's slot of a value */
-static inline uint64
-group_value_hash(uint64 v)
-{
-	v ^= v >> 30;
-	v *= UINT64CONST(0xbf58476d1ce4e5b9);
-	v ^= v >> 27;
-	v *= UINT64CONST(0x94d049bb133111eb);
-	v ^= v >> 31;
-	return v;
-}
-
 /*
  * side_number for a side of one grouping key that group_value_type takes:
  * an open-addressing table from the key's device value to its group, in
@@ -337,7 +326,7 @@ side_number_by_value(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 		}
 		if (type == GJT_FLOAT4 || type == GJT_FLOAT8)
 			value.i = float_group_value(value.i);
-		for (i = group_value_hash((uint64) value.i) & mask;
+		for (i = gj_hash64((uint64) value.i) & mask;
 			 slot_group[i] != PG_UINT32_MAX && slot_value[i] != value.i;
 			 i = (i + 1) & mask)
 			;
@@ -363,7 +352,7 @@ side_number_by_value(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 
 					if (slot_group[j] == PG_UINT32_MAX)
 						continue;
-					for (h = group_value_hash((uint64) slot_value[j]) & newmask;
+					for (h = gj_hash64((uint64) slot_value[j]) & newmask;
 						 new_group[h] != PG_UINT32_MAX;
 						 h = (h + 1) & newmask)
 						;
