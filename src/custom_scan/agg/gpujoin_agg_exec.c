@@ -353,7 +353,8 @@ gpujoin_agg_arg_columns(GpuJoinAggState *gas)
 			uint8	   *isnull;
 			int64		row;
 
-			if (column_holds_values(col, nrows, type))
+			/* an empty side's column may be unallocated: a row's room is made below */
+			if (nrows > 0 && column_holds_values(col, nrows, type))
 			{
 				/* the stored column already is the device column: shared, not copied */
 				cols->values[j] = (int64 *) col->values;
