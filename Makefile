@@ -16,6 +16,7 @@ OBJS = \
 	src/custom_scan/agg/gpujoin_agg_path.o \
 	src/custom_scan/agg/gpujoin_agg_exec.o \
 	src/custom_scan/agg/gpujoin_agg_groups.o \
+	src/custom_scan/agg/gpujoin_agg_shared_groups.o \
 	src/custom_scan/agg/gpujoin_agg_partial.o \
 	src/custom_scan/exec/gpujoin_emit.o \
 	src/custom_scan/exec/gpujoin_explain.o \

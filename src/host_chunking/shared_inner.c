@@ -22,6 +22,14 @@
  * (service_client.c) opens the process's join in the service with those
  * key columns as they are, so the inner side is staged once as well.
  *
+ * After a side that one process drained, the chunk may hold room that the
+ * node asked for (GpuJoinState's inner_extra_size: the aggregate node's
+ * inner groups, which the processes number together there,
+ * gpujoin_agg_groups.c); each process finds it with
+ * gpujoin_shared_inner_extra.  A side put together from shares has none:
+ * the aggregate node's partial paths never drain their inner side in
+ * parallel.
+ *
  * What stays per process: the outer rows, the keys' encoding for the
  * device (which reads the shared arrays and writes only its own), the
  * join in the service (which reads the inner side sorted or hashed once
@@ -138,6 +146,8 @@ typedef struct SharedInnerHeader
 	int64	   *key_values[GJ_MAX_KEY_COLS];
 	uint8	   *key_isnull[GJ_MAX_KEY_COLS];
 	uint8	   *drain_inexact;
+	char	   *extra;			/* the node's inner_extra_write, or NULL */
+	int64		extra_len;
 	SharedInnerColumn cols[FLEXIBLE_ARRAY_MEMBER];
 } SharedInnerHeader;
 
@@ -444,6 +454,7 @@ inner_cleanup(void *arg)
 	char	   *share_chunk = gjs->inner_share_chunk;
 
 	gjs->inner_attached = 0;
+	gjs->inner_shared_chunk = NULL;
 	gjs->inner_share_chunk = NULL;
 	if (handle != 0)
 		gj_service_detach_inner(handle);
@@ -464,13 +475,42 @@ arm_cleanup(GpuJoinState *gjs)
 	}
 }
 
-/* Remember that this process reads shared inner side handle. */
+/* Remember that this process reads shared inner side handle, in chunk. */
 static void
-attached(GpuJoinState *gjs, uint64 handle)
+attached(GpuJoinState *gjs, uint64 handle, const char *chunk, int64 len)
 {
 	gjs->inner_attached = handle;
+	gjs->inner_shared_chunk = chunk;
+	gjs->inner_shared_len = len;
 	arm_cleanup(gjs);
 	gjs->counters.inner_shared++;
+}
+
+/* The bytes the node wants after an inner side of nrows rows (see put_extra). */
+static Size
+extra_size(GpuJoinState *gjs, int64 nrows)
+{
+	if (gjs->inner_extra_size == NULL || nrows <= 0)
+		return 0;
+	return MAXALIGN(gjs->inner_extra_size(gjs, nrows));
+}
+
+/*
+ * After the side in chunk (side_size bytes of size): the room the node
+ * asked for, set up by it (GpuJoinState's inner_extra_write), for what the
+ * processes compute from the side together.
+ */
+static void
+put_extra(GpuJoinState *gjs, char *chunk, Size side_size, Size size)
+{
+	SharedInnerHeader *h = (SharedInnerHeader *) chunk;
+
+	if (size > side_size)
+	{
+		h->extra = chunk + side_size;
+		h->extra_len = (int64) (size - side_size);
+		gjs->inner_extra_write(gjs, h->nrows, h->extra, size - side_size);
+	}
 }
 
 /*
@@ -483,15 +523,18 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 	HostSideBuffer *buf = &gjs->inner_buf;
 	GjError		err;
 	Size		size;
+	Size		side_size;
 	char	   *chunk;
 
 	if (gjs->inner_spill.nchunks > 0 || buf->nrows == 0)
 		return false;
-	size = flat_size(buf);
+	side_size = flat_size(buf);
+	size = add_size(side_size, extra_size(gjs, buf->nrows));
 	if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
 		(chunk = gj_staging_alloc(size)) == NULL)
 		return false;
 	flatten(buf, chunk, size);
+	put_extra(gjs, chunk, side_size, size);
 	memset(&err, 0, sizeof(err));
 	if (!gj_service_share_inner(chunk, (int64) size, token, holder_pid, handle, &err))
 	{
@@ -502,7 +545,7 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 	/* the chunk is the service's now; this process reads it as the others do */
 	if (!view(buf, chunk, (int64) size))
 		elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
-	attached(gjs, *handle);
+	attached(gjs, *handle, chunk, (int64) size);
 	return true;
 }
 
@@ -523,7 +566,7 @@ attach(GpuJoinState *gjs, uint64 handle, uint64 token)
 	{
 		if (view(&gjs->inner_buf, chunk, len))
 		{
-			attached(gjs, handle);
+			attached(gjs, handle, chunk, len);
 			return true;
 		}
 		gj_service_detach_inner(handle);
@@ -1027,7 +1070,7 @@ put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
 				/* the chunk is the service's now; read it as the others do */
 				if (!view(buf, chunk, (int64) size))
 					elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
-				attached(gjs, handle);
+				attached(gjs, handle, chunk, (int64) size);
 				gjs->counters.inner_shared_drains++;
 				state = GJ_SI_READY;
 			}
@@ -1186,8 +1229,36 @@ gpujoin_shared_inner_detach(GpuJoinState *gjs)
 		return;
 	part = gpujoin_wall_switch(gjs, GJ_WALL_INNER_SHARE);
 	gjs->inner_attached = 0;
+	gjs->inner_shared_chunk = NULL;
 	/* its arrays point into the chunk: never read them again */
 	gj_host_buffer_reset(&gjs->inner_buf);
 	gj_service_detach_inner(handle);
 	(void) gpujoin_wall_switch(gjs, part);
+}
+
+/*
+ * The room after the shared inner side that the node asked for (put_extra),
+ * or NULL with *len 0: there is none, this process reads no shared side,
+ * or its inner buffer no longer reads that chunk's rows (one chunk of a
+ * spilled side, the partitions of a side drained whole).
+ */
+const char *
+gpujoin_shared_inner_extra(GpuJoinState *gjs, Size *len)
+{
+	const SharedInnerHeader *h = (const SharedInnerHeader *) gjs->inner_shared_chunk;
+	const HostSideBuffer *buf = &gjs->inner_buf;
+
+	*len = 0;
+	if (gjs->inner_attached == 0 || h == NULL || h->extra == NULL || h->extra_len <= 0)
+		return NULL;
+	if (buf->nrows != h->nrows ||
+		(buf->nkeys > 0 && buf->keys[0].values != h->key_values[0]) ||
+		(buf->ncols > 0 && buf->cols[0].values != h->cols[0].values))
+		return NULL;
+	/* it lies in the chunk, after the side */
+	if (h->extra < gjs->inner_shared_chunk ||
+		h->extra_len > gjs->inner_shared_len - (h->extra - gjs->inner_shared_chunk))
+		return NULL;
+	*len = (Size) h->extra_len;
+	return h->extra;
 }

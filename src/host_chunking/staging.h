@@ -93,5 +93,6 @@ extern void gpujoin_shared_inner_reinit(struct GpuJoinSharedInner *si);
 extern bool gpujoin_shared_inner_obtain(GpuJoinState *gjs);
 extern bool gpujoin_shared_inner_busy(GpuJoinState *gjs);
 extern void gpujoin_shared_inner_detach(GpuJoinState *gjs);
+extern const char *gpujoin_shared_inner_extra(GpuJoinState *gjs, Size *len);
 
 #endif							/* GPUJOIN_STAGING_H */

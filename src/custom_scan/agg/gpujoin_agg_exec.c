@@ -90,6 +90,8 @@ typedef struct GpuJoinAggCounters
 	int64		groups_returned;	/* summed over rescans */
 	int64		pairs_aggregated;	/* summed over rescans */
 	int64		pairs_in_backend;
+	int64		inner_groups_read;	/* executions whose inner groups the
+									 * processes numbered together */
 } GpuJoinAggCounters;
 
 typedef struct GpuJoinAggShared
@@ -124,6 +126,8 @@ static TupleTableSlot *gpujoin_agg_exec(CustomScanState *node);
 static void gpujoin_agg_rescan(CustomScanState *node);
 static void gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 static void gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input);
+static Size gpujoin_agg_inner_extra_size(GpuJoinState *gjs, int64 nrows);
+static void gpujoin_agg_inner_extra_write(GpuJoinState *gjs, int64 nrows, char *dst, Size len);
 static Size gpujoin_agg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 static void gpujoin_agg_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
 									   void *coordinate);
@@ -271,6 +275,12 @@ gpujoin_agg_begin(CustomScanState *node, EState *estate, int eflags)
 		gpujoin_agg_groups_init(&gas->groups, &gas->agg,
 								list_nth(cscan->custom_exprs, GJ_EXPRS_AGG_GROUPS),
 								&node->ss.ps, estate);
+	/* inner groups: numbered together where the inner side is shared */
+	if (gas->agg.ngroup > 0 && gpujoin_agg_groups_inner(&gas->groups))
+	{
+		gas->gj.inner_extra_size = gpujoin_agg_inner_extra_size;
+		gas->gj.inner_extra_write = gpujoin_agg_inner_extra_write;
+	}
 }
 
 /*
@@ -531,8 +541,12 @@ gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 
 	gpujoin_agg_arg_columns(gas);
 	if (gas->agg.ngroup > 0)
+	{
 		gpujoin_agg_groups_number(&gas->groups, gjs, gas->var_cols, gas->agg_cxt,
 								  gas->spec.nargs);
+		if (gas->groups.side[GJ_SIDE_INNER].shared)
+			gas->counters.inner_groups_read++;
+	}
 
 	/*
 	 * The inputs, the argument columns and the groups count together.
@@ -573,6 +587,25 @@ gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 	if (gas->agg.ngroup > 0)
 		gpujoin_agg_groups_spec(&gas->groups, &gas->spec);
 	input->agg_spec = gas->spec_offered ? &gas->spec : NULL;
+}
+
+/*
+ * shared_inner.c's inner_extra_size and inner_extra_write: room after a
+ * parallel plan's shared inner side for its groups, which the processes
+ * number together (gpujoin_agg_groups.c).
+ */
+static Size
+gpujoin_agg_inner_extra_size(GpuJoinState *gjs, int64 nrows)
+{
+	if (gpujoin_agg_groups_inner_value_type(&((GpuJoinAggState *) gjs)->groups) < 0)
+		return 0;
+	return gpujoin_agg_groups_shared_size(nrows);
+}
+
+static void
+gpujoin_agg_inner_extra_write(GpuJoinState *gjs, int64 nrows, char *dst, Size len)
+{
+	gpujoin_agg_groups_shared_init(nrows, dst, len);
 }
 
 /*
@@ -977,6 +1010,7 @@ gpujoin_agg_shutdown(CustomScanState *node)
 				slot->groups_returned += gas->counters.groups_returned;
 				slot->pairs_aggregated += gas->counters.pairs_aggregated;
 				slot->pairs_in_backend += gas->counters.pairs_in_backend;
+				slot->inner_groups_read += gas->counters.inner_groups_read;
 			}
 		}
 		else
@@ -987,6 +1021,7 @@ gpujoin_agg_shutdown(CustomScanState *node)
 				gas->workers_total.groups_returned += shared->workers[i].groups_returned;
 				gas->workers_total.pairs_aggregated += shared->workers[i].pairs_aggregated;
 				gas->workers_total.pairs_in_backend += shared->workers[i].pairs_in_backend;
+				gas->workers_total.inner_groups_read += shared->workers[i].inner_groups_read;
 			}
 		}
 		gas->shared = NULL;
@@ -1043,7 +1078,17 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							   gas->workers_total.pairs_in_backend, es);
 		if (gas->agg.ngroup > 0)
 		{
+			int64		read = gas->counters.inner_groups_read +
+				gas->workers_total.inner_groups_read;
+
 			gpujoin_agg_groups_explain(&gas->groups, es);
+			/* numbered by the processes together (gpujoin_agg_groups.c); a
+			 * rescan counts again */
+			if (read > 0)
+				ExplainPropertyText("Inner Groups",
+									psprintf("numbered together by %lld processes",
+											 (long long) read),
+									es);
 			ExplainPropertyInteger("Groups Returned", NULL,
 								   gas->counters.groups_returned +
 								   gas->workers_total.groups_returned, es);

@@ -179,9 +179,9 @@ side_lookup(GpuJoinAggGroups *groups, GjAggSideGroups *sg, int64 row)
 /*
  * The device type of a grouping key whose equality (its eqop) is the
  * equality of its 8-byte device values, once floats are made canonical
- * (float_group_value): integers, bool, oid, date, timestamps and floats
- * under their types' default equality.  -1 for any other key, which the
- * hash table of side_number groups.
+ * (gpujoin_agg_float_group_value): integers, bool, oid, date, timestamps
+ * and floats under their types' default equality.  -1 for any other key,
+ * which the hash table of side_number groups.
  */
 static int
 group_value_type(const GpuJoinAggInfo *info, const GjAggSideGroups *sg, int k)
@@ -231,23 +231,6 @@ group_value_type(const GpuJoinAggInfo *info, const GjAggSideGroups *sg, int k)
 	if (type == GJT_FLOAT8 && !FLOAT8PASSBYVAL)
 		return -1;
 	return type;
-}
-
-/*
- * A float's device value made canonical for grouping: PostgreSQL's float
- * equality and hash (float8eq, hashfloat8) take -0.0 as 0.0 and every NaN
- * as one value.
- */
-static inline int64
-float_group_value(int64 bits)
-{
-	double		d = gj_bits_to_double(bits);
-
-	if (isnan(d))
-		return gj_double_to_bits(get_float8_nan());
-	if (d == 0.0)
-		return 0;
-	return bits;
 }
 
 /*
@@ -325,7 +308,7 @@ side_number_by_value(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 			continue;
 		}
 		if (type == GJT_FLOAT4 || type == GJT_FLOAT8)
-			value.i = float_group_value(value.i);
+			value.i = gpujoin_agg_float_group_value(value.i);
 		for (i = gj_hash64((uint64) value.i) & mask;
 			 slot_group[i] != PG_UINT32_MAX && slot_value[i] != value.i;
 			 i = (i + 1) & mask)
@@ -409,6 +392,10 @@ side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 		}
 		return;
 	}
+	if (side == GJ_SIDE_INNER && sg->nkeys == 1 &&
+		gpujoin_agg_groups_number_shared(groups, gjs, var_cols,
+										 group_value_type(info, sg, sg->keys[0])))
+		return;
 	if (side_number_by_value(groups, gjs, side, var_cols))
 		return;
 	table_cxt = AllocSetContextCreate(groups->cxt, "GpuJoin groups", ALLOCSET_DEFAULT_SIZES);
@@ -457,6 +444,21 @@ side_number(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 		ExecStoreVirtualTuple(slot);
 		sg->row_group[row] = side_lookup(groups, sg, row);
 	}
+}
+
+/*
+ * The device type of the inner side's grouping key where the processes of
+ * a parallel plan may number its groups together (one key that
+ * side_number_by_value takes: gpujoin_agg_shared_groups.c), else -1.
+ */
+int
+gpujoin_agg_groups_inner_value_type(const GpuJoinAggGroups *groups)
+{
+	const GjAggSideGroups *sg = &groups->side[GJ_SIDE_INNER];
+
+	if (sg->nkeys != 1)
+		return -1;
+	return group_value_type(groups->info, sg, sg->keys[0]);
 }
 
 /*
@@ -677,6 +679,7 @@ gpujoin_agg_groups_reset(GpuJoinAggGroups *groups)
 		sg->first_row_cap = 0;
 		sg->ngroups = 0;
 		sg->deferred_rows = 0;
+		sg->shared = false;
 	}
 	groups->cxt = NULL;
 	groups->hash_temp_cxt = NULL;

@@ -58,6 +58,9 @@ typedef struct GjAggSideGroups
 	int64		first_row_cap;
 	int64		ngroups;
 	int64		deferred_rows;	/* rows whose group the host decides per pair */
+	bool		shared;			/* numbered with the other processes of a
+								 * parallel plan: row_group lies in the
+								 * shared inner side's chunk */
 } GjAggSideGroups;
 
 typedef struct GpuJoinAggGroups
@@ -91,6 +94,14 @@ extern void gpujoin_agg_groups_init(GpuJoinAggGroups *groups, const GpuJoinAggIn
 extern void gpujoin_agg_groups_number(GpuJoinAggGroups *groups, GpuJoinState *gjs,
 									  const GjKeyColumns var_cols[2], MemoryContext cxt,
 									  int nargs);
+extern int	gpujoin_agg_groups_inner_value_type(const GpuJoinAggGroups *groups);
+
+/* gpujoin_agg_shared_groups.c: the shared inner side's groups, numbered together */
+extern int64 gpujoin_agg_float_group_value(int64 bits);
+extern Size gpujoin_agg_groups_shared_size(int64 nrows);
+extern void gpujoin_agg_groups_shared_init(int64 nrows, char *dst, Size len);
+extern bool gpujoin_agg_groups_number_shared(GpuJoinAggGroups *groups, GpuJoinState *gjs,
+											 const GjKeyColumns var_cols[2], int type);
 extern void gpujoin_agg_groups_spec(const GpuJoinAggGroups *groups, GjAggSpec *spec);
 extern int64 gpujoin_agg_groups_of_pair(GpuJoinAggGroups *groups, GpuJoinState *gjs,
 										uint32 orow, uint32 irow, bool *formed);

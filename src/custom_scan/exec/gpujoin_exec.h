@@ -320,6 +320,19 @@ typedef struct GpuJoinState
 	 * (input->agg_spec).
 	 */
 	void		(*before_open) (struct GpuJoinState *gjs, GjJoinInput *input);
+
+	/*
+	 * Room the aggregate node wants after a parallel plan's shared inner
+	 * side, for what every process of the plan computes from it together
+	 * (its groups' numbers), or NULL: the process that shares the inner
+	 * side of nrows rows (shared_inner.c) asks inner_extra_size for the
+	 * bytes, and, where there are any, has inner_extra_write set them up
+	 * after the side in the shared chunk.  Every process finds them with
+	 * gpujoin_shared_inner_extra.
+	 */
+	Size		(*inner_extra_size) (struct GpuJoinState *gjs, int64 nrows);
+	void		(*inner_extra_write) (struct GpuJoinState *gjs, int64 nrows, char *dst,
+									  Size len);
 	int64		oom_retries;	/* opened again with a smaller budget */
 	bool		band_guard_failed;	/* abs() band ran as a nested loop */
 	const char *inexact_keys;	/* why the host evaluates every pair, or NULL */
@@ -432,6 +445,8 @@ typedef struct GpuJoinState
 	 */
 	struct GpuJoinSharedInner *shared_inner;
 	uint64		inner_attached;
+	const char *inner_shared_chunk;	/* the shared side's chunk, while attached */
+	int64		inner_shared_len;
 	char	   *inner_share_chunk;	/* this process's share, staged, until
 									 * the side is put together */
 	Size		inner_share_len;
