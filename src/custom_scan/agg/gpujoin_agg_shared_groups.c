@@ -14,7 +14,7 @@
  * into one table of values and groups in that room, then waits for the
  * chunks the others took.  The work is done once, by the processes that
  * are there: that query's Setup Time went to 4-9 ms a process
- * (docs/results/2026-11-28-h200-session11-inner-groups.md).
+ * (docs/results/2026-11-28-h200-fc98d72-inner-groups.md).
  *
  * Only a side that gpujoin_agg_groups.c's side_number_by_value would number
  * (one key of a plain type) is numbered together.  Its groups get their
