@@ -179,7 +179,7 @@ side_lookup(GpuJoinAggGroups *groups, GjAggSideGroups *sg, int64 row)
 /*
  * The device type of a grouping key whose equality (its eqop) is the
  * equality of its 8-byte device values, once floats are made canonical
- * (gpujoin_agg_float_group_value): integers, bool, oid, date, timestamps
+ * (gpujoin_agg_group_value_of_row): integers, bool, oid, date, timestamps
  * and floats under their types' default equality.  -1 for any other key,
  * which the hash table of side_number groups.
  */
@@ -278,20 +278,13 @@ side_number_by_value(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 	sg->row_group = MemoryContextAllocHuge(groups->cxt, sizeof(uint32) * Max(nrows, 1));
 	for (row = 0; row < nrows; row++)
 	{
-		GjSlot		value = {0};
+		int64		value;
 		bool		isnull;
 		uint64		i;
 
 		if ((row & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (col != NULL)
-		{
-			isnull = col->isnull[row];
-			if (!isnull)
-				value.i = gj_datum_to_value(col->values[row], type);
-		}
-		else if (gj_program_run(program->instrs, program->ninstrs, &var_cols[0], row,
-								&var_cols[1], row, &value, &isnull) == GJ_RESULT_RECHECK)
+		if (!gpujoin_agg_group_value_of_row(program, col, type, var_cols, row, &value, &isnull))
 		{
 			/* a deferred row: numbered by side_number instead */
 			pfree(sg->row_group);
@@ -307,17 +300,15 @@ side_number_by_value(GpuJoinAggGroups *groups, GpuJoinState *gjs, int side,
 			sg->row_group[row] = (uint32) null_group;
 			continue;
 		}
-		if (type == GJT_FLOAT4 || type == GJT_FLOAT8)
-			value.i = gpujoin_agg_float_group_value(value.i);
-		for (i = gj_hash64((uint64) value.i) & mask;
-			 slot_group[i] != PG_UINT32_MAX && slot_value[i] != value.i;
+		for (i = gj_hash64((uint64) value) & mask;
+			 slot_group[i] != PG_UINT32_MAX && slot_value[i] != value;
 			 i = (i + 1) & mask)
 			;
 		if (slot_group[i] == PG_UINT32_MAX)
 		{
 			uint32		g = side_new_group(groups, sg, row);
 
-			slot_value[i] = value.i;
+			slot_value[i] = value;
 			slot_group[i] = g;
 			sg->row_group[row] = g;
 			/* at half full, twice the slots */

@@ -97,7 +97,9 @@ extern void gpujoin_agg_groups_number(GpuJoinAggGroups *groups, GpuJoinState *gj
 extern int	gpujoin_agg_groups_inner_value_type(const GpuJoinAggGroups *groups);
 
 /* gpujoin_agg_shared_groups.c: the shared inner side's groups, numbered together */
-extern int64 gpujoin_agg_float_group_value(int64 bits);
+extern bool gpujoin_agg_group_value_of_row(const GjProgram *program, const HostDatumColumn *col,
+										   int type, const GjKeyColumns var_cols[2], int64 row,
+										   int64 *value, bool *isnull);
 extern Size gpujoin_agg_groups_shared_size(int64 nrows);
 extern void gpujoin_agg_groups_shared_init(int64 nrows, char *dst, Size len);
 extern bool gpujoin_agg_groups_number_shared(GpuJoinAggGroups *groups, GpuJoinState *gjs,

@@ -72,11 +72,10 @@ typedef struct SharedGroupsHeader
 /*
  * A float's device value made canonical for grouping: PostgreSQL's float
  * equality and hash (float8eq, hashfloat8) take -0.0 as 0.0 and every NaN
- * as one value.  (Here, below gpujoin_agg_groups.c, because both
- * numberings make floats so.)
+ * as one value.
  */
-int64
-gpujoin_agg_float_group_value(int64 bits)
+static inline int64
+float_group_value(int64 bits)
 {
 	double		d = gj_bits_to_double(bits);
 
@@ -85,6 +84,34 @@ gpujoin_agg_float_group_value(int64 bits)
 	if (d == 0.0)
 		return 0;
 	return bits;
+}
+
+/*
+ * The grouping key's value of a row, as both numberings by value read it
+ * (here, below gpujoin_agg_groups.c): the stored column col where the key
+ * is one, else its program over var_cols; floats made canonical.  False
+ * where the program cannot compute it exactly (the row is deferred).
+ */
+bool
+gpujoin_agg_group_value_of_row(const GjProgram *program, const HostDatumColumn *col, int type,
+							   const GjKeyColumns var_cols[2], int64 row, int64 *value,
+							   bool *isnull)
+{
+	GjSlot		slot = {0};
+
+	if (col != NULL)
+	{
+		*isnull = col->isnull[row];
+		if (!*isnull)
+			slot.i = gj_datum_to_value(col->values[row], type);
+	}
+	else if (gj_program_run(program->instrs, program->ninstrs, &var_cols[0], row,
+							&var_cols[1], row, &slot, isnull) == GJ_RESULT_RECHECK)
+		return false;
+	if (!*isnull && (type == GJT_FLOAT4 || type == GJT_FLOAT8))
+		slot.i = float_group_value(slot.i);
+	*value = *isnull ? 0 : slot.i;
+	return true;
 }
 
 /* Where the arrays lie after the header. */
@@ -275,29 +302,15 @@ shared_number_rows(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 begin, 
 
 	for (row = begin; row < end; row++)
 	{
-		GjSlot		value = {0};
+		int64		value;
 		bool		isnull;
 		uint32		g;
 
 		if ((row & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (col != NULL)
-		{
-			isnull = col->isnull[row];
-			if (!isnull)
-				value.i = gj_datum_to_value(col->values[row], type);
-		}
-		else if (gj_program_run(program->instrs, program->ninstrs, &var_cols[0], row,
-								&var_cols[1], row, &value, &isnull) == GJ_RESULT_RECHECK)
+		if (!gpujoin_agg_group_value_of_row(program, col, type, var_cols, row, &value, &isnull))
 			return false;
-		if (isnull)
-			g = shared_null_group(h, lay, row);
-		else
-		{
-			if (type == GJT_FLOAT4 || type == GJT_FLOAT8)
-				value.i = gpujoin_agg_float_group_value(value.i);
-			g = shared_group_of(h, lay, value.i, row);
-		}
+		g = isnull ? shared_null_group(h, lay, row) : shared_group_of(h, lay, value, row);
 		if (g == GROUP_FAILED)
 			return false;
 		lay->row_group[row] = g;
