@@ -25,7 +25,8 @@
  * After a side that one process drained, the chunk may hold room that the
  * node asked for (GpuJoinState's inner_extra_size: the aggregate node's
  * inner groups, which the processes number together there,
- * gpujoin_agg_groups.c); each process finds it with
+ * gpujoin_agg_shared_groups.c; where the staging area has no room for it,
+ * the side is shared without it); each process finds it with
  * gpujoin_shared_inner_extra.  A side put together from shares has none:
  * the aggregate node's partial paths never drain their inner side in
  * parallel.
@@ -477,7 +478,7 @@ arm_cleanup(GpuJoinState *gjs)
 
 /* Remember that this process reads shared inner side handle, in chunk. */
 static void
-attached(GpuJoinState *gjs, uint64 handle, const char *chunk, int64 len)
+attached(GpuJoinState *gjs, uint64 handle, const char *chunk, Size len)
 {
 	gjs->inner_attached = handle;
 	gjs->inner_shared_chunk = chunk;
@@ -486,7 +487,7 @@ attached(GpuJoinState *gjs, uint64 handle, const char *chunk, int64 len)
 	gjs->counters.inner_shared++;
 }
 
-/* The bytes the node wants after an inner side of nrows rows (see put_extra). */
+/* The bytes the node wants after an inner side of nrows rows (put_extra). */
 static Size
 extra_size(GpuJoinState *gjs, int64 nrows)
 {
@@ -532,7 +533,13 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 	size = add_size(side_size, extra_size(gjs, buf->nrows));
 	if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
 		(chunk = gj_staging_alloc(size)) == NULL)
-		return false;
+	{
+		/* no room for the node's extra: the side shared without it */
+		size = side_size;
+		if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
+			(chunk = gj_staging_alloc(size)) == NULL)
+			return false;
+	}
 	flatten(buf, chunk, size);
 	put_extra(gjs, chunk, side_size, size);
 	memset(&err, 0, sizeof(err));
@@ -545,7 +552,7 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 	/* the chunk is the service's now; this process reads it as the others do */
 	if (!view(buf, chunk, (int64) size))
 		elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
-	attached(gjs, *handle, chunk, (int64) size);
+	attached(gjs, *handle, chunk, size);
 	return true;
 }
 
@@ -566,7 +573,7 @@ attach(GpuJoinState *gjs, uint64 handle, uint64 token)
 	{
 		if (view(&gjs->inner_buf, chunk, len))
 		{
-			attached(gjs, handle, chunk, len);
+			attached(gjs, handle, chunk, (Size) len);
 			return true;
 		}
 		gj_service_detach_inner(handle);
@@ -1070,7 +1077,7 @@ put_together(GpuJoinState *gjs, uint64 token, int holder_pid)
 				/* the chunk is the service's now; read it as the others do */
 				if (!view(buf, chunk, (int64) size))
 					elog(ERROR, "GpuJoin: the shared inner side it wrote does not read back");
-				attached(gjs, handle, chunk, (int64) size);
+				attached(gjs, handle, chunk, size);
 				gjs->counters.inner_shared_drains++;
 				state = GJ_SI_READY;
 			}
@@ -1257,7 +1264,7 @@ gpujoin_shared_inner_extra(GpuJoinState *gjs, Size *len)
 		return NULL;
 	/* it lies in the chunk, after the side */
 	if (h->extra < gjs->inner_shared_chunk ||
-		h->extra_len > gjs->inner_shared_len - (h->extra - gjs->inner_shared_chunk))
+		(Size) h->extra_len > gjs->inner_shared_len - (Size) (h->extra - gjs->inner_shared_chunk))
 		return NULL;
 	*len = (Size) h->extra_len;
 	return h->extra;

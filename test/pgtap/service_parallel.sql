@@ -502,12 +502,13 @@ SELECT is(:wide_count::bigint, (:q_wide), 'the count with the drain''s workers e
 
 -- GROUP BY an inner-side key: the processes number the shared inner
 -- side's groups together, each taking chunks of its rows, into a table in
--- room after the side (gpujoin_agg_groups.c, Inner Groups: numbered
--- together); a key that defers a row is numbered by each process, as
--- before.  The answers are the native plan's.  (Integer sums: a parallel
--- float sum may differ in its last bits by the order it adds.  The group of
--- -0.0 and 0.0 shows its first row's key, as PostgreSQL's own plans do,
--- which differs with the order: the digest adds 0, which makes -0.0 0.)
+-- room after the side (gpujoin_agg_shared_groups.c; EXPLAIN ANALYZE: Inner
+-- Groups Numbered Together, the processes that did); a key that defers a
+-- row is numbered by each process, as before.  The answers are the native
+-- plan's.  (Integer sums: a parallel float sum may differ in its last bits
+-- by the order it adds.  The group of -0.0 and 0.0 shows the key of one of
+-- its rows, as PostgreSQL's own plans do, which differs with the order:
+-- the digest adds 0, which makes -0.0 0.)
 \set qg_int 'SELECT d.w % 5 AS g, count(*), sum(f.id), min(f.f), max(f.f) FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k GROUP BY 1'
 \set qg_float 'SELECT (d.f - 105) * (d.w - 6) AS g, count(*), sum(f.id) FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k GROUP BY 1'
 \set qg_both 'SELECT f.k % 3 AS a, d.w AS b, count(*), sum(f.id) FROM gj_par_fact f JOIN gj_par_dim d ON f.k = d.k GROUP BY 1, 2'
@@ -541,16 +542,16 @@ SET LOCAL enable_nestloop = off;
 SET LOCAL max_parallel_workers_per_gather = 2;
 SET LOCAL min_parallel_table_scan_size = 0;
 SELECT matches(pg_temp.explain_analyze(:'qg_int'),
-               'Workers Launched: [1-9].*Parallel Custom Scan \(GpuJoin\).*GPU Aggregates.*Inner Side: shared.*Inner Groups: numbered together by [1-9][0-9]* processes',
+               'Workers Launched: [1-9].*Parallel Custom Scan \(GpuJoin\).*GPU Aggregates.*Inner Side: shared.*Inner Groups Numbered Together: [1-9]',
                'GROUP BY an inner key under a Gather: its groups numbered by the processes together');
-SELECT matches(pg_temp.explain_analyze(:'qg_float'), 'Inner Groups: numbered together',
+SELECT matches(pg_temp.explain_analyze(:'qg_float'), 'Inner Groups Numbered Together',
                '... also a float8 key');
-SELECT doesnt_match(pg_temp.explain_analyze(:'qg_deferred'), 'Inner Groups: numbered together',
+SELECT doesnt_match(pg_temp.explain_analyze(:'qg_deferred'), 'Inner Groups Numbered Together',
                     'a key that overflows on rows that join nothing: numbered by each process');
 SELECT matches(pg_temp.explain_analyze(:'qg_chunks'),
-               'Inner Rows Drained: 150000.*Groups of Outer x Inner Rows: 1 x 701.*Inner Groups: numbered together',
+               'Inner Rows Drained: 150000.*Groups of Outer x Inner Rows: 1 x 701.*Inner Groups Numbered Together',
                '150,000 inner rows in ten chunks, 700 groups and NULL: numbered together');
-SELECT doesnt_match(pg_temp.explain_analyze(:'qg_many'), 'Inner Groups: numbered together',
+SELECT doesnt_match(pg_temp.explain_analyze(:'qg_many'), 'Inner Groups Numbered Together',
                     '150,000 inner groups: more than the table takes, numbered by each process');
 :digest pg_int FROM (:qg_int) t \gset
 :digest pg_float FROM (SELECT g + 0 AS g, count, sum FROM (:qg_float) s) t \gset

@@ -90,8 +90,8 @@ typedef struct GpuJoinAggCounters
 	int64		groups_returned;	/* summed over rescans */
 	int64		pairs_aggregated;	/* summed over rescans */
 	int64		pairs_in_backend;
-	int64		inner_groups_read;	/* executions whose inner groups the
-									 * processes numbered together */
+	int64		inner_groups_together;	/* executions whose inner groups the
+										 * processes numbered together */
 } GpuJoinAggCounters;
 
 typedef struct GpuJoinAggShared
@@ -545,7 +545,7 @@ gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 		gpujoin_agg_groups_number(&gas->groups, gjs, gas->var_cols, gas->agg_cxt,
 								  gas->spec.nargs);
 		if (gas->groups.side[GJ_SIDE_INNER].shared)
-			gas->counters.inner_groups_read++;
+			gas->counters.inner_groups_together++;
 	}
 
 	/*
@@ -592,7 +592,7 @@ gpujoin_agg_before_open(GpuJoinState *gjs, GjJoinInput *input)
 /*
  * shared_inner.c's inner_extra_size and inner_extra_write: room after a
  * parallel plan's shared inner side for its groups, which the processes
- * number together (gpujoin_agg_groups.c).
+ * number together (gpujoin_agg_shared_groups.c).
  */
 static Size
 gpujoin_agg_inner_extra_size(GpuJoinState *gjs, int64 nrows)
@@ -1010,7 +1010,7 @@ gpujoin_agg_shutdown(CustomScanState *node)
 				slot->groups_returned += gas->counters.groups_returned;
 				slot->pairs_aggregated += gas->counters.pairs_aggregated;
 				slot->pairs_in_backend += gas->counters.pairs_in_backend;
-				slot->inner_groups_read += gas->counters.inner_groups_read;
+				slot->inner_groups_together += gas->counters.inner_groups_together;
 			}
 		}
 		else
@@ -1021,7 +1021,8 @@ gpujoin_agg_shutdown(CustomScanState *node)
 				gas->workers_total.groups_returned += shared->workers[i].groups_returned;
 				gas->workers_total.pairs_aggregated += shared->workers[i].pairs_aggregated;
 				gas->workers_total.pairs_in_backend += shared->workers[i].pairs_in_backend;
-				gas->workers_total.inner_groups_read += shared->workers[i].inner_groups_read;
+				gas->workers_total.inner_groups_together +=
+					shared->workers[i].inner_groups_together;
 			}
 		}
 		gas->shared = NULL;
@@ -1078,17 +1079,17 @@ gpujoin_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 							   gas->workers_total.pairs_in_backend, es);
 		if (gas->agg.ngroup > 0)
 		{
-			int64		read = gas->counters.inner_groups_read +
-				gas->workers_total.inner_groups_read;
+			int64		together = gas->counters.inner_groups_together +
+				gas->workers_total.inner_groups_together;
 
 			gpujoin_agg_groups_explain(&gas->groups, es);
-			/* numbered by the processes together (gpujoin_agg_groups.c); a
-			 * rescan counts again */
-			if (read > 0)
-				ExplainPropertyText("Inner Groups",
-									psprintf("numbered together by %lld processes",
-											 (long long) read),
-									es);
+
+			/*
+			 * The executions (processes, and each again at a rescan) whose
+			 * inner groups were numbered together (gpujoin_agg_shared_groups.c)
+			 */
+			if (together > 0)
+				ExplainPropertyInteger("Inner Groups Numbered Together", NULL, together, es);
 			ExplainPropertyInteger("Groups Returned", NULL,
 								   gas->counters.groups_returned +
 								   gas->workers_total.groups_returned, es);

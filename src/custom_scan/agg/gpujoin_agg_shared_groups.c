@@ -49,10 +49,17 @@
 #define SHARED_GROUPS_MAGIC 0x474a4752	/* "GJGR" */
 #define SHARED_GROUPS_CHUNK 16384
 #define SHARED_GROUPS_MAX	65536
+/* a slot's state, past every group number (groups < SHARED_GROUPS_MAX) */
 #define SLOT_EMPTY			PG_UINT32_MAX
 #define SLOT_BUSY			(PG_UINT32_MAX - 1)
 #define SLOT_FAILED			(PG_UINT32_MAX - 2)	/* its group was one too many */
-#define GROUP_FAILED		PG_UINT32_MAX
+/* what the lookups return for no group: numbering together has failed */
+#define NO_GROUP			PG_UINT32_MAX
+/* a wait for another process: spins, then sleeps of SLEEP_US, up to WAIT_MS */
+#define WAIT_SPINS			1000
+#define SLEEP_US			100
+#define WAIT_MS				10000
+#define SLEEP_MS			10		/* a wait for the others' chunks */
 
 typedef struct SharedGroupsHeader
 {
@@ -64,7 +71,7 @@ typedef struct SharedGroupsHeader
 	pg_atomic_uint64 next_chunk;	/* the first chunk no process took */
 	pg_atomic_uint64 chunks_done;
 	pg_atomic_uint32 ngroups;
-	pg_atomic_uint32 null_group;	/* SLOT_EMPTY, SLOT_BUSY, SLOT_FAILED or a group */
+	pg_atomic_uint32 null_group;	/* the NULL key's group, or a slot state */
 	pg_atomic_uint32 failed;	/* every process numbers the side itself */
 	ConditionVariable cv;		/* every chunk done, or failed */
 } SharedGroupsHeader;
@@ -196,7 +203,7 @@ gpujoin_agg_groups_shared_init(int64 nrows, char *dst, Size len)
 	h->magic = SHARED_GROUPS_MAGIC;
 }
 
-/* A new group whose row is row, or GROUP_FAILED past max_groups. */
+/* A new group whose row is row, or NO_GROUP past max_groups. */
 static uint32
 shared_new_group(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 row)
 {
@@ -205,30 +212,39 @@ shared_new_group(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 row)
 	if ((int64) g >= h->max_groups)
 	{
 		pg_atomic_write_u32(&h->failed, 1);
-		return GROUP_FAILED;
+		return NO_GROUP;
 	}
 	lay->first_row[g] = row;
 	return g;
 }
 
 /*
- * The group of a slot that a process claimed (*state, SLOT_BUSY while it
- * writes): waited for.  GROUP_FAILED where it failed, or where the wait
- * goes on for too long (that process is gone: the query is ending).
+ * The group of a slot that another process claimed (*state, SLOT_BUSY
+ * while it writes a few words): waited for, spinning, then sleeping.
+ * NO_GROUP where that failed, or where the wait goes on for WAIT_MS (that
+ * process is gone, or off the CPU: the caller numbers the side itself).
  */
 static uint32
 shared_wait_slot(pg_atomic_uint32 *state)
 {
 	uint32		g;
-	int64		spins = 0;
+	int			spins = 0;
+	int64		slept_us = 0;
 
 	while ((g = pg_atomic_read_u32(state)) == SLOT_BUSY)
 	{
-		if (++spins > (int64) 100 * 1000 * 1000)
-			return GROUP_FAILED;
-		pg_spin_delay();
+		if (++spins <= WAIT_SPINS)
+		{
+			pg_spin_delay();
+			continue;
+		}
+		if (slept_us >= (int64) WAIT_MS * 1000)
+			return NO_GROUP;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(SLEEP_US);
+		slept_us += SLEEP_US;
 	}
-	return g == SLOT_FAILED ? GROUP_FAILED : g;
+	return g == SLOT_FAILED ? NO_GROUP : g;
 }
 
 /* The group of a key value, a new one where no process found it yet. */
@@ -253,20 +269,20 @@ shared_group_of(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 value, int
 				g = shared_new_group(h, lay, row);
 				/* the value, then the group (pg_atomic_write has no barrier) */
 				pg_write_barrier();
-				pg_atomic_write_u32(state, g == GROUP_FAILED ? SLOT_FAILED : g);
+				pg_atomic_write_u32(state, g == NO_GROUP ? SLOT_FAILED : g);
 				return g;
 			}
 			g = expected;		/* another process claimed it first */
 		}
 		if (g == SLOT_BUSY || g == SLOT_FAILED)
 			g = shared_wait_slot(state);
-		if (g == GROUP_FAILED)
-			return GROUP_FAILED;
+		if (g == NO_GROUP)
+			return NO_GROUP;
 		pg_read_barrier();
 		if (lay->slot_value[i] == value)
 			return g;
 	}
-	return GROUP_FAILED;
+	return NO_GROUP;
 }
 
 /* The group of the NULL key. */
@@ -280,7 +296,7 @@ shared_null_group(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 row)
 	{
 		g = shared_new_group(h, lay, row);
 		pg_write_barrier();
-		pg_atomic_write_u32(&h->null_group, g == GROUP_FAILED ? SLOT_FAILED : g);
+		pg_atomic_write_u32(&h->null_group, g == NO_GROUP ? SLOT_FAILED : g);
 		return g;
 	}
 	if (expected == SLOT_BUSY || expected == SLOT_FAILED)
@@ -290,8 +306,8 @@ shared_null_group(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 row)
 
 /*
  * Number rows [begin, end) of the inner side into the shared table, as
- * gpujoin_agg_groups.c's side_number_by_value numbers them.  False where a row is deferred or a
- * group fails.
+ * gpujoin_agg_groups.c's side_number_by_value numbers them.  False where
+ * a row is deferred or a group fails.
  */
 static bool
 shared_number_rows(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 begin, int64 end,
@@ -311,7 +327,7 @@ shared_number_rows(SharedGroupsHeader *h, SharedGroupsLayout *lay, int64 begin, 
 		if (!gpujoin_agg_group_value_of_row(program, col, type, var_cols, row, &value, &isnull))
 			return false;
 		g = isnull ? shared_null_group(h, lay, row) : shared_group_of(h, lay, value, row);
-		if (g == GROUP_FAILED)
+		if (g == NO_GROUP)
 			return false;
 		lay->row_group[row] = g;
 	}
@@ -338,15 +354,17 @@ gpujoin_agg_groups_number_shared(GpuJoinAggGroups *groups, GpuJoinState *gjs,
 	const HostDatumColumn *col = NULL;
 	uint64		done;
 	uint64		last_done;
+	bool		failed;
 	int			quiet_ms = 0;
 	int			k;
 	uint32		ngroups;
 
 	if (extra == NULL || len < MAXALIGN(sizeof(SharedGroupsHeader)) || sg->nkeys != 1 ||
-		type < 0)
+		type < 0 || h->magic != SHARED_GROUPS_MAGIC)
 		return false;
+	/* the header's fields were written before its magic */
 	pg_read_barrier();
-	if (h->magic != SHARED_GROUPS_MAGIC || h->nrows != buf->nrows ||
+	if (h->nrows != buf->nrows ||
 		h->max_groups < 1 || h->max_groups > SHARED_GROUPS_MAX ||
 		h->nchunks != (h->nrows + SHARED_GROUPS_CHUNK - 1) / SHARED_GROUPS_CHUNK)
 		return false;
@@ -375,28 +393,31 @@ gpujoin_agg_groups_number_shared(GpuJoinAggGroups *groups, GpuJoinState *gjs,
 
 	/*
 	 * Those other processes took: wait for them.  A process that numbers a
-	 * chunk takes a few ms; one that made no progress for 10 s is taken to
-	 * be gone (its ERROR ends the query), and this one numbers the side
-	 * itself meanwhile.
+	 * chunk takes a few ms; one that made no progress for WAIT_MS is taken
+	 * to be gone (its ERROR ends the query), and this one numbers the side
+	 * itself meanwhile.  A process sets failed before it counts its chunk
+	 * done (a full barrier), so once every chunk is done, failed is read
+	 * after a read barrier, as are the rows' groups and the groups' rows.
 	 */
 	last_done = pg_atomic_read_u64(&h->chunks_done);
 	ConditionVariablePrepareToSleep(&h->cv);
-	while ((done = pg_atomic_read_u64(&h->chunks_done)) < (uint64) h->nchunks &&
-		   pg_atomic_read_u32(&h->failed) == 0)
+	for (;;)
 	{
-		if (!ConditionVariableTimedSleep(&h->cv, 10, PG_WAIT_EXTENSION))
+		done = pg_atomic_read_u64(&h->chunks_done);
+		pg_read_barrier();
+		failed = pg_atomic_read_u32(&h->failed) != 0;
+		if (done >= (uint64) h->nchunks || failed)
+			break;
+		if (!ConditionVariableTimedSleep(&h->cv, SLEEP_MS, PG_WAIT_EXTENSION))
 			continue;
-		quiet_ms = done == last_done ? quiet_ms + 10 : 0;
+		quiet_ms = done == last_done ? quiet_ms + SLEEP_MS : 0;
 		last_done = done;
-		if (quiet_ms >= 10000)
+		if (quiet_ms >= WAIT_MS)
 			break;
 	}
 	ConditionVariableCancelSleep();
-	if (done < (uint64) h->nchunks || pg_atomic_read_u32(&h->failed) != 0)
+	if (done < (uint64) h->nchunks || failed)
 		return false;
-
-	/* every row is numbered: the chunks' writes were before chunks_done's */
-	pg_read_barrier();
 	ngroups = pg_atomic_read_u32(&h->ngroups);
 	if ((int64) ngroups > h->max_groups)
 		return false;
@@ -408,4 +429,3 @@ gpujoin_agg_groups_number_shared(GpuJoinAggGroups *groups, GpuJoinState *gjs,
 	sg->shared = true;
 	return true;
 }
-

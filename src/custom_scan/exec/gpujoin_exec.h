@@ -446,7 +446,7 @@ typedef struct GpuJoinState
 	struct GpuJoinSharedInner *shared_inner;
 	uint64		inner_attached;
 	const char *inner_shared_chunk;	/* the shared side's chunk, while attached */
-	int64		inner_shared_len;
+	Size		inner_shared_len;
 	char	   *inner_share_chunk;	/* this process's share, staged, until
 									 * the side is put together */
 	Size		inner_share_len;
