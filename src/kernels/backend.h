@@ -222,6 +222,8 @@ typedef struct GjTimes
 	double		compute_ms;		/* the cpu backend's join and aggregate
 								 * loops (cuda's are kernel_ms) */
 	double		results_ms;		/* matches copied into the client's buffers */
+	double		checks_ms;		/* GPU service: a join's request checked, and
+								 * the aggregate spec's copies it keeps made */
 
 	/*
 	 * A join in the GPU service: the client's calls from submitted to
@@ -244,6 +246,7 @@ gj_times_add(GjTimes *into, const GjTimes *from)
 	into->share_wait_ms += from->share_wait_ms;
 	into->compute_ms += from->compute_ms;
 	into->results_ms += from->results_ms;
+	into->checks_ms += from->checks_ms;
 	into->call_ms += from->call_ms;
 	into->served_ms += from->served_ms;
 }

@@ -551,6 +551,7 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 	int			ndevices;
 	int			devices[GJ_MAX_DEVICES];
 	uint64		shared_inner = slot->shared_inner;
+	double		checks_start = gj_clock_ms();
 	int			j;
 
 	if (!gj_staging_owned_by(slot->input, sizeof(GjJoinInput), pid))
@@ -608,6 +609,7 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 		}
 		in.agg_spec = &agg->spec;
 	}
+	slot->stats.times.checks_ms = gj_clock_ms() - checks_start;
 	pthread_mutex_lock(&joins_lock);
 	for (j = 0; j < GJ_SERVICE_MAX_JOINS; j++)
 		if (!service_joins[j].in_use)

@@ -225,12 +225,14 @@ explain_devices(const GpuJoinCounters *c, ExplainState *es)
  * in text one line, "Backend Time: 303.100 ms (queued 0.2, staging 120.4,
  * ...)", in the other formats a property each.  Queued counts the waits for
  * room in the GPU service (Service Queue Time) with the waits for a worker
- * thread; kernels are cuda's Kernel Time or the cpu backend's loops;
- * results are cuda's Transfer Time and the matches copied into the
- * client's buffers.  In the GPU service, round trips are the calls' own
- * latency (the client's wait beyond the queue and the serving: waking the
- * client), and service other what the service did in serving them that no
- * part names (checks, reserving and allocating device memory, device
+ * thread; checks are the GPU service's checks of a join's request and the
+ * copies of the aggregate spec it keeps (service_validate.c); kernels are
+ * cuda's Kernel Time or the cpu backend's loops; results are cuda's
+ * Transfer Time and the matches copied into the client's buffers.  In the
+ * GPU service, round trips are the calls' own latency (the client's wait
+ * beyond the queue and the serving: waking the client), and service other
+ * what the service did in serving them that no part names (reserving and
+ * allocating device memory, the aggregates' uploads, device
  * synchronization); other is the rest, in the executor (tile schedules,
  * the budget), never below zero.  Sums over the processes, as Backend Time
  * is, or one process's under `label` (explain_wall_clocks).
@@ -239,8 +241,9 @@ static void
 explain_backend_time(const GpuJoinCounters *c, const char *label, ExplainState *es)
 {
 	const GjTimes *t = &c->stats.times;
-	double		in_service = t->sort_ms + t->shared_build_ms + t->share_wait_ms +
-		t->compute_ms + c->stats.kernel_ms + t->results_ms + c->stats.transfer_ms;
+	double		in_service = t->checks_ms + t->sort_ms + t->shared_build_ms +
+		t->share_wait_ms + t->compute_ms + c->stats.kernel_ms + t->results_ms +
+		c->stats.transfer_ms;
 	const struct
 	{
 		const char *word;		/* in the text line */
@@ -249,6 +252,7 @@ explain_backend_time(const GpuJoinCounters *c, const char *label, ExplainState *
 	}			parts[] = {
 		{"queued", "Backend Queued Time", t->queued_ms + c->service_queue_ms},
 		{"staging", "Backend Staging Time", t->staging_ms},
+		{"checks", "Backend Check Time", t->checks_ms},
 		{"sort/hash", "Backend Sort Time", t->sort_ms},
 		{"shared inner build", "Backend Shared Inner Build Time", t->shared_build_ms},
 		{"share wait", "Backend Share Wait Time", t->share_wait_ms},
