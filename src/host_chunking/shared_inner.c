@@ -535,6 +535,8 @@ share(GpuJoinState *gjs, uint64 token, int holder_pid, uint64 *handle)
 		(chunk = gj_staging_alloc(size)) == NULL)
 	{
 		/* no room for the node's extra: the side shared without it */
+		if (size == side_size)
+			return false;
 		size = side_size;
 		if (size > (Size) gj_service->staging_granules * GJ_STAGING_GRANULE / 2 ||
 			(chunk = gj_staging_alloc(size)) == NULL)

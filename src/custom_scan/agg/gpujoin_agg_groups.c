@@ -21,7 +21,6 @@
 #include "nodes/nodeFuncs.h"
 #include "catalog/pg_type_d.h"
 #include "utils/date.h"
-#include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
