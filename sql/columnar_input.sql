@@ -72,6 +72,51 @@ SELECT ci_compare('SELECT count(*), sum(f.b), min(w.v), max(w.label) FROM ci_wid
                    ON w.k <= f.a AND w.v > f.b') AS aggregate;
 SELECT ci_inputs('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a') AS inputs;
 
+-- EXPLAIN (ANALYZE, VERBOSE) breaks each side's reading down (pages read,
+-- tuples decoded, rows stored), within the time its input line gives;
+-- without VERBOSE, or without timing, there is no such line
+CREATE FUNCTION ci_input_parts(query text) RETURNS TABLE (side text, parts_within_input boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    total float8;
+    m text[];
+BEGIN
+    PERFORM gj_force(true);
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) ' || query LOOP
+        m := regexp_match(line, '(Outer|Inner) Input: heap \(columnar\), [0-9]+ pages, ([0-9.]+) ms');
+        IF m IS NOT NULL THEN
+            total := m[2]::float8;
+        END IF;
+        m := regexp_match(line, '(Outer|Inner) Input Parts: read ([0-9.]+) ms, decode ([0-9.]+) ms, store ([0-9.]+) ms$');
+        IF m IS NOT NULL THEN
+            side := m[1];
+            parts_within_input := m[2]::float8 + m[3]::float8 + m[4]::float8 <= total + 0.01;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    PERFORM gj_force(false);
+END $$;
+SELECT * FROM ci_input_parts('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a');
+SELECT gj_plan_lines('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a', 'Input Parts',
+                     ' | ', 'ANALYZE, COSTS OFF') AS parts_without_verbose,
+       gj_plan_lines('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a', 'Input Parts',
+                     ' | ', 'ANALYZE, VERBOSE, COSTS OFF, TIMING OFF') AS parts_without_timing;
+
+-- columns of a megabyte and more come from mapped blocks (column_cache.c);
+-- with gpujoin.host_huge_pages they are asked to be huge pages, and with no
+-- cache every join maps fresh ones: the same answers
+CREATE TABLE ci_big AS SELECT g % 1000 AS k, g * 0.5 AS v FROM generate_series(1, 150000) g;
+VACUUM ANALYZE ci_big;
+SET gpujoin.host_huge_pages = on;
+SET gpujoin.host_buffer_cache = 0;
+SELECT ci_compare('SELECT count(*), sum(b.v * f.b) FROM ci_big b JOIN ci_fixed f ON b.k = f.a') AS huge_pages_equi;
+SELECT ci_compare('SELECT b.k, count(*) FROM ci_big b JOIN ci_fixed f ON b.k < f.a AND f.c <= 3
+                   GROUP BY b.k') AS huge_pages_theta;
+RESET gpujoin.host_huge_pages;
+RESET gpujoin.host_buffer_cache;
+DROP TABLE ci_big;
+
 -- TOASTed values, compressed and stored out of line, as returned columns
 CREATE TABLE ci_toast (id int, k int4, body text);
 ALTER TABLE ci_toast ALTER COLUMN body SET STORAGE EXTERNAL;

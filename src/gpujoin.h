@@ -49,6 +49,7 @@ extern int	gpujoin_device;
 extern int	gpujoin_device_memory_kb;
 extern int	gpujoin_max_host_memory_kb;
 extern int	gpujoin_host_buffer_cache_kb;
+extern bool gpujoin_host_huge_pages;
 extern bool gpujoin_enable_spill;
 extern bool gpujoin_spill_resplit;
 extern bool gpujoin_spill_by_range;

@@ -187,6 +187,14 @@ define_gucs(void)
 							"faults; 0 gives every column's memory back when its query ends.",
 							&gpujoin_host_buffer_cache_kb, 64 * 1024, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpujoin.host_huge_pages",
+							 "Asks for transparent huge pages for GpuJoin's input columns.",
+							 "Fewer page faults where a process writes columns into fresh memory (a parallel "
+							 "worker always does); where free huge pages are short, the kernel may compact "
+							 "memory during the fault (transparent_hugepage/defrag), which can take longer "
+							 "than the faults it saves.",
+							 &gpujoin_host_huge_pages, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpujoin.enable_spill",
 							 "Lets GpuJoin spill inputs larger than gpujoin.max_host_memory to temporary files.",
 							 "The spilled inputs are joined chunk pair by chunk pair; the files count in "

@@ -26,6 +26,16 @@ typedef struct GjHeapReaderCounters
 	int64		pages;			/* heap pages read */
 	int64		tuples;			/* visible tuples on them */
 	int64		filtered;		/* of those, removed by the scan's quals */
+
+	/*
+	 * Where the time went, where the scan's instrumentation times (EXPLAIN
+	 * ANALYZE): taking blocks and reading pages (heapgetpage: buffer
+	 * lookup, pin, visibility), decoding their tuples into the page's
+	 * rows, and storing those in the host buffer (with its page faults).
+	 */
+	double		read_ms;
+	double		decode_ms;
+	double		store_ms;
 } GjHeapReaderCounters;
 
 extern GjHeapReader *gj_heap_reader_create(PlanState *child, const HostSideBuffer *buf,

@@ -74,6 +74,9 @@ drain_child(GpuJoinState *gjs, int side, PlanState *child, GjHeapReader *reader)
 	{
 		gj_heap_reader_counters(reader, &after);
 		gjs->counters.input_pages[outer ? 0 : 1] += after.pages - before.pages;
+		gjs->counters.input_read_ms[outer ? 0 : 1] += after.read_ms - before.read_ms;
+		gjs->counters.input_decode_ms[outer ? 0 : 1] += after.decode_ms - before.decode_ms;
+		gjs->counters.input_store_ms[outer ? 0 : 1] += after.store_ms - before.store_ms;
 	}
 	else
 	{

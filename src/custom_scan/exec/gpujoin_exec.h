@@ -200,6 +200,10 @@ typedef struct GpuJoinCounters
 	int64		input_pages[2]; /* heap pages the columnar reader read */
 	int64		child_plan_drains[2];	/* drains through the child plan */
 	double		input_ms[2];	/* time the drains took */
+	/* of it, where the columnar reader timed it: GjHeapReaderCounters' */
+	double		input_read_ms[2];
+	double		input_decode_ms[2];
+	double		input_store_ms[2];
 	double		backend_ms;
 	int64		steps_overlapped;	/* steps run while rows were emitted */
 	double		overlap_wait_ms;	/* emission waited for them this long */

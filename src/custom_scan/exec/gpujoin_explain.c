@@ -90,6 +90,22 @@ explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounte
 }
 
 /*
+ * VERBOSE with timing: where the columnar reader's time went, pages read
+ * (heapgetpage), their tuples decoded, and stored in the host buffer.
+ */
+static void
+explain_input_parts(const char *label, const GpuJoinCounters *c, int side, ExplainState *es)
+{
+	if (!es->verbose || !es->timing || c->input_pages[side] == 0)
+		return;
+	ExplainPropertyText(label,
+						psprintf("read %.3f ms, decode %.3f ms, store %.3f ms",
+								 c->input_read_ms[side], c->input_decode_ms[side],
+								 c->input_store_ms[side]),
+						es);
+}
+
+/*
  * VERBOSE: the scan columns whose Datums no side stores, read from their
  * key columns instead (GpuJoinPlanInfo.scan_keys).
  */
@@ -424,7 +440,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Out-of-Memory Retries", NULL, gjs->oom_retries, es);
 	gpujoin_counters_with_workers(gjs, &counters);
 	explain_input("Outer Input", gjs->outer_reader, &counters, 0, es);
+	explain_input_parts("Outer Input Parts", &counters, 0, es);
 	explain_input("Inner Input", gjs->inner_reader, &counters, 1, es);
+	explain_input_parts("Inner Input Parts", &counters, 1, es);
 	ExplainPropertyInteger("Outer Rows Drained", NULL, counters.outer_drained, es);
 	ExplainPropertyInteger("Inner Rows Drained", NULL, counters.inner_drained, es);
 	/* a parallel join's inner side drained once for the Gather (shared_inner.c) */

@@ -129,6 +129,9 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 		total->input_pages[side] += c->input_pages[side];
 		total->child_plan_drains[side] += c->child_plan_drains[side];
 		total->input_ms[side] += c->input_ms[side];
+		total->input_read_ms[side] += c->input_read_ms[side];
+		total->input_decode_ms[side] += c->input_decode_ms[side];
+		total->input_store_ms[side] += c->input_store_ms[side];
 		total->spill_chunks[side] += c->spill_chunks[side];
 		total->spill_bytes[side] += c->spill_bytes[side];
 	}
