@@ -25,6 +25,9 @@ extern bool gj_cuda_test_inner_borrowed(const void *state);
  * prepared_inner, the cpu backend's prepares its own.  variant, if not
  * NULL, follows the join's name in the report.
  */
+/* cuda_agg.cu: which fold kernel a sorted aggregate step runs (0: by its candidates) */
+extern void gj_cuda_test_fold_by_row(int mode);
+
 static void
 compare_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s,
 			 const void *cuda_prepared, const char *variant)
@@ -605,11 +608,12 @@ run_tests(bool quick)
 		nsched = 2;
 		nprogs = 0;
 		printf("1..%d\n", 2 + (njoins - nhash) + njoins * nsched + 6 +
-			   nagg * 2 * AGG_NGROUPINGS);
+			   nagg * 2 * AGG_NGROUPINGS + 2 * nsorted * AGG_NGROUPINGS);
 	}
 	else
 		printf("1..%d\n", 2 + nprogs * (nsched - 1) + (njoins - nhash) + njoins * nsched +
-			   2 + 6 + nhash * 2 + 2 + nagg * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS +
+			   2 + 6 + nhash * 2 + 2 + nagg * 2 * AGG_NGROUPINGS + 2 * nsorted * AGG_NGROUPINGS +
+			   nprogs * AGG_NGROUPINGS +
 			   4 * nsorted + rowcount_test_count(true) + page_decode_cuda_test_count());
 	printf("# %s, %d SMs, cc %d.%d, %lld MB free, init %.1f ms\n", info.name, info.sm_count,
 		   info.cc_major, info.cc_minor, (long long) (info.free_memory >> 20), info.init_ms);
@@ -644,6 +648,21 @@ run_tests(bool quick)
 			test_agg(&outer, &inner, &joins[i], &schedules[3], g);
 		}
 	}
+	/* the sorted joins' folds by each of cuda_agg.cu's two fold kernels */
+	for (j = 1; j <= 2; j++)
+	{
+		printf("# aggregate folds of sorted steps by %s\n",
+			   j == 1 ? "a warp per row (fold_kernel)" : "a thread per row (fold_rows_kernel)");
+		gj_cuda_test_fold_by_row(j);
+		for (i = 0; i < njoins; i++)
+		{
+			if (joins[i].algorithm == GJ_ALGO_NESTLOOP)
+				continue;
+			for (g = 0; g < AGG_NGROUPINGS; g++)
+				test_agg(&outer, &inner, &joins[i], &schedules[1], g);
+		}
+	}
+	gj_cuda_test_fold_by_row(0);
 	for (i = 0; i < nprogs; i++)
 	{
 		JoinSpec	nl;

@@ -424,6 +424,104 @@ fold_block_bytes(int64_t ngroups, int nargs)
 }
 
 /*
+ * One candidate pair of a fold: the device program (where the step filters)
+ * and the argument values; a match whose values the spec gives exactly is
+ * added into the lane's partials acc and *pairs (one group per outer row),
+ * or straight into its group (groups of the inner side: fold_pair_flush);
+ * one the host must see is only counted in *host.  COUNT_HOST: only that
+ * count.
+ */
+template <bool COUNT_HOST>
+__device__ __forceinline__ void
+fold_candidate(const FoldArgs *a, uint32_t orow, uint32_t irow, uint32_t g,
+			   unsigned long long *group_pairs, GjAggDeviceAcc *accs, LaneAcc *acc,
+			   unsigned long long *pairs, unsigned long long *host)
+{
+	const GjAggSpec *spec = &a->spec;
+	bool		pair_groups = spec->inner_group != NULL;
+	int			r = GJ_RESULT_TRUE;
+	int64_t		values[GJ_AGG_MAX_ARGS];
+	int			status[GJ_AGG_MAX_ARGS];
+	bool		exact = true;
+	int64_t		pg = g;
+
+	if (a->filter)
+		r = gj_program_eval(a->program.instrs, a->program.ninstrs,
+							&a->outer, orow - a->outer_base,
+							&a->inner, irow - a->inner_base);
+	if (r == GJ_RESULT_FALSE || gj_agg_pair_later(spec, orow, irow))
+		return;
+	if (pair_groups)
+		pg = gj_agg_pair_group(spec, orow, irow);
+	if (r == GJ_RESULT_RECHECK || g == GJ_AGG_GROUP_DEFERRED ||
+		pg == GJ_AGG_PAIR_DEFERRED)
+		exact = false;
+	for (int k = 0; exact && k < spec->nargs; k++)
+	{
+		status[k] = gj_agg_arg_value(spec, &spec->args[k], orow, irow, &values[k]);
+		exact = status[k] != GJ_AGG_ROW_ERROR;
+	}
+	if (!exact)
+	{
+		(*host)++;
+		return;
+	}
+	if (!COUNT_HOST && pair_groups)
+		fold_pair_flush(a, group_pairs, accs, pg, values, status);
+	else if (!COUNT_HOST)
+	{
+		(*pairs)++;
+		for (int k = 0; k < spec->nargs; k++)
+		{
+			if (status[k] == GJ_AGG_ROW_VALUE)
+				lane_acc_add(&acc[k], &spec->args[k], values[k]);
+		}
+	}
+}
+
+/*
+ * The block's accumulators in shared memory, emptied (FoldArgs.block_groups
+ * > 0 and not COUNT_HOST), or the device's; fold_block_end merges them.
+ */
+__device__ __forceinline__ bool
+fold_block_begin(const FoldArgs *a, bool count_host, unsigned long long **group_pairs,
+				 GjAggDeviceAcc **accs)
+{
+	extern __shared__ unsigned long long fold_block_smem[];
+	bool		block_accs = !count_host && a->block_groups > 0;
+
+	*group_pairs = a->group_pairs;
+	*accs = a->accs;
+	if (block_accs)
+	{
+		*group_pairs = fold_block_smem;
+		*accs = (GjAggDeviceAcc *) (fold_block_smem + a->block_groups);
+		for (int64_t i = threadIdx.x; i < a->block_groups; i += blockDim.x)
+			(*group_pairs)[i] = 0;
+		for (int64_t i = threadIdx.x; i < a->block_groups * a->spec.nargs; i += blockDim.x)
+			acc_init(&(*accs)[i]);
+		__syncthreads();
+	}
+	return block_accs;
+}
+
+__device__ __forceinline__ void
+fold_block_end(const FoldArgs *a, const unsigned long long *group_pairs,
+			   const GjAggDeviceAcc *accs)
+{
+	const GjAggSpec *spec = &a->spec;
+
+	__syncthreads();
+	for (int64_t i = threadIdx.x; i < a->block_groups; i += blockDim.x)
+	{
+		if (group_pairs[i] > 0)
+			atomicAdd(&a->group_pairs[i], group_pairs[i]);
+	}
+	for (int64_t i = threadIdx.x; i < a->block_groups * spec->nargs; i += blockDim.x)
+		acc_merge(&accs[i], &spec->args[i % spec->nargs], &a->accs[i]);
+}
+
+/*
  * A warp per step row (grid-stride), its lanes over the row's candidates:
  * each match whose values the spec gives exactly is reduced in the lane's
  * registers (COUNT_HOST: only counted when it needs the host), then the warp
@@ -440,22 +538,9 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 	int64_t		warp = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 	int64_t		nwarps = ((int64_t) gridDim.x * blockDim.x) >> 5;
 	const GjAggSpec *spec = &a.spec;
-	bool		pair_groups = spec->inner_group != NULL;
-	bool		block_accs = !COUNT_HOST && a.block_groups > 0;
-	unsigned long long *group_pairs = a.group_pairs;
-	GjAggDeviceAcc *accs = a.accs;
-	extern __shared__ unsigned long long fold_block_smem[];
-
-	if (block_accs)
-	{
-		group_pairs = fold_block_smem;
-		accs = (GjAggDeviceAcc *) (fold_block_smem + a.block_groups);
-		for (int64_t i = threadIdx.x; i < a.block_groups; i += blockDim.x)
-			group_pairs[i] = 0;
-		for (int64_t i = threadIdx.x; i < a.block_groups * spec->nargs; i += blockDim.x)
-			acc_init(&accs[i]);
-		__syncthreads();
-	}
+	unsigned long long *group_pairs;
+	GjAggDeviceAcc *accs;
+	bool		block_accs = fold_block_begin(&a, COUNT_HOST, &group_pairs, &accs);
 
 	for (int64_t j = warp; j < a.nrows; j += nwarps)
 	{
@@ -485,47 +570,9 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 			lane_acc_init(&acc[k]);
 
 		for (int64_t c = lane; c < ncand; c += 32)
-		{
-			uint32_t	irow = SORTED ? a.inner_perm[first + c] : (uint32_t) (first + c);
-			int			r = GJ_RESULT_TRUE;
-			int64_t		values[GJ_AGG_MAX_ARGS];
-			int			status[GJ_AGG_MAX_ARGS];
-			bool		exact = true;
-			int64_t		pg = g;
-
-			if (a.filter)
-				r = gj_program_eval(a.program.instrs, a.program.ninstrs,
-									&a.outer, orow - a.outer_base,
-									&a.inner, irow - a.inner_base);
-			if (r == GJ_RESULT_FALSE || gj_agg_pair_later(spec, orow, irow))
-				continue;
-			if (pair_groups)
-				pg = gj_agg_pair_group(spec, orow, irow);
-			if (r == GJ_RESULT_RECHECK || g == GJ_AGG_GROUP_DEFERRED ||
-				pg == GJ_AGG_PAIR_DEFERRED)
-				exact = false;
-			for (int k = 0; exact && k < spec->nargs; k++)
-			{
-				status[k] = gj_agg_arg_value(spec, &spec->args[k], orow, irow, &values[k]);
-				exact = status[k] != GJ_AGG_ROW_ERROR;
-			}
-			if (!exact)
-			{
-				host++;
-				continue;
-			}
-			if (!COUNT_HOST && pair_groups)
-				fold_pair_flush(&a, group_pairs, accs, pg, values, status);
-			else if (!COUNT_HOST)
-			{
-				pairs++;
-				for (int k = 0; k < spec->nargs; k++)
-				{
-					if (status[k] == GJ_AGG_ROW_VALUE)
-						lane_acc_add(&acc[k], &spec->args[k], values[k]);
-				}
-			}
-		}
+			fold_candidate<COUNT_HOST>(&a, orow,
+									   SORTED ? a.inner_perm[first + c] : (uint32_t) (first + c),
+									   g, group_pairs, accs, acc, &pairs, &host);
 
 		if (COUNT_HOST)
 		{
@@ -539,16 +586,72 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 	}
 
 	if (block_accs)
+		fold_block_end(&a, group_pairs, accs);
+}
+
+/*
+ * A thread per step row of a sorted step whose rows have few candidates
+ * each (an equi-join or a narrow band: FOLD_ROWS_MAX_CANDIDATES on
+ * average), the thread over the row's candidates.  fold_kernel's warp per
+ * row left 31 of 32 lanes idle on such steps and reduced and flushed every
+ * row with shuffles and atomics.  Here a thread keeps its partials in
+ * registers: over all its rows where there are no groups (the warp reduces
+ * them once, at the end), over one row where its group is the outer row's
+ * (the thread adds them into the group itself), and inner groups take each
+ * pair as before.  On the H200, 10M x 1M rows, `sum(f.v * d.w)`: see
+ * docs/results/2026-11-28-h200-drain-parts.md.
+ */
+template <bool COUNT_HOST>
+__global__ void __launch_bounds__(FOLD_BLOCK)
+fold_rows_kernel(const __grid_constant__ FoldArgs a)
+{
+	int			lane = threadIdx.x & 31;
+	const GjAggSpec *spec = &a.spec;
+	bool		outer_groups = spec->outer_group != NULL && spec->inner_group == NULL;
+	unsigned long long *group_pairs;
+	GjAggDeviceAcc *accs;
+	bool		block_accs = fold_block_begin(&a, COUNT_HOST, &group_pairs, &accs);
+	unsigned long long pairs = 0,
+				host = 0;
+	LaneAcc		acc[GJ_AGG_MAX_ARGS];
+
+	for (int k = 0; k < spec->nargs; k++)
+		lane_acc_init(&acc[k]);
+	for (int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; j < a.nrows;
+		 j += (int64_t) gridDim.x * blockDim.x)
 	{
-		__syncthreads();
-		for (int64_t i = threadIdx.x; i < a.block_groups; i += blockDim.x)
+		uint32_t	orow = a.outer_perm[a.o_begin + j];
+		int64_t		first = a.first[j];
+		int64_t		ncand = (int64_t) (a.cand_off[j + 1] - a.cand_off[j]);
+		uint32_t	g = spec->outer_group != NULL ? spec->outer_group[orow] : 0;
+
+		for (int64_t c = 0; c < ncand; c++)
+			fold_candidate<COUNT_HOST>(&a, orow, a.inner_perm[first + c], g, group_pairs, accs,
+									   acc, &pairs, &host);
+		if (!COUNT_HOST && outer_groups && pairs > 0)
 		{
-			if (group_pairs[i] > 0)
-				atomicAdd(&a.group_pairs[i], group_pairs[i]);
+			atomicAdd(&group_pairs[g], pairs);
+			for (int k = 0; k < spec->nargs; k++)
+			{
+				lane_acc_flush(&acc[k], &spec->args[k], &accs[(int64_t) g * spec->nargs + k]);
+				lane_acc_init(&acc[k]);
+			}
+			pairs = 0;
 		}
-		for (int64_t i = threadIdx.x; i < a.block_groups * spec->nargs; i += blockDim.x)
-			acc_merge(&accs[i], &spec->args[i % spec->nargs], &a.accs[i]);
 	}
+
+	if (COUNT_HOST)
+	{
+		for (int off = 16; off > 0; off /= 2)
+			host += __shfl_down_sync(0xffffffffu, host, off);
+		if (lane == 0 && host > 0)
+			atomicAdd(a.host_pairs, host);
+	}
+	else if (spec->outer_group == NULL && spec->inner_group == NULL)
+		fold_row_flush(&a, group_pairs, accs, acc, 0, pairs, lane);
+
+	if (block_accs)
+		fold_block_end(&a, group_pairs, accs);
 }
 
 /* Accumulators start empty: counts 0, float sums -0.0, min/max keys open. */
@@ -676,17 +779,49 @@ fold_may_need_host(const CudaJoinState *state, const GjAggSpec *spec, bool filte
 	return false;
 }
 
-/* Launch fold_kernel over the step described by a. */
-static bool
-launch_fold(CudaJoinState *state, const FoldArgs *a, bool sorted, bool count_host, GjError *err)
+/*
+ * A sorted step whose rows have at most this many candidates on average
+ * folds with a thread per row (fold_rows_kernel), else with a warp per row.
+ */
+#define FOLD_ROWS_MAX_CANDIDATES	4
+
+/* kernel_test's choice of the fold kernel: 0 as above, 1 a warp, 2 a thread per row. */
+static int	fold_by_row_mode = 0;
+
+extern "C" void
+gj_cuda_test_fold_by_row(int mode)
 {
-	unsigned	blocks = (unsigned) gj_min64(gj_ceil_div(a->nrows * 32, FOLD_BLOCK),
+	fold_by_row_mode = mode;
+}
+
+/* Whether a sorted step of rows rows and pairs candidates folds a thread per row. */
+static bool
+fold_by_row(int64_t rows, int64_t pairs)
+{
+	if (fold_by_row_mode != 0)
+		return fold_by_row_mode == 2;
+	return pairs <= FOLD_ROWS_MAX_CANDIDATES * rows;
+}
+
+/* Launch fold_kernel (or, by_row, fold_rows_kernel) over the step described by a. */
+static bool
+launch_fold(CudaJoinState *state, const FoldArgs *a, bool sorted, bool by_row, bool count_host,
+			GjError *err)
+{
+	unsigned	blocks = (unsigned) gj_min64(gj_ceil_div(a->nrows * (by_row ? 1 : 32), FOLD_BLOCK),
 											 (int64_t) state->sm_count * FOLD_BLOCKS_PER_SM);
 	size_t		smem = count_host ? 0 :
 		(size_t) fold_block_bytes(a->block_groups, a->spec.nargs);
 
 	blocks = blocks > 0 ? blocks : 1;
-	if (sorted)
+	if (by_row)
+	{
+		if (count_host)
+			fold_rows_kernel<true><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
+		else
+			fold_rows_kernel<false><<<blocks, FOLD_BLOCK, smem, state->stream>>>(*a);
+	}
+	else if (sorted)
 	{
 		if (count_host)
 			fold_kernel<true, true><<<blocks, FOLD_BLOCK, 0, state->stream>>>(*a);
@@ -744,6 +879,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 				   GjStats *stats, GjError *err)
 {
 	bool		sorted = state->input.algorithm != GJ_ALGO_NESTLOOP;
+	bool		by_row = false;
 	int64_t		o_begin = *outer_next;
 	int64_t		rows,
 				pairs;
@@ -759,7 +895,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	a.group_pairs = state->d_group_pairs;
 	a.accs = state->d_group_accs;
 	a.host_pairs = state->d_host_pairs;
-	if (spec->inner_group != NULL &&
+	if ((spec->inner_group != NULL || spec->outer_group != NULL) &&
 		fold_block_bytes(gj_agg_spec_groups(spec), spec->nargs) <= FOLD_BLOCK_SMEM_MAX)
 		a.block_groups = gj_agg_spec_groups(spec);
 	CUDA_TRY(cudaEventRecord(state->events[EV_START], state->stream),
@@ -786,6 +922,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 		a.inner_perm = state->d_inner_perm;
 		a.first = state->d_first;
 		a.cand_off = state->d_cand;
+		by_row = fold_by_row(rows, pairs);
 	}
 	else
 	{
@@ -817,7 +954,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 		CUDA_TRY(cudaMemsetAsync(state->d_host_pairs, 0, sizeof(unsigned long long),
 								 state->stream),
 				 "could not clear device memory");
-		if (!launch_fold(state, &a, sorted, true, err))
+		if (!launch_fold(state, &a, sorted, by_row, true, err))
 			return false;
 		CUDA_TRY(cudaMemcpyAsync(state->h_host_pairs, state->d_host_pairs,
 								 sizeof(unsigned long long), cudaMemcpyDeviceToHost,
@@ -828,7 +965,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 			return cuda_agg_pairs_step(state, tile, outer_next, spec, partial, matches,
 									   stats, err);
 	}
-	if (!launch_fold(state, &a, sorted, false, err))
+	if (!launch_fold(state, &a, sorted, by_row, false, err))
 		return false;
 	CUDA_TRY(cudaEventRecord(state->events[EV_COUNTED], state->stream),
 			 "could not record a CUDA event");
