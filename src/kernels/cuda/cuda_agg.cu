@@ -21,7 +21,9 @@
  *	  outer row whose lanes evaluate the row's candidates with the device
  *	  program and the argument programs and reduce the matches in registers;
  *	  lane 0 adds the warp's partials to the row's group in device memory
- *	  with atomics (128-bit integer sums as two halves with a carry).  Only
+ *	  with atomics (128-bit integer sums as two halves with a carry); a
+ *	  sorted step of few candidates a row (an equi-join) runs
+ *	  fold_rows_kernel instead, a thread per row.  Only
  *	  those accumulators come back, once, at agg_finish.  Where a step has a
  *	  pair the host must see (a recheck, a deferred group, an argument the
  *	  device cannot compute exactly), a counting pass of the same kernel
@@ -71,11 +73,14 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 				 (long long) no, (long long) ni);
 		return false;
 	}
-	rc = cudaMemcpy(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
-					cudaMemcpyDeviceToHost);
+	/* on the join's stream: the legacy one is every service thread's */
+	rc = cudaMemcpyAsync(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
+						 cudaMemcpyDeviceToHost, state->stream);
 	if (rc == cudaSuccess)
-		rc = cudaMemcpy(state->h_outer_perm, state->d_outer_perm, sizeof(uint32_t) * no,
-						cudaMemcpyDeviceToHost);
+		rc = cudaMemcpyAsync(state->h_outer_perm, state->d_outer_perm, sizeof(uint32_t) * no,
+							 cudaMemcpyDeviceToHost, state->stream);
+	if (rc == cudaSuccess)
+		rc = cudaStreamSynchronize(state->stream);
 	if (rc != cudaSuccess)
 	{
 		free(inner_perm);
@@ -664,7 +669,14 @@ acc_init_kernel(GjAggDeviceAcc *accs, int64_t n)
 		acc_init(&accs[i]);
 }
 
-/* A device copy of n bytes of host memory, listed in agg_mem; NULL for none. */
+/*
+ * A device copy of n bytes of host memory, listed in agg_mem; NULL for none.
+ * The copy is queued on the join's stream, before the kernels that read it;
+ * host stays valid until the join ends (the spec's arrays in the staging
+ * area, or the service's copies of them).  Synchronous copies ran on the
+ * legacy default stream, which the GPU service's threads share: one join's
+ * megabytes of group numbers held up every other join's copies.
+ */
 static bool
 agg_upload(CudaJoinState *state, const void *host, size_t n, void **dev, GjError *err)
 {
@@ -680,7 +692,7 @@ agg_upload(CudaJoinState *state, const void *host, size_t n, void **dev, GjError
 	CUDA_TRY(gj_device_alloc(state, dev, n > 0 ? n : 1), "could not allocate device memory for aggregates");
 	state->agg_mem[state->agg_nmem++] = *dev;
 	if (n > 0)
-		CUDA_TRY(cudaMemcpy(*dev, host, n, cudaMemcpyHostToDevice),
+		CUDA_TRY(cudaMemcpyAsync(*dev, host, n, cudaMemcpyHostToDevice, state->stream),
 				 "could not copy aggregate arrays to the device");
 	return true;
 }
@@ -753,7 +765,8 @@ cuda_agg_fold_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 			 "could not allocate device memory for aggregates");
 	CUDA_TRY(gj_pinned_alloc((void **) &state->h_host_pairs, sizeof(unsigned long long)),
 			 "could not allocate pinned host memory");
-	CUDA_TRY(cudaMemset(state->d_group_pairs, 0, sizeof(unsigned long long) * ngroups),
+	CUDA_TRY(cudaMemsetAsync(state->d_group_pairs, 0, sizeof(unsigned long long) * ngroups,
+							 state->stream),
 			 "could not clear device memory");
 	acc_init_kernel<<<gj_cuda_grid_for(naccs, 256), 256, 0, state->stream>>>(state->d_group_accs,
 																			   naccs);
@@ -1166,11 +1179,13 @@ gj_cuda_agg_finish(void *arg, const GjAggSpec *spec, GjAggPartial *partial, GjSt
 	}
 	rc = cudaStreamSynchronize(state->stream);
 	if (rc == cudaSuccess)
-		rc = cudaMemcpy(pairs, state->d_group_pairs, sizeof(unsigned long long) * ngroups,
-						cudaMemcpyDeviceToHost);
+		rc = cudaMemcpyAsync(pairs, state->d_group_pairs, sizeof(unsigned long long) * ngroups,
+							 cudaMemcpyDeviceToHost, state->stream);
 	if (rc == cudaSuccess)
-		rc = cudaMemcpy(accs, state->d_group_accs, sizeof(GjAggDeviceAcc) * naccs,
-						cudaMemcpyDeviceToHost);
+		rc = cudaMemcpyAsync(accs, state->d_group_accs, sizeof(GjAggDeviceAcc) * naccs,
+							 cudaMemcpyDeviceToHost, state->stream);
+	if (rc == cudaSuccess)
+		rc = cudaStreamSynchronize(state->stream);
 	if (rc == cudaSuccess)
 	{
 		gj_agg_merge_device(spec, partial, pairs, accs);

@@ -382,8 +382,8 @@ gj_cuda_use_device(const CudaJoinState *state, GjError *err)
  * instead of to the driver.  Every kernel and copy of a join runs on its
  * stream, so a free ordered there comes after the last use.  An allocation
  * waits for its stream: the pool may hand over memory whose free is still
- * pending on another join's stream, and a few copies (the aggregates') run
- * on the legacy stream, which does not wait for ours.  The one exception
+ * pending on another join's stream, and the memory may be used off the
+ * stream (the host reading what a synchronous step left).  The one exception
  * is a state with plain_alloc (an inner side prepared for several joins):
  * cudaMalloc / cudaFree, since joins on other streams read what it leaves.
  */
