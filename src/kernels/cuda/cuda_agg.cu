@@ -604,7 +604,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
  * them once, at the end), over one row where its group is the outer row's
  * (the thread adds them into the group itself), and inner groups take each
  * pair as before.  On the H200, 10M x 1M rows, `sum(f.v * d.w)`: see
- * docs/results/2026-11-28-h200-drain-parts.md.
+ * docs/results/2026-11-28-h200-d496e4b-drain-parts.md.
  */
 template <bool COUNT_HOST>
 __global__ void __launch_bounds__(FOLD_BLOCK)
