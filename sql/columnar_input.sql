@@ -72,9 +72,10 @@ SELECT ci_compare('SELECT count(*), sum(f.b), min(w.v), max(w.label) FROM ci_wid
                    ON w.k <= f.a AND w.v > f.b') AS aggregate;
 SELECT ci_inputs('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a') AS inputs;
 
--- EXPLAIN (ANALYZE, VERBOSE) breaks each side's reading down (pages read,
--- tuples decoded, rows stored), within the time its input line gives;
--- without VERBOSE, or without timing, there is no such line
+-- EXPLAIN (ANALYZE, VERBOSE) with gpujoin.time_input_parts breaks each
+-- side's reading down (pages read, tuples decoded, rows stored), within the
+-- time its input line gives; without VERBOSE, without timing, or with the
+-- setting off, there is no such line
 CREATE FUNCTION ci_input_parts(query text) RETURNS TABLE (side text, parts_within_input boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -97,11 +98,15 @@ BEGIN
     END LOOP;
     PERFORM gj_force(false);
 END $$;
+SELECT gj_plan_lines('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a', 'Input Parts',
+                     ' | ', 'ANALYZE, VERBOSE, COSTS OFF') AS parts_setting_off;
+SET gpujoin.time_input_parts = on;
 SELECT * FROM ci_input_parts('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a');
 SELECT gj_plan_lines('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a', 'Input Parts',
                      ' | ', 'ANALYZE, COSTS OFF') AS parts_without_verbose,
        gj_plan_lines('SELECT count(*) FROM ci_wide w JOIN ci_fixed f ON w.k < f.a', 'Input Parts',
                      ' | ', 'ANALYZE, VERBOSE, COSTS OFF, TIMING OFF') AS parts_without_timing;
+RESET gpujoin.time_input_parts;
 
 -- columns of a megabyte and more come from mapped blocks (column_cache.c);
 -- with gpujoin.host_huge_pages they are asked to be huge pages, and with no

@@ -65,6 +65,7 @@ extern bool gpujoin_parallel_shared_inner;
 extern bool gpujoin_parallel_inner_drain;
 extern bool gpujoin_columnar_input;
 extern bool gpujoin_page_decoder;
+extern bool gpujoin_time_input_parts;
 extern bool gpujoin_columns_from_keys;
 
 /*

@@ -619,19 +619,27 @@ read_fast_rows(GjHeapReader *reader, int n)
 /*
  * Time since *mark, added to *part_ms, and the mark moved to now; nothing
  * where mark is NULL (the scan is not timed).  Three to four clock reads a
- * page, about 5% of a page's time on the 2-core machine, only under
- * EXPLAIN ANALYZE with timing.
+ * page: on the 2-core machine bench_columnar_input.sh's reader read 1-7%
+ * slower with them (the most on its 12-column table, of the most pages),
+ * so only with gpujoin.time_input_parts, under EXPLAIN ANALYZE with timing.
+ * The clock is read out of line: inlined, the untimed reader measured 3-4%
+ * slower on that table than without the laps at all.
  */
-static inline void
-lap(instr_time *mark, double *part_ms)
+static pg_noinline void
+lap_timed(instr_time *mark, double *part_ms)
 {
 	instr_time	now;
 
-	if (mark == NULL)
-		return;
 	INSTR_TIME_SET_CURRENT(now);
 	*part_ms += INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(*mark);
 	*mark = now;
+}
+
+static inline void
+lap(instr_time *mark, double *part_ms)
+{
+	if (unlikely(mark != NULL))
+		lap_timed(mark, part_ms);
 }
 
 /*
@@ -729,10 +737,11 @@ read_page_tuples(GjHeapReader *reader, HeapScanDesc scan, Page page, int64 *filt
 
 /*
  * Decode the pending all-visible page, if any, into buf and drop its pin;
- * returns its rows.  mark: lap's, NULL when untimed.
+ * returns its rows.  mark: lap's, NULL when untimed (then only
+ * read_pending_rows runs, the reader's code as it was without timing).
  */
 static int
-read_pending_page(GjHeapReader *reader, HostSideBuffer *buf, instr_time *mark)
+read_pending_rows(GjHeapReader *reader, HostSideBuffer *buf)
 {
 	int			n;
 
@@ -740,14 +749,37 @@ read_pending_page(GjHeapReader *reader, HostSideBuffer *buf, instr_time *mark)
 		return 0;
 	n = read_page_decoded(reader, BufferGetPage(reader->pending_buf),
 						  reader->rows->pending_lineoffs, reader->pending_ntuples);
-	lap(mark, &reader->counters.decode_ms);
 	/* the values by reference point into the page: copied while pinned */
 	if (n > 0)
 		gj_host_buffer_append_columns(buf, n, reader->rows->values, reader->rows->isnull);
-	lap(mark, &reader->counters.store_ms);
 	ReleaseBuffer(reader->pending_buf);
 	reader->pending_buf = InvalidBuffer;
 	return n;
+}
+
+static pg_noinline int
+read_pending_rows_timed(GjHeapReader *reader, HostSideBuffer *buf, instr_time *mark)
+{
+	int			n;
+
+	if (!BufferIsValid(reader->pending_buf))
+		return 0;
+	n = read_page_decoded(reader, BufferGetPage(reader->pending_buf),
+						  reader->rows->pending_lineoffs, reader->pending_ntuples);
+	lap_timed(mark, &reader->counters.decode_ms);
+	if (n > 0)
+		gj_host_buffer_append_columns(buf, n, reader->rows->values, reader->rows->isnull);
+	lap_timed(mark, &reader->counters.store_ms);
+	ReleaseBuffer(reader->pending_buf);
+	reader->pending_buf = InvalidBuffer;
+	return n;
+}
+
+static inline int
+read_pending_page(GjHeapReader *reader, HostSideBuffer *buf, instr_time *mark)
+{
+	return unlikely(mark != NULL) ? read_pending_rows_timed(reader, buf, mark) :
+		read_pending_rows(reader, buf);
 }
 
 /*
@@ -800,7 +832,7 @@ seqscan_reader_read(GjHeapReader *reader, HeapScanDesc scan, HostSideBuffer *buf
 															 (double) PG_INT64_MAX / 2));
 	if (instr != NULL)
 		InstrStartNode(instr);
-	if (instr != NULL && instr->need_timer)
+	if (gpujoin_time_input_parts && instr != NULL && instr->need_timer)
 	{
 		mark = &mark_time;
 		INSTR_TIME_SET_CURRENT(mark_time);

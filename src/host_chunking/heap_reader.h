@@ -28,10 +28,11 @@ typedef struct GjHeapReaderCounters
 	int64		filtered;		/* of those, removed by the scan's quals */
 
 	/*
-	 * Where the time went, where the scan's instrumentation times (EXPLAIN
-	 * ANALYZE): taking blocks and reading pages (heapgetpage: buffer
-	 * lookup, pin, visibility), decoding their tuples into the page's
-	 * rows, and storing those in the host buffer (with its page faults).
+	 * Where the time went, with gpujoin.time_input_parts where the scan's
+	 * instrumentation times (EXPLAIN ANALYZE): taking blocks and reading
+	 * pages (heapgetpage: buffer lookup, pin, visibility), decoding their
+	 * tuples into the page's rows, and storing those in the host buffer
+	 * (with its page faults).
 	 */
 	double		read_ms;
 	double		decode_ms;

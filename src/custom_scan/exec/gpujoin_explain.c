@@ -90,13 +90,14 @@ explain_input(const char *label, const GjHeapReader *reader, const GpuJoinCounte
 }
 
 /*
- * VERBOSE with timing: where the columnar reader's time went, pages read
- * (heapgetpage), their tuples decoded, and stored in the host buffer.
+ * VERBOSE with timing and gpujoin.time_input_parts: where the columnar
+ * reader's time went, pages read (heapgetpage), their tuples decoded, and
+ * stored in the host buffer.
  */
 static void
 explain_input_parts(const char *label, const GpuJoinCounters *c, int side, ExplainState *es)
 {
-	if (!es->verbose || !es->timing || c->input_pages[side] == 0)
+	if (!es->verbose || !es->timing || !gpujoin_time_input_parts || c->input_pages[side] == 0)
 		return;
 	ExplainPropertyText(label,
 						psprintf("read %.3f ms, decode %.3f ms, store %.3f ms",
