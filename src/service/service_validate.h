@@ -24,7 +24,7 @@ typedef struct ServiceAgg
 {
 	GjAggSpec	spec;			/* the validated copy the backend reads */
 	GjInstr		pair_instrs[GJ_AGG_MAX_ARGS][GJ_MAX_INSTRS];
-	uint32	   *outer_group;	/* malloc'd copies, every number checked */
+	uint32	   *outer_group;	/* copies, every number checked (a pool's) */
 	uint32	   *inner_group;
 	GjAggPartial partial;		/* its group arrays in the client's chunk */
 	Size		group_pairs_bytes;
