@@ -31,6 +31,8 @@
 #                 cluster (test/lib/cluster.sh; PG_CONFIG from the
 #                 environment), e.g. shared_buffers, workers, gpujoin.device
 #   OUTDIR        where ab.tsv and run.log go      default bench_out/ab-<date>
+#   HUGE_PAGES    1: the cluster's shared memory in huge pages
+#                 (test/lib/cluster.sh reserves them as root)
 set -u
 cd "$(dirname "$0")/../.."
 

@@ -74,6 +74,9 @@
 #               match (default 0: generated anew, dropped at the end)
 #   PARALLEL    max_parallel_workers_per_gather of the throwaway cluster
 #               (default 2)
+#   HUGE_PAGES  1: the throwaway cluster's shared memory in huge pages
+#               (test/lib/cluster.sh reserves them as root); the issue's
+#               count went from 75 to 58 ms with them on an H200
 #
 # With PGHOST or PGPORT set it uses that server (database PGDATABASE or
 # postgres; gpujoin installed there, preloaded or loadable); otherwise it

@@ -27,6 +27,44 @@ as_owner() {
 	fi
 }
 
+# cluster_mb VALUE UNIT: a size setting in MB (no unit: 8 kB pages)
+cluster_mb() {
+	case "$2" in
+	GB) echo $(($1 * 1024)) ;;
+	MB) echo "$1" ;;
+	kB) echo $(($1 / 1024)) ;;
+	*) echo $(($1 * 8 / 1024)) ;;
+	esac
+}
+
+# cluster_huge_pages CONF_FILE (HUGE_PAGES=1, for benchmarks): the shared
+# memory in 2 MB huge pages, as PostgreSQL advises for a large
+# shared_buffers.  Every parallel worker maps the buffers it reads by page
+# faults, two an 8 kB page with 4 kB pages: on an H200 host the equi-join's
+# count(*) took 75 ms with them, 58 with huge pages
+# (docs/results/2026-11-28-h200-d496e4b-drain-parts.md).  Reserves
+# vm.nr_hugepages for shared_buffers and the GPU service's staging memory
+# plus 256 MB, where fewer are free and the caller is root, and sets
+# huge_pages = on; where they cannot be had it says so and leaves the
+# default (try).
+cluster_huge_pages() {
+	local conf=$1 sb st need free
+	sb=$(sed -n "s/^shared_buffers *= *'\{0,1\}\([0-9][0-9]*\) *\([kMG]B\)\{0,1\}.*/\1 \2/p" "$conf" | tail -1)
+	st=$(sed -n "s/^gpujoin.service_staging_memory *= *'\{0,1\}\([0-9][0-9]*\) *\([kMG]B\)\{0,1\}.*/\1 \2/p" "$conf" | tail -1)
+	# shellcheck disable=SC2086
+	need=$(( ($(cluster_mb ${sb:-16384}) + $(cluster_mb ${st:-512 MB}) + 256) / 2 ))
+	free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	if [ "${free:-0}" -lt "$need" ] && [ "$(id -u)" = 0 ]; then
+		echo $(( $(cat /proc/sys/vm/nr_hugepages) + need - ${free:-0} )) >/proc/sys/vm/nr_hugepages 2>/dev/null
+		free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	fi
+	if [ "${free:-0}" -ge "$need" ]; then
+		echo "huge_pages = on" >>"$conf"
+	else
+		echo "HUGE_PAGES=1: $need huge pages of 2 MB needed, ${free:-0} free (vm.nr_hugepages, as root): shared memory stays in the kernel's pages" >&2
+	fi
+}
+
 cluster_start() {
 	CLUSTER_DIR=$(mktemp -d /tmp/gpujoin_cluster.XXXXXX)
 	if [ "$(id -u)" = 0 ]; then
@@ -54,6 +92,7 @@ lc_messages = 'C'
 jit = off
 ${GPUJOIN_CLUSTER_CONF:-}
 CONF
+	[ "${HUGE_PAGES:-0}" = 1 ] && cluster_huge_pages "$CLUSTER_DIR/data/postgresql.conf"
 	# a free port of our own
 	local port
 	for port in $(seq $((50000 + $$ % 5000)) $((50000 + $$ % 5000 + 50))); do
