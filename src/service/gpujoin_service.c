@@ -596,7 +596,7 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 				gj_service_shared_inner_unref(shared_inner);
 			return false;
 		}
-		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid, &why);
+		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid, shared_inner, &why);
 		if (agg == NULL)
 		{
 			char		message[256];

@@ -228,30 +228,54 @@ put(char **at, const void *src, Size n)
 	return dst;
 }
 
+/*
+ * Is the array [ptr, ptr + len) of the inner side left where it is, in the
+ * chunk of the shared inner side in_place (0: none), instead of copied into
+ * the join's chunk?  The service reads such arrays in place
+ * (service_validate.c).
+ */
+static bool
+left_in_place(uint64 in_place, const void *ptr, Size len)
+{
+	return in_place != 0 && gj_service_in_shared_inner(in_place, ptr, len);
+}
+
+/* Bytes of the side's columns in the chunk, but those left in place. */
 static Size
-side_bytes(const GjKeyColumns *cols, int64 nrows)
+side_bytes(const GjKeyColumns *cols, int64 nrows, uint64 in_place)
 {
 	Size		size = 0;
 	int			c;
 
 	for (c = 0; c < cols->ncols; c++)
 	{
-		size += MAXALIGN(sizeof(int64) * nrows);
-		if (cols->isnull[c] != NULL)
+		if (!left_in_place(in_place, cols->values[c], sizeof(int64) * nrows))
+			size += MAXALIGN(sizeof(int64) * nrows);
+		if (cols->isnull[c] != NULL && !left_in_place(in_place, cols->isnull[c], nrows))
 			size += MAXALIGN(nrows);
 	}
 	return size;
 }
 
+/* Copy of src at *at, or src itself where it is left in place. */
+static void *
+put_or_leave(char **at, const void *src, Size n, uint64 in_place)
+{
+	if (left_in_place(in_place, src, n))
+		return (void *) src;
+	return put(at, src, n);
+}
+
 static void
-put_side(char **at, GjKeyColumns *dst, const GjKeyColumns *src, int64 nrows)
+put_side(char **at, GjKeyColumns *dst, const GjKeyColumns *src, int64 nrows, uint64 in_place)
 {
 	int			c;
 
 	for (c = 0; c < src->ncols; c++)
 	{
-		dst->values[c] = put(at, src->values[c], sizeof(int64) * nrows);
-		dst->isnull[c] = src->isnull[c] == NULL ? NULL : put(at, src->isnull[c], nrows);
+		dst->values[c] = put_or_leave(at, src->values[c], sizeof(int64) * nrows, in_place);
+		dst->isnull[c] = src->isnull[c] == NULL ? NULL :
+			put_or_leave(at, src->isnull[c], nrows, in_place);
 	}
 }
 
@@ -312,10 +336,15 @@ arg_rows(const GjAggArg *arg, const GjJoinInput *input)
  * columns and pair programs, the columns the pair programs load, the
  * groups of each row, the host_later flags, and the partials the service
  * reduces into: per group of the spec (gpujoin.max_dense_groups at most,
- * gpujoin_agg_groups.c) a pair count and an accumulator per argument.
+ * gpujoin_agg_groups.c) a pair count and an accumulator per argument.  The
+ * inner side's arrays that lie in the chunk of the shared inner side
+ * in_place (0: none) stay there and take no bytes: on issue 36's grouped
+ * query on an H200 each of 9 processes copied 13 MB of them (the inner
+ * column of the sum's pair program and the inner rows' groups, which
+ * the processes numbered together there).
  */
 static Size
-agg_spec_bytes(const GjAggSpec *spec, const GjJoinInput *input)
+agg_spec_bytes(const GjAggSpec *spec, const GjJoinInput *input, uint64 in_place)
 {
 	Size		size = MAXALIGN(sizeof(GjAggSpec)) + MAXALIGN(sizeof(GjAggPartial));
 	int			a;
@@ -323,31 +352,36 @@ agg_spec_bytes(const GjAggSpec *spec, const GjJoinInput *input)
 	for (a = 0; a < spec->nargs; a++)
 	{
 		const GjAggArg *arg = &spec->args[a];
+		uint64		arg_in_place = arg->side == GJ_AGG_SIDE_INNER ? in_place : 0;
 
 		if (arg->side == GJ_AGG_SIDE_PAIR)
 			size += MAXALIGN(sizeof(GjInstr) * arg->ninstrs);
 		else
 		{
-			size += MAXALIGN(sizeof(int64) * arg_rows(arg, input));
-			if (arg->flags != NULL)
+			if (!left_in_place(arg_in_place, arg->values, sizeof(int64) * arg_rows(arg, input)))
+				size += MAXALIGN(sizeof(int64) * arg_rows(arg, input));
+			if (arg->flags != NULL &&
+				!left_in_place(arg_in_place, arg->flags, arg_rows(arg, input)))
 				size += MAXALIGN(arg_rows(arg, input));
 		}
 	}
-	size += side_bytes(&spec->pair_cols[0], input->outer_nrows);
-	size += side_bytes(&spec->pair_cols[1], input->inner_nrows);
+	size += side_bytes(&spec->pair_cols[0], input->outer_nrows, 0);
+	size += side_bytes(&spec->pair_cols[1], input->inner_nrows, in_place);
 	if (spec->outer_group != NULL)
 	{
 		Size		groups = gj_agg_spec_groups(spec);
 
 		size += MAXALIGN(sizeof(uint32) * input->outer_nrows);
-		if (spec->inner_group != NULL)
+		if (spec->inner_group != NULL &&
+			!left_in_place(in_place, spec->inner_group, sizeof(uint32) * input->inner_nrows))
 			size += MAXALIGN(sizeof(uint32) * input->inner_nrows);
 		size += MAXALIGN(sizeof(int64) * groups);
 		size += MAXALIGN(sizeof(GjAggAcc) * groups * spec->nargs);
 	}
 	if (spec->host_later[0] != NULL)
 		size += MAXALIGN(input->outer_nrows);
-	if (spec->host_later[1] != NULL)
+	if (spec->host_later[1] != NULL &&
+		!left_in_place(in_place, spec->host_later[1], input->inner_nrows))
 		size += MAXALIGN(input->inner_nrows);
 	return size;
 }
@@ -358,7 +392,7 @@ agg_spec_bytes(const GjAggSpec *spec, const GjJoinInput *input)
  */
 static GjAggSpec *
 put_agg_spec(char **at, GjServiceJoinClient *join, const GjAggSpec *spec,
-			 const GjJoinInput *input)
+			 const GjJoinInput *input, uint64 in_place)
 {
 	GjAggSpec  *staged = put(at, spec, sizeof(GjAggSpec));
 	GjAggPartial *partial;
@@ -369,6 +403,7 @@ put_agg_spec(char **at, GjServiceJoinClient *join, const GjAggSpec *spec,
 		const GjAggArg *arg = &spec->args[a];
 		GjAggArg   *to = &staged->args[a];
 		int64		nrows = arg_rows(arg, input);
+		uint64		arg_in_place = arg->side == GJ_AGG_SIDE_INNER ? in_place : 0;
 
 		if (arg->side == GJ_AGG_SIDE_PAIR)
 		{
@@ -379,19 +414,22 @@ put_agg_spec(char **at, GjServiceJoinClient *join, const GjAggSpec *spec,
 		}
 		to->instrs = NULL;
 		to->ninstrs = 0;
-		to->values = put(at, arg->values, sizeof(int64) * nrows);
-		to->flags = arg->flags == NULL ? NULL : put(at, arg->flags, nrows);
+		to->values = put_or_leave(at, arg->values, sizeof(int64) * nrows, arg_in_place);
+		to->flags = arg->flags == NULL ? NULL :
+			put_or_leave(at, arg->flags, nrows, arg_in_place);
 	}
-	put_side(at, &staged->pair_cols[0], &spec->pair_cols[0], input->outer_nrows);
-	put_side(at, &staged->pair_cols[1], &spec->pair_cols[1], input->inner_nrows);
+	put_side(at, &staged->pair_cols[0], &spec->pair_cols[0], input->outer_nrows, 0);
+	put_side(at, &staged->pair_cols[1], &spec->pair_cols[1], input->inner_nrows, in_place);
 	if (spec->outer_group != NULL)
 		staged->outer_group = put(at, spec->outer_group, sizeof(uint32) * input->outer_nrows);
 	if (spec->inner_group != NULL)
-		staged->inner_group = put(at, spec->inner_group, sizeof(uint32) * input->inner_nrows);
+		staged->inner_group = put_or_leave(at, spec->inner_group,
+										   sizeof(uint32) * input->inner_nrows, in_place);
 	if (spec->host_later[0] != NULL)
 		staged->host_later[0] = put(at, spec->host_later[0], input->outer_nrows);
 	if (spec->host_later[1] != NULL)
-		staged->host_later[1] = put(at, spec->host_later[1], input->inner_nrows);
+		staged->host_later[1] = put_or_leave(at, spec->host_later[1], input->inner_nrows,
+											 in_place);
 
 	partial = (GjAggPartial *) *at;
 	memset(partial, 0, sizeof(GjAggPartial));
@@ -461,12 +499,12 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	shared_inner = gj_service_inner_shared_by(&input->inner, input->inner_nrows);
 
 	inputs_size = MAXALIGN(sizeof(GjJoinInput)) + MAXALIGN(sizeof(GjInstr) * input->ninstrs) +
-		side_bytes(&input->outer, input->outer_nrows) +
-		(shared_inner != 0 ? 0 : side_bytes(&input->inner, input->inner_nrows));
+		side_bytes(&input->outer, input->outer_nrows, 0) +
+		(shared_inner != 0 ? 0 : side_bytes(&input->inner, input->inner_nrows, 0));
 	results_size = nbuffers * 2 * MAXALIGN(sizeof(uint32) * capacity);
 	size = inputs_size + results_size;
 	if (input->agg_spec != NULL)
-		size += agg_spec_bytes(input->agg_spec, input);
+		size += agg_spec_bytes(input->agg_spec, input, shared_inner);
 	chunk = wait_for_staging(size);
 	if (chunk == NULL)
 	{
@@ -493,9 +531,9 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	at = join->chunk;
 	shared_input = put(&at, input, sizeof(GjJoinInput));
 	shared_input->instrs = put(&at, input->instrs, sizeof(GjInstr) * input->ninstrs);
-	put_side(&at, &shared_input->outer, &input->outer, input->outer_nrows);
+	put_side(&at, &shared_input->outer, &input->outer, input->outer_nrows, 0);
 	if (shared_inner == 0)
-		put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows);
+		put_side(&at, &shared_input->inner, &input->inner, input->inner_nrows, 0);
 	for (b = 0; b < nbuffers; b++)
 	{
 		join->result_outer[b] = (uint32 *) at;
@@ -505,7 +543,7 @@ service_begin_join(const GjJoinInput *input, GjError *err)
 	}
 	join->nbuffers = nbuffers;
 	shared_input->agg_spec = input->agg_spec == NULL ? NULL :
-		put_agg_spec(&at, join, input->agg_spec, input);
+		put_agg_spec(&at, join, input->agg_spec, input, shared_inner);
 	Assert(at <= join->chunk + size);
 	join->open_times.staging_ms = gj_clock_ms() - copy_start;
 	join->capacity = capacity;

@@ -48,6 +48,7 @@
 
 #include "gpujoin.h"
 #include "service/service_shared.h"
+#include "service/service_validate.h"
 
 /* ---------------------------------------------------------------------
  * The client's side
@@ -161,6 +162,32 @@ gj_service_inner_shared_by(const GjKeyColumns *cols, int64 nrows)
 			return a->handle;
 	}
 	return 0;
+}
+
+/*
+ * Does [ptr, ptr + len) lie in the chunk of shared inner side handle, which
+ * this process is attached to?  The proxy then leaves an aggregate's inner
+ * arrays there (the inner columns its pair programs load, the inner rows'
+ * groups numbered together in the chunk) instead of copying them into the
+ * join's own chunk: the service reads them where they are, as it reads the
+ * inner key columns.
+ */
+bool
+gj_service_in_shared_inner(uint64 handle, const void *ptr, Size len)
+{
+	uint64		generation = gj_service_generation();
+	int			i;
+
+	if (handle == 0 || ptr == NULL)
+		return false;
+	for (i = 0; i < CLIENT_MAX_ATTACHED; i++)
+	{
+		ClientAttached *a = &client_attached[i];
+
+		if (a->handle == handle && a->generation == generation)
+			return in_range(ptr, len, a->chunk, a->len);
+	}
+	return false;
 }
 
 /*
@@ -327,6 +354,19 @@ typedef struct SharedInner
 	const GjBackend *prepared_by;
 	GjJoinInput prepared_for;
 	bool		prepare_failed;
+
+	/*
+	 * The inner rows' groups that the processes numbered together in the
+	 * chunk (gpujoin_agg_shared_groups.c), as the service checked and
+	 * copied them for the first join that read them there, with what they
+	 * were checked for: the later joins with the same array, rows and
+	 * groups read this copy (gj_service_shared_inner_groups).  Released
+	 * with the side, after its last join.
+	 */
+	uint32	   *groups;
+	const uint32 *groups_from;
+	int64		groups_nrows;
+	int64		groups_ngroups;
 } SharedInner;
 
 static SharedInner shared_inners[SERVICE_SHARED_INNERS];
@@ -377,6 +417,7 @@ typedef struct SharedInnerRemains
 	char	   *chunk;
 	const void *prepared;
 	const GjBackend *prepared_by;
+	uint32	   *groups;
 } SharedInnerRemains;
 
 /*
@@ -411,13 +452,14 @@ gj_service_shared_inners_orphan(void)
 static SharedInnerRemains
 release_if_unused(SharedInner *si)
 {
-	SharedInnerRemains r = {NULL, NULL, NULL};
+	SharedInnerRemains r = {NULL, NULL, NULL, NULL};
 
 	if (si->nclients > 0 || si->njoins > 0 || si->held)
 		return r;
 	r.chunk = si->chunk;
 	r.prepared = si->prepared;
 	r.prepared_by = si->prepared_by;
+	r.groups = si->groups;
 	memset(si, 0, sizeof(SharedInner));
 	return r;
 }
@@ -427,6 +469,7 @@ free_remains(SharedInnerRemains r)
 {
 	if (r.prepared != NULL)
 		r.prepared_by->release_inner(r.prepared);
+	gj_service_give_groups(r.groups);
 	if (r.chunk != NULL)
 		gj_staging_free_owned(r.chunk, MyProcPid);
 }
@@ -520,7 +563,7 @@ void
 gj_service_handle_detach(GjServiceSlot *slot, int pid)
 {
 	SharedInner *si;
-	SharedInnerRemains remains = {NULL, NULL, NULL};
+	SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
 	int			i;
 
 	pthread_mutex_lock(&shared_lock);
@@ -543,7 +586,7 @@ void
 gj_service_handle_release(GjServiceSlot *slot, int pid)
 {
 	SharedInner *si;
-	SharedInnerRemains remains = {NULL, NULL, NULL};
+	SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(slot->shared_inner);
@@ -581,12 +624,68 @@ gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColumns *cols, in
 	return ok;
 }
 
+/*
+ * Does [ptr, ptr + len) lie in the chunk of shared inner side handle?  For
+ * the checks of a join that holds a reference to it (the chunk stays
+ * while the join is open).
+ */
+bool
+gj_service_shared_inner_holds(uint64 handle, const void *ptr, Size len)
+{
+	SharedInner *si;
+	bool		ok;
+
+	pthread_mutex_lock(&shared_lock);
+	si = lookup(handle);
+	ok = si != NULL && si->njoins > 0 && in_range(ptr, len, si->chunk, si->len);
+	pthread_mutex_unlock(&shared_lock);
+	return ok;
+}
+
+/*
+ * The inner rows' groups at groups (nrows of them, every one below
+ * ngroups), which lie in the chunk of shared inner side handle: the
+ * service's checked copy of them, made for the first join that asks (its
+ * checks pay for it) and read by every later join of the side with the
+ * same array, rows and groups, instead of a copy each; NULL where a number
+ * is out of range, memory runs out, or the side keeps a copy of another
+ * array (the caller then copies them for its join alone).  Each process of
+ * the Gather numbered its share of the groups in the chunk before any of
+ * them opened a join (gpujoin_agg_groups_number_shared waits for all), so
+ * the first copy sees them all.  Under the lock: the other joins of the
+ * side wait for the copy instead of making theirs.
+ */
+const uint32 *
+gj_service_shared_inner_groups(uint64 handle, const uint32 *groups, int64 nrows, int64 ngroups)
+{
+	SharedInner *si;
+	const uint32 *copy = NULL;
+
+	pthread_mutex_lock(&shared_lock);
+	si = lookup(handle);
+	if (si != NULL && si->njoins > 0 && in_range(groups, sizeof(uint32) * nrows, si->chunk, si->len))
+	{
+		if (si->groups == NULL)
+		{
+			si->groups = gj_service_checked_groups(groups, nrows, ngroups);
+			si->groups_from = groups;
+			si->groups_nrows = nrows;
+			si->groups_ngroups = ngroups;
+		}
+		if (si->groups != NULL && si->groups_from == groups && si->groups_nrows == nrows &&
+			si->groups_ngroups == ngroups)
+			copy = si->groups;
+	}
+	pthread_mutex_unlock(&shared_lock);
+	return copy;
+}
+
 /* A join that read shared inner side handle closed. */
 void
 gj_service_shared_inner_unref(uint64 handle)
 {
 	SharedInner *si;
-	SharedInnerRemains remains = {NULL, NULL, NULL};
+	SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(handle);
@@ -655,7 +754,7 @@ gj_service_shared_inner_sweep(void)
 	for (s = 0; s < SERVICE_SHARED_INNERS; s++)
 	{
 		SharedInner *si = &shared_inners[s];
-		SharedInnerRemains remains = {NULL, NULL, NULL};
+		SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
 		int			i;
 
 		pthread_mutex_lock(&shared_lock);

@@ -24,7 +24,7 @@
 #include "service/service_validate.h"
 
 /*
- * The checked copies of group numbers (copy_groups) are kept for the next
+ * The checked copies of group numbers (gj_service_checked_groups) are kept for the next
  * joins when theirs end, up to gpujoin.host_buffer_cache bytes, as a
  * backend keeps its input columns (column_cache.c): each join copies one
  * or two arrays of 4 bytes a row, and malloc hands arrays that large out of
@@ -178,18 +178,16 @@ gj_service_join_specs_valid(const GjJoinInput *in)
 
 /*
  * A checked copy of one side's group numbers (group_array_take's; NULL
- * when the array lies outside the client's chunks, a number is out of
- * range, or memory runs out): each row's group indexes the partials the
- * backend writes.
+ * when a number is out of range or memory runs out): each row's group
+ * indexes the partials the backend writes.  The caller has checked where
+ * the numbers lie.
  */
-static uint32 *
-copy_groups(const uint32 *groups, int64 nrows, int64 ngroups, int pid)
+uint32 *
+gj_service_checked_groups(const uint32 *groups, int64 nrows, int64 ngroups)
 {
 	uint32	   *copy;
 	int64		r;
 
-	if (!gj_staging_owned_by(groups, sizeof(uint32) * nrows, pid))
-		return NULL;
 	copy = group_array_take(nrows);
 	if (copy == NULL)
 		return NULL;
@@ -205,13 +203,50 @@ copy_groups(const uint32 *groups, int64 nrows, int64 ngroups, int pid)
 	return copy;
 }
 
+/* A copy of gj_service_checked_groups back to the pool (NULL: nothing). */
+void
+gj_service_give_groups(uint32 *groups)
+{
+	group_array_give(groups);
+}
+
+/*
+ * Does the inner side's array [ptr, ptr + len) lie in the client's chunks,
+ * or in the chunk of the shared inner side the join reads (0: none)?
+ */
+static bool
+inner_owned(const void *ptr, Size len, int pid, uint64 shared_inner)
+{
+	return gj_staging_owned_by(ptr, len, pid) ||
+		(shared_inner != 0 && gj_service_shared_inner_holds(shared_inner, ptr, len));
+}
+
+/* gj_service_side_valid for the inner side's columns of an aggregate spec */
+static bool
+inner_side_valid(const GjKeyColumns *cols, int64 nrows, int pid, uint64 shared_inner)
+{
+	int			c;
+
+	if (cols->ncols < 0 || cols->ncols > GJ_MAX_KEY_COLS || nrows < 0 || nrows > GJ_MAX_SIDE_ROWS)
+		return false;
+	for (c = 0; c < cols->ncols; c++)
+	{
+		if (!inner_owned(cols->values[c], sizeof(int64) * nrows, pid, shared_inner))
+			return false;
+		if (cols->isnull[c] != NULL && !inner_owned(cols->isnull[c], nrows, pid, shared_inner))
+			return false;
+	}
+	return true;
+}
+
 void
 gj_service_free_agg(ServiceAgg *agg)
 {
 	if (agg == NULL)
 		return;
 	group_array_give(agg->outer_group);
-	group_array_give(agg->inner_group);
+	if (!agg->inner_group_shared)
+		group_array_give(agg->inner_group);
 	free(agg);
 }
 
@@ -228,20 +263,21 @@ gj_service_partials_owned(const ServiceAgg *agg, int pid)
 /*
  * The aggregates of a join whose input has an agg_spec: the spec copied
  * and checked (every pointer in the client's chunks for the rows it
- * covers, every program against the columns it loads, every group number
- * below the groups of the partials), the partials at client_partial.
- * NULL, with the reason in *why, when anything is invalid.
+ * covers, or for the inner side's arrays in the chunk of the shared inner
+ * side the join reads, shared_inner, 0 for none; every program against
+ * the columns it loads, every group number below the groups of the
+ * partials), the partials at client_partial.  NULL, with the reason in
+ * *why, when anything is invalid.
  */
 ServiceAgg *
 gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial, int pid,
-				 const char **why)
+							uint64 shared_inner, const char **why)
 {
 	ServiceAgg *agg;
 	GjAggSpec  *spec;
 	int64		max_groups = (int64) gj_service->staging_granules * GJ_STAGING_GRANULE / sizeof(int64);
 	int64		nrows[2] = {in->outer_nrows, in->inner_nrows};
-	int			a,
-				side;
+	int			a;
 
 	*why = "its aggregate spec is invalid";
 	if (!gj_staging_owned_by(in->agg_spec, sizeof(GjAggSpec), pid) ||
@@ -257,7 +293,7 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 	agg->client_partial = client_partial;
 	if (spec->nargs < 0 || spec->nargs > GJ_AGG_MAX_ARGS ||
 		!gj_service_side_valid(&spec->pair_cols[0], in->outer_nrows, pid) ||
-		!gj_service_side_valid(&spec->pair_cols[1], in->inner_nrows, pid))
+		!inner_side_valid(&spec->pair_cols[1], in->inner_nrows, pid, shared_inner))
 		goto invalid;
 	for (a = 0; a < spec->nargs; a++)
 	{
@@ -279,14 +315,18 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 		}
 		if (arg->side != GJ_AGG_SIDE_OUTER && arg->side != GJ_AGG_SIDE_INNER)
 			goto invalid;
-		if (!gj_staging_owned_by(arg->values, sizeof(int64) * nrows[arg->side], pid) ||
-			(arg->flags != NULL && !gj_staging_owned_by(arg->flags, nrows[arg->side], pid)))
+		if (arg->side == GJ_AGG_SIDE_OUTER ?
+			(!gj_staging_owned_by(arg->values, sizeof(int64) * nrows[0], pid) ||
+			 (arg->flags != NULL && !gj_staging_owned_by(arg->flags, nrows[0], pid))) :
+			(!inner_owned(arg->values, sizeof(int64) * nrows[1], pid, shared_inner) ||
+			 (arg->flags != NULL && !inner_owned(arg->flags, nrows[1], pid, shared_inner))))
 			goto invalid;
 	}
-	for (side = 0; side < 2; side++)
-		if (spec->host_later[side] != NULL &&
-			!gj_staging_owned_by(spec->host_later[side], nrows[side], pid))
-			goto invalid;
+	if ((spec->host_later[0] != NULL &&
+		 !gj_staging_owned_by(spec->host_later[0], nrows[0], pid)) ||
+		(spec->host_later[1] != NULL &&
+		 !inner_owned(spec->host_later[1], nrows[1], pid, shared_inner)))
+		goto invalid;
 
 	if (spec->outer_group == NULL)
 	{
@@ -301,14 +341,26 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 		goto invalid;
 	if (spec->inner_group == NULL)
 		spec->ninner_groups = 1;
-	agg->outer_group = copy_groups(spec->outer_group, in->outer_nrows, spec->ngroups, pid);
-	if (agg->outer_group == NULL)
+	if (!gj_staging_owned_by(spec->outer_group, sizeof(uint32) * in->outer_nrows, pid) ||
+		(agg->outer_group = gj_service_checked_groups(spec->outer_group, in->outer_nrows,
+													  spec->ngroups)) == NULL)
 		goto invalid;
 	spec->outer_group = agg->outer_group;
 	if (spec->inner_group != NULL)
 	{
-		agg->inner_group = copy_groups(spec->inner_group, in->inner_nrows,
-									   spec->ninner_groups, pid);
+		/*
+		 * Groups numbered together in the shared inner side's chunk: one
+		 * checked copy serves all the side's joins.
+		 */
+		if (shared_inner != 0 &&
+			(agg->inner_group = (uint32 *)
+			 gj_service_shared_inner_groups(shared_inner, spec->inner_group, in->inner_nrows,
+											spec->ninner_groups)) != NULL)
+			agg->inner_group_shared = true;
+		else if (inner_owned(spec->inner_group, sizeof(uint32) * in->inner_nrows, pid,
+							 shared_inner))
+			agg->inner_group = gj_service_checked_groups(spec->inner_group, in->inner_nrows,
+														 spec->ninner_groups);
 		if (agg->inner_group == NULL)
 			goto invalid;
 		spec->inner_group = agg->inner_group;

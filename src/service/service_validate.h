@@ -26,6 +26,7 @@ typedef struct ServiceAgg
 	GjInstr		pair_instrs[GJ_AGG_MAX_ARGS][GJ_MAX_INSTRS];
 	uint32	   *outer_group;	/* copies, every number checked (a pool's) */
 	uint32	   *inner_group;
+	bool		inner_group_shared; /* the shared inner side's copy, not ours */
 	GjAggPartial partial;		/* its group arrays in the client's chunk */
 	Size		group_pairs_bytes;
 	Size		group_acc_bytes;
@@ -38,7 +39,9 @@ extern bool gj_service_program_valid(const GjInstr *instrs, int ninstrs, int out
 									 int inner_ncols);
 extern bool gj_service_join_specs_valid(const GjJoinInput *in);
 extern ServiceAgg *gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
-											   int pid, const char **why);
+											   int pid, uint64 shared_inner, const char **why);
+extern uint32 *gj_service_checked_groups(const uint32 *groups, int64 nrows, int64 ngroups);
+extern void gj_service_give_groups(uint32 *groups);
 extern void gj_service_free_agg(ServiceAgg *agg);
 extern bool gj_service_partials_owned(const ServiceAgg *agg, int pid);
 
