@@ -588,6 +588,7 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 	if (in.agg_spec != NULL)
 	{
 		const char *why;
+		GjSharedInnerChunk shared;
 
 		if (service_backend->agg_step == NULL)
 		{
@@ -596,7 +597,10 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 				gj_service_shared_inner_unref(shared_inner);
 			return false;
 		}
-		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid, shared_inner, &why);
+		agg = gj_service_agg_from_request(&in, slot->agg_partial, pid,
+										  shared_inner != 0 &&
+										  gj_service_shared_inner_chunk(shared_inner, &shared) ?
+										  &shared : NULL, &why);
 		if (agg == NULL)
 		{
 			char		message[256];

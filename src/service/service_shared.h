@@ -210,9 +210,8 @@ extern bool gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColum
 										int64 nrows);
 extern void gj_service_shared_inner_unref(uint64 handle);
 extern bool gj_service_in_shared_inner(uint64 handle, const void *ptr, Size len);
-extern bool gj_service_shared_inner_holds(uint64 handle, const void *ptr, Size len);
-extern const uint32 *gj_service_shared_inner_groups(uint64 handle, const uint32 *groups,
-													int64 nrows, int64 ngroups);
+struct GjSharedInnerChunk;		/* service_validate.h */
+extern bool gj_service_shared_inner_chunk(uint64 handle, struct GjSharedInnerChunk *out);
 extern const void *gj_service_shared_inner_prepared(uint64 handle, const GjJoinInput *input,
 													const GjBackend *backend, GjTimes *times);
 extern void gj_service_shared_inner_sweep(void);

@@ -354,19 +354,6 @@ typedef struct SharedInner
 	const GjBackend *prepared_by;
 	GjJoinInput prepared_for;
 	bool		prepare_failed;
-
-	/*
-	 * The inner rows' groups that the processes numbered together in the
-	 * chunk (gpujoin_agg_shared_groups.c), as the service checked and
-	 * copied them for the first join that read them there, with what they
-	 * were checked for: the later joins with the same array, rows and
-	 * groups read this copy (gj_service_shared_inner_groups).  Released
-	 * with the side, after its last join.
-	 */
-	uint32	   *groups;
-	const uint32 *groups_from;
-	int64		groups_nrows;
-	int64		groups_ngroups;
 } SharedInner;
 
 static SharedInner shared_inners[SERVICE_SHARED_INNERS];
@@ -417,7 +404,7 @@ typedef struct SharedInnerRemains
 	char	   *chunk;
 	const void *prepared;
 	const GjBackend *prepared_by;
-	uint32	   *groups;
+	uint64		handle;			/* its aggregate groups' copy goes too */
 } SharedInnerRemains;
 
 /*
@@ -452,14 +439,14 @@ gj_service_shared_inners_orphan(void)
 static SharedInnerRemains
 release_if_unused(SharedInner *si)
 {
-	SharedInnerRemains r = {NULL, NULL, NULL, NULL};
+	SharedInnerRemains r = {NULL, NULL, NULL, 0};
 
 	if (si->nclients > 0 || si->njoins > 0 || si->held)
 		return r;
 	r.chunk = si->chunk;
 	r.prepared = si->prepared;
 	r.prepared_by = si->prepared_by;
-	r.groups = si->groups;
+	r.handle = si->handle;
 	memset(si, 0, sizeof(SharedInner));
 	return r;
 }
@@ -469,7 +456,8 @@ free_remains(SharedInnerRemains r)
 {
 	if (r.prepared != NULL)
 		r.prepared_by->release_inner(r.prepared);
-	gj_service_give_groups(r.groups);
+	if (r.handle != 0)
+		gj_service_forget_shared_groups(r.handle);
 	if (r.chunk != NULL)
 		gj_staging_free_owned(r.chunk, MyProcPid);
 }
@@ -563,7 +551,7 @@ void
 gj_service_handle_detach(GjServiceSlot *slot, int pid)
 {
 	SharedInner *si;
-	SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
+	SharedInnerRemains remains = {NULL, NULL, NULL, 0};
 	int			i;
 
 	pthread_mutex_lock(&shared_lock);
@@ -586,7 +574,7 @@ void
 gj_service_handle_release(GjServiceSlot *slot, int pid)
 {
 	SharedInner *si;
-	SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
+	SharedInnerRemains remains = {NULL, NULL, NULL, 0};
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(slot->shared_inner);
@@ -625,59 +613,28 @@ gj_service_shared_inner_ref(uint64 handle, int pid, const GjKeyColumns *cols, in
 }
 
 /*
- * Does [ptr, ptr + len) lie in the chunk of shared inner side handle?  For
- * the checks of a join that holds a reference to it (the chunk stays
- * while the join is open).
+ * Where shared inner side handle lies, for the checks of a join that holds
+ * a reference to it (the chunk stays while the join is open): its
+ * aggregate's inner arrays may lie there too (service_validate.c).  False
+ * when the join holds no reference to such a side.
  */
 bool
-gj_service_shared_inner_holds(uint64 handle, const void *ptr, Size len)
+gj_service_shared_inner_chunk(uint64 handle, GjSharedInnerChunk *out)
 {
 	SharedInner *si;
 	bool		ok;
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(handle);
-	ok = si != NULL && si->njoins > 0 && in_range(ptr, len, si->chunk, si->len);
-	pthread_mutex_unlock(&shared_lock);
-	return ok;
-}
-
-/*
- * The inner rows' groups at groups (nrows of them, every one below
- * ngroups), which lie in the chunk of shared inner side handle: the
- * service's checked copy of them, made for the first join that asks (its
- * checks pay for it) and read by every later join of the side with the
- * same array, rows and groups, instead of a copy each; NULL where a number
- * is out of range, memory runs out, or the side keeps a copy of another
- * array (the caller then copies them for its join alone).  Each process of
- * the Gather numbered its share of the groups in the chunk before any of
- * them opened a join (gpujoin_agg_groups_number_shared waits for all), so
- * the first copy sees them all.  Under the lock: the other joins of the
- * side wait for the copy instead of making theirs.
- */
-const uint32 *
-gj_service_shared_inner_groups(uint64 handle, const uint32 *groups, int64 nrows, int64 ngroups)
-{
-	SharedInner *si;
-	const uint32 *copy = NULL;
-
-	pthread_mutex_lock(&shared_lock);
-	si = lookup(handle);
-	if (si != NULL && si->njoins > 0 && in_range(groups, sizeof(uint32) * nrows, si->chunk, si->len))
+	ok = si != NULL && si->njoins > 0;
+	if (ok)
 	{
-		if (si->groups == NULL)
-		{
-			si->groups = gj_service_checked_groups(groups, nrows, ngroups);
-			si->groups_from = groups;
-			si->groups_nrows = nrows;
-			si->groups_ngroups = ngroups;
-		}
-		if (si->groups != NULL && si->groups_from == groups && si->groups_nrows == nrows &&
-			si->groups_ngroups == ngroups)
-			copy = si->groups;
+		out->handle = handle;
+		out->chunk = si->chunk;
+		out->len = si->len;
 	}
 	pthread_mutex_unlock(&shared_lock);
-	return copy;
+	return ok;
 }
 
 /* A join that read shared inner side handle closed. */
@@ -685,7 +642,7 @@ void
 gj_service_shared_inner_unref(uint64 handle)
 {
 	SharedInner *si;
-	SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
+	SharedInnerRemains remains = {NULL, NULL, NULL, 0};
 
 	pthread_mutex_lock(&shared_lock);
 	si = lookup(handle);
@@ -754,7 +711,7 @@ gj_service_shared_inner_sweep(void)
 	for (s = 0; s < SERVICE_SHARED_INNERS; s++)
 	{
 		SharedInner *si = &shared_inners[s];
-		SharedInnerRemains remains = {NULL, NULL, NULL, NULL};
+		SharedInnerRemains remains = {NULL, NULL, NULL, 0};
 		int			i;
 
 		pthread_mutex_lock(&shared_lock);

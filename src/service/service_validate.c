@@ -24,8 +24,8 @@
 #include "service/service_validate.h"
 
 /*
- * The checked copies of group numbers (gj_service_checked_groups) are kept for the next
- * joins when theirs end, up to gpujoin.host_buffer_cache bytes, as a
+ * The checked copies of group numbers (checked_groups) are kept for the
+ * next joins when theirs end, up to gpujoin.host_buffer_cache bytes, as a
  * backend keeps its input columns (column_cache.c): each join copies one
  * or two arrays of 4 bytes a row, and malloc hands arrays that large out of
  * fresh mappings whose every page faults when the copy writes it.  On the
@@ -182,8 +182,8 @@ gj_service_join_specs_valid(const GjJoinInput *in)
  * indexes the partials the backend writes.  The caller has checked where
  * the numbers lie.
  */
-uint32 *
-gj_service_checked_groups(const uint32 *groups, int64 nrows, int64 ngroups)
+static uint32 *
+checked_groups(const uint32 *groups, int64 nrows, int64 ngroups)
 {
 	uint32	   *copy;
 	int64		r;
@@ -203,27 +203,114 @@ gj_service_checked_groups(const uint32 *groups, int64 nrows, int64 ngroups)
 	return copy;
 }
 
-/* A copy of gj_service_checked_groups back to the pool (NULL: nothing). */
-void
-gj_service_give_groups(uint32 *groups)
+/*
+ * One checked copy of the groups that a shared inner side's processes
+ * numbered together in its chunk (gpujoin_agg_shared_groups.c), made for
+ * the first join of the side that reads them there and kept for the
+ * others, with what it was checked for; forgotten when the side goes
+ * (gj_service_forget_shared_groups, from service_shared_join.c, after the
+ * side's last join ended).  Each process of the Gather numbered its share
+ * of the groups before any of them opened a join
+ * (gpujoin_agg_groups_number_shared waits for all), so the first copy sees
+ * all of them.
+ */
+#define SHARED_GROUPS_KEPT	32
+
+typedef struct SharedGroups
 {
-	group_array_give(groups);
+	uint64		handle;			/* of the shared inner side; 0: free */
+	const uint32 *from;
+	int64		nrows;
+	int64		ngroups;
+	uint32	   *copy;
+} SharedGroups;
+
+static pthread_mutex_t shared_groups_lock = PTHREAD_MUTEX_INITIALIZER;
+static SharedGroups shared_groups[SHARED_GROUPS_KEPT];
+
+/*
+ * The checked copy of the groups at groups (nrows, each below ngroups) of
+ * shared inner side handle: made now by the side's first join that asks
+ * (under the lock: the others wait for it instead of making theirs), then
+ * returned to every join with the same array, rows and groups; NULL where
+ * a number is out of range, memory runs out, no entry is free, or the
+ * side keeps a copy of another array (the caller copies them for its join
+ * alone then).
+ */
+static const uint32 *
+shared_groups_copy(uint64 handle, const uint32 *groups, int64 nrows, int64 ngroups)
+{
+	SharedGroups *sg = NULL;
+	const uint32 *copy = NULL;
+	int			i;
+
+	pthread_mutex_lock(&shared_groups_lock);
+	for (i = 0; i < SHARED_GROUPS_KEPT && sg == NULL; i++)
+		if (shared_groups[i].handle == handle)
+			sg = &shared_groups[i];
+	for (i = 0; i < SHARED_GROUPS_KEPT && sg == NULL; i++)
+		if (shared_groups[i].handle == 0)
+		{
+			sg = &shared_groups[i];
+			sg->copy = checked_groups(groups, nrows, ngroups);
+			if (sg->copy == NULL)
+				sg = NULL;		/* this join is refused; a later one may try */
+			else
+			{
+				sg->handle = handle;
+				sg->from = groups;
+				sg->nrows = nrows;
+				sg->ngroups = ngroups;
+			}
+		}
+	if (sg != NULL && sg->from == groups && sg->nrows == nrows && sg->ngroups == ngroups)
+		copy = sg->copy;
+	pthread_mutex_unlock(&shared_groups_lock);
+	return copy;
+}
+
+/* Shared inner side handle is gone with its last join: its copy goes too. */
+void
+gj_service_forget_shared_groups(uint64 handle)
+{
+	uint32	   *copy = NULL;
+	int			i;
+
+	pthread_mutex_lock(&shared_groups_lock);
+	for (i = 0; i < SHARED_GROUPS_KEPT; i++)
+		if (shared_groups[i].handle == handle)
+		{
+			copy = shared_groups[i].copy;
+			memset(&shared_groups[i], 0, sizeof(SharedGroups));
+		}
+	pthread_mutex_unlock(&shared_groups_lock);
+	group_array_give(copy);
+}
+
+static bool
+in_chunk(const void *ptr, Size len, const GjSharedInnerChunk *shared)
+{
+	const char *p = ptr;
+
+	return shared != NULL && shared->chunk != NULL && p >= shared->chunk &&
+		p <= shared->chunk + shared->len &&
+		len <= (Size) (shared->chunk + shared->len - p);
 }
 
 /*
  * Does the inner side's array [ptr, ptr + len) lie in the client's chunks,
- * or in the chunk of the shared inner side the join reads (0: none)?
+ * or in the chunk of the shared inner side the join reads (shared, NULL
+ * for none)?
  */
 static bool
-inner_owned(const void *ptr, Size len, int pid, uint64 shared_inner)
+inner_owned(const void *ptr, Size len, int pid, const GjSharedInnerChunk *shared)
 {
-	return gj_staging_owned_by(ptr, len, pid) ||
-		(shared_inner != 0 && gj_service_shared_inner_holds(shared_inner, ptr, len));
+	return gj_staging_owned_by(ptr, len, pid) || in_chunk(ptr, len, shared);
 }
 
 /* gj_service_side_valid for the inner side's columns of an aggregate spec */
 static bool
-inner_side_valid(const GjKeyColumns *cols, int64 nrows, int pid, uint64 shared_inner)
+inner_side_valid(const GjKeyColumns *cols, int64 nrows, int pid, const GjSharedInnerChunk *shared)
 {
 	int			c;
 
@@ -231,9 +318,9 @@ inner_side_valid(const GjKeyColumns *cols, int64 nrows, int pid, uint64 shared_i
 		return false;
 	for (c = 0; c < cols->ncols; c++)
 	{
-		if (!inner_owned(cols->values[c], sizeof(int64) * nrows, pid, shared_inner))
+		if (!inner_owned(cols->values[c], sizeof(int64) * nrows, pid, shared))
 			return false;
-		if (cols->isnull[c] != NULL && !inner_owned(cols->isnull[c], nrows, pid, shared_inner))
+		if (cols->isnull[c] != NULL && !inner_owned(cols->isnull[c], nrows, pid, shared))
 			return false;
 	}
 	return true;
@@ -264,14 +351,14 @@ gj_service_partials_owned(const ServiceAgg *agg, int pid)
  * The aggregates of a join whose input has an agg_spec: the spec copied
  * and checked (every pointer in the client's chunks for the rows it
  * covers, or for the inner side's arrays in the chunk of the shared inner
- * side the join reads, shared_inner, 0 for none; every program against
- * the columns it loads, every group number below the groups of the
- * partials), the partials at client_partial.  NULL, with the reason in
- * *why, when anything is invalid.
+ * side the join reads, shared, NULL for none; every program against the
+ * columns it loads, every group number below the groups of the partials),
+ * the partials at client_partial.  NULL, with the reason in *why, when
+ * anything is invalid.
  */
 ServiceAgg *
 gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial, int pid,
-							uint64 shared_inner, const char **why)
+							const GjSharedInnerChunk *shared, const char **why)
 {
 	ServiceAgg *agg;
 	GjAggSpec  *spec;
@@ -293,7 +380,7 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 	agg->client_partial = client_partial;
 	if (spec->nargs < 0 || spec->nargs > GJ_AGG_MAX_ARGS ||
 		!gj_service_side_valid(&spec->pair_cols[0], in->outer_nrows, pid) ||
-		!inner_side_valid(&spec->pair_cols[1], in->inner_nrows, pid, shared_inner))
+		!inner_side_valid(&spec->pair_cols[1], in->inner_nrows, pid, shared))
 		goto invalid;
 	for (a = 0; a < spec->nargs; a++)
 	{
@@ -318,14 +405,14 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 		if (arg->side == GJ_AGG_SIDE_OUTER ?
 			(!gj_staging_owned_by(arg->values, sizeof(int64) * nrows[0], pid) ||
 			 (arg->flags != NULL && !gj_staging_owned_by(arg->flags, nrows[0], pid))) :
-			(!inner_owned(arg->values, sizeof(int64) * nrows[1], pid, shared_inner) ||
-			 (arg->flags != NULL && !inner_owned(arg->flags, nrows[1], pid, shared_inner))))
+			(!inner_owned(arg->values, sizeof(int64) * nrows[1], pid, shared) ||
+			 (arg->flags != NULL && !inner_owned(arg->flags, nrows[1], pid, shared))))
 			goto invalid;
 	}
 	if ((spec->host_later[0] != NULL &&
 		 !gj_staging_owned_by(spec->host_later[0], nrows[0], pid)) ||
 		(spec->host_later[1] != NULL &&
-		 !inner_owned(spec->host_later[1], nrows[1], pid, shared_inner)))
+		 !inner_owned(spec->host_later[1], nrows[1], pid, shared)))
 		goto invalid;
 
 	if (spec->outer_group == NULL)
@@ -342,7 +429,7 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 	if (spec->inner_group == NULL)
 		spec->ninner_groups = 1;
 	if (!gj_staging_owned_by(spec->outer_group, sizeof(uint32) * in->outer_nrows, pid) ||
-		(agg->outer_group = gj_service_checked_groups(spec->outer_group, in->outer_nrows,
+		(agg->outer_group = checked_groups(spec->outer_group, in->outer_nrows,
 													  spec->ngroups)) == NULL)
 		goto invalid;
 	spec->outer_group = agg->outer_group;
@@ -350,16 +437,15 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 	{
 		/*
 		 * Groups numbered together in the shared inner side's chunk: one
-		 * checked copy serves all the side's joins.
+		 * checked copy serves all the side's joins (shared_groups_copy).
 		 */
-		if (shared_inner != 0 &&
+		if (in_chunk(spec->inner_group, sizeof(uint32) * in->inner_nrows, shared) &&
 			(agg->inner_group = (uint32 *)
-			 gj_service_shared_inner_groups(shared_inner, spec->inner_group, in->inner_nrows,
-											spec->ninner_groups)) != NULL)
+			 shared_groups_copy(shared->handle, spec->inner_group, in->inner_nrows,
+								spec->ninner_groups)) != NULL)
 			agg->inner_group_shared = true;
-		else if (inner_owned(spec->inner_group, sizeof(uint32) * in->inner_nrows, pid,
-							 shared_inner))
-			agg->inner_group = gj_service_checked_groups(spec->inner_group, in->inner_nrows,
+		else if (inner_owned(spec->inner_group, sizeof(uint32) * in->inner_nrows, pid, shared))
+			agg->inner_group = checked_groups(spec->inner_group, in->inner_nrows,
 														 spec->ninner_groups);
 		if (agg->inner_group == NULL)
 			goto invalid;

@@ -38,10 +38,21 @@ extern bool gj_service_side_valid(const GjKeyColumns *cols, int64 nrows, int pid
 extern bool gj_service_program_valid(const GjInstr *instrs, int ninstrs, int outer_ncols,
 									 int inner_ncols);
 extern bool gj_service_join_specs_valid(const GjJoinInput *in);
+/*
+ * The shared inner side a join reads (service_shared_join.c), for the
+ * checks of its aggregate's inner arrays: its handle and chunk.
+ */
+typedef struct GjSharedInnerChunk
+{
+	uint64		handle;
+	const char *chunk;
+	int64		len;
+} GjSharedInnerChunk;
+
 extern ServiceAgg *gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
-											   int pid, uint64 shared_inner, const char **why);
-extern uint32 *gj_service_checked_groups(const uint32 *groups, int64 nrows, int64 ngroups);
-extern void gj_service_give_groups(uint32 *groups);
+											   int pid, const GjSharedInnerChunk *shared,
+											   const char **why);
+extern void gj_service_forget_shared_groups(uint64 handle);
 extern void gj_service_free_agg(ServiceAgg *agg);
 extern bool gj_service_partials_owned(const ServiceAgg *agg, int pid);
 
