@@ -564,8 +564,8 @@ handle_open(GjServiceSlot *slot, int pid, PGPROC *proc)
 	in.prepared_inner = NULL;
 	if (in.ninstrs < 0 || in.ninstrs > GJ_MAX_INSTRS ||
 		!gj_staging_owned_by(in.instrs, sizeof(GjInstr) * in.ninstrs, pid) ||
-		!gj_service_side_valid(&in.outer, in.outer_nrows, pid) ||
-		(shared_inner == 0 && !gj_service_side_valid(&in.inner, in.inner_nrows, pid)) ||
+		!gj_service_side_valid(&in.outer, in.outer_nrows, pid, NULL) ||
+		(shared_inner == 0 && !gj_service_side_valid(&in.inner, in.inner_nrows, pid, NULL)) ||
 		in.match_capacity < 0 || in.algorithm < 0 || in.algorithm > GJ_ALGO_HASH ||
 		!(service_backend->algorithms & (1u << in.algorithm)) ||
 		!gj_service_join_specs_valid(&in))

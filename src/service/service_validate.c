@@ -100,23 +100,6 @@ group_array_give(uint32 *numbers)
 		free(ga);
 }
 
-/* Does the side's every column lie in the client's chunks? */
-bool
-gj_service_side_valid(const GjKeyColumns *cols, int64 nrows, int pid)
-{
-	int			c;
-
-	if (cols->ncols < 0 || cols->ncols > GJ_MAX_KEY_COLS || nrows < 0 || nrows > GJ_MAX_SIDE_ROWS)
-		return false;
-	for (c = 0; c < cols->ncols; c++)
-	{
-		if (!gj_staging_owned_by(cols->values[c], sizeof(int64) * nrows, pid))
-			return false;
-		if (cols->isnull[c] != NULL && !gj_staging_owned_by(cols->isnull[c], nrows, pid))
-			return false;
-	}
-	return true;
-}
 
 /*
  * Can the interpreter run the program without reading outside what it is
@@ -308,9 +291,14 @@ inner_owned(const void *ptr, Size len, int pid, const GjSharedInnerChunk *shared
 	return gj_staging_owned_by(ptr, len, pid) || in_chunk(ptr, len, shared);
 }
 
-/* gj_service_side_valid for the inner side's columns of an aggregate spec */
-static bool
-inner_side_valid(const GjKeyColumns *cols, int64 nrows, int pid, const GjSharedInnerChunk *shared)
+/*
+ * Does the side's every column lie in the client's chunks, or, for an
+ * inner side's columns, in the chunk of the shared inner side the join
+ * reads (shared; NULL: none)?
+ */
+bool
+gj_service_side_valid(const GjKeyColumns *cols, int64 nrows, int pid,
+					  const GjSharedInnerChunk *shared)
 {
 	int			c;
 
@@ -379,8 +367,8 @@ gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 	*spec = *in->agg_spec;
 	agg->client_partial = client_partial;
 	if (spec->nargs < 0 || spec->nargs > GJ_AGG_MAX_ARGS ||
-		!gj_service_side_valid(&spec->pair_cols[0], in->outer_nrows, pid) ||
-		!inner_side_valid(&spec->pair_cols[1], in->inner_nrows, pid, shared))
+		!gj_service_side_valid(&spec->pair_cols[0], in->outer_nrows, pid, NULL) ||
+		!gj_service_side_valid(&spec->pair_cols[1], in->inner_nrows, pid, shared))
 		goto invalid;
 	for (a = 0; a < spec->nargs; a++)
 	{

@@ -34,10 +34,6 @@ typedef struct ServiceAgg
 	bool		finished;
 } ServiceAgg;
 
-extern bool gj_service_side_valid(const GjKeyColumns *cols, int64 nrows, int pid);
-extern bool gj_service_program_valid(const GjInstr *instrs, int ninstrs, int outer_ncols,
-									 int inner_ncols);
-extern bool gj_service_join_specs_valid(const GjJoinInput *in);
 /*
  * The shared inner side a join reads (service_shared_join.c), for the
  * checks of its aggregate's inner arrays: its handle and chunk.
@@ -48,6 +44,12 @@ typedef struct GjSharedInnerChunk
 	const char *chunk;
 	int64		len;
 } GjSharedInnerChunk;
+
+extern bool gj_service_side_valid(const GjKeyColumns *cols, int64 nrows, int pid,
+								  const GjSharedInnerChunk *shared);
+extern bool gj_service_program_valid(const GjInstr *instrs, int ninstrs, int outer_ncols,
+									 int inner_ncols);
+extern bool gj_service_join_specs_valid(const GjJoinInput *in);
 
 extern ServiceAgg *gj_service_agg_from_request(const GjJoinInput *in, GjAggPartial *client_partial,
 											   int pid, const GjSharedInnerChunk *shared,
