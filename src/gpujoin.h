@@ -146,8 +146,11 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_INNER_DRAIN_TOGETHER,	/* the first drainer of an inner side
 										 * drained in parallel waits for a
 										 * second (tests of several shares) */
-	GPUJOIN_FAULT_AHEAD_OPEN_FAILS	/* a device partition's piece opened
+	GPUJOIN_FAULT_AHEAD_OPEN_FAILS,	/* a device partition's piece opened
 									 * ahead fails in the service */
+	GPUJOIN_FAULT_SERVICE_BAD_GROUPS	/* inner groups left in the shared
+										 * inner side's chunk exceed the
+										 * groups the join's spec says */
 } GpuJoinFault;
 
 extern int	gpujoin_debug_fault;

@@ -86,6 +86,7 @@ static const struct config_enum_entry fault_options[] = {
 	{"inner_share_no_room", GPUJOIN_FAULT_INNER_SHARE_NO_ROOM, false},
 	{"inner_drain_together", GPUJOIN_FAULT_INNER_DRAIN_TOGETHER, false},
 	{"ahead_open_fails", GPUJOIN_FAULT_AHEAD_OPEN_FAILS, false},
+	{"service_bad_groups", GPUJOIN_FAULT_SERVICE_BAD_GROUPS, false},
 	{NULL, 0, false}
 };
 
@@ -346,7 +347,7 @@ define_gucs(void)
 	gpujoin_define_cost_gucs();
 
 	DefineCustomEnumVariable("gpujoin.debug_fault",
-							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner, service_bad_inner, inner_share_no_room, inner_drain_together or ahead_open_fails.",
+							 "Injects a device fault into GpuJoin, for testing: none, begin_oom, step_error, step_oom, service_bad_request, service_foreign_inner, service_bad_inner, inner_share_no_room, inner_drain_together, ahead_open_fails or service_bad_groups.",
 							 "begin_oom fails the first three attempts to open a join for lack of device memory; "
 							 "step_error and step_oom fail the second step of a join.",
 							 &gpujoin_debug_fault, GPUJOIN_FAULT_NONE, fault_options,

@@ -425,6 +425,16 @@ put_agg_spec(char **at, GjServiceJoinClient *join, const GjAggSpec *spec,
 	if (spec->inner_group != NULL)
 		staged->inner_group = put_or_leave(at, spec->inner_group,
 										   sizeof(uint32) * input->inner_nrows, in_place);
+
+	/*
+	 * gpujoin.debug_fault = service_bad_groups: inner groups left in the
+	 * shared inner side's chunk that exceed the groups the spec says, for
+	 * the test that the service refuses them (test/pgtap/service_parallel.sql).
+	 */
+	if (gpujoin_debug_fault == GPUJOIN_FAULT_SERVICE_BAD_GROUPS &&
+		spec->inner_group != NULL && staged->inner_group == spec->inner_group &&
+		spec->ninner_groups > 1)
+		staged->ninner_groups = 1;
 	if (spec->host_later[0] != NULL)
 		staged->host_later[0] = put(at, spec->host_later[0], input->outer_nrows);
 	if (spec->host_later[1] != NULL)

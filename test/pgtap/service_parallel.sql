@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(94);
+SELECT plan(97);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -566,8 +566,18 @@ SELECT is(:'pg_deferred'::text, :'ng_deferred'::text, 'a deferred inner key, num
 SELECT is(:'pg_chunks'::text, :'ng_chunks'::text, 'ten chunks numbered together, with a NULL group: the native plan''s groups');
 SELECT is(:'pg_many'::text, :'ng_many'::text, '150,000 inner groups: the native plan''s groups');
 SELECT ok(pg_temp.service_idle(), 'after the grouped joins the service holds no join and no staging memory');
+-- the inner groups stay in the shared inner side's chunk, where the
+-- service checks them once for all the processes' joins: a number out of
+-- the spec's groups there is refused, and the next join works
+SET LOCAL gpujoin.debug_fault = service_bad_groups;
+SELECT matches(pg_temp.error_of(:'qg_int'), 'GpuJoin failed on the (cpu|cuda) \(service\) backend',
+               'an inner group number in the shared chunk past the spec''s groups is refused');
+SET LOCAL gpujoin.debug_fault = none;
+SELECT ok(pg_temp.service_idle(), 'after the refused grouped joins the service holds no join and no staging memory');
+:digest pg_int_again FROM (:qg_int) t \gset
+SELECT is(:'pg_int_again'::text, :'ng_int'::text, 'the next grouped join in the service: the native plan''s groups');
 \else
-SELECT skip('the cluster runs no GPU service', 92);
+SELECT skip('the cluster runs no GPU service', 95);
 \endif
 
 SELECT * FROM finish();
