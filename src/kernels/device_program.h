@@ -212,6 +212,36 @@ gj_float_cmp(double a, double b)
  * +Infinity, -0.0 equal to 0.0.  Lets the specialised kernels and sorts
  * treat float keys as integers.
  */
+/*
+ * Does op hold between two floats in gj_float_cmp's order?  The answers of
+ * gj_cmp_holds(op, gj_float_cmp(a, b)) in fewer compares: an unordered
+ * compare (!(a >= b) holds where either is NaN) settles most of the NaN
+ * cases, so a compare with a constant that is not NaN folds to one
+ * instruction, and two columns take two.  The compiled kernels' float
+ * programs are bound by the device's float64 compares (kernel_test
+ * bench-program-count).
+ */
+GJ_HD bool
+gj_float_cmp_holds(int op, double a, double b)
+{
+	switch (op)
+	{
+		case GJOP_EQ:
+			return a == b || (isnan(a) && isnan(b));
+		case GJOP_NE:
+			return !(a == b || (isnan(a) && isnan(b)));
+		case GJOP_LT:
+			/* NaN is below nothing; every other value is below NaN */
+			return !isnan(a) && !(a >= b);
+		case GJOP_LE:
+			return isnan(b) || a <= b;
+		case GJOP_GT:
+			return !isnan(b) && !(b >= a);
+		default:				/* GJOP_GE */
+			return isnan(a) || b <= a;
+	}
+}
+
 GJ_HD int64_t
 gj_float_order_key(double d)
 {
@@ -292,10 +322,31 @@ gj_int_arith_value(int op, int64_t a, int64_t b)
 }
 
 /*
+ * Does the int64 product a * b overflow?  On the device, the high word of
+ * the 128-bit product against the low word's sign (two multiplies); on
+ * the host, the compiler's test.  Either is exact, and takes no division,
+ * which costs a GPU a hundred instructions.
+ */
+GJ_HD bool
+gj_int8_mul_overflows(int64_t a, int64_t b)
+{
+#ifdef __CUDA_ARCH__
+	return __mul64hi(a, b) != ((int64_t) ((uint64_t) a * (uint64_t) b) >> 63);
+#else
+	int64_t		r;
+
+	return __builtin_mul_overflow(a, b, &r);
+#endif
+}
+
+/*
  * Integer arithmetic with PostgreSQL's errors.  Returns false where
  * PostgreSQL would raise an ERROR (overflow, division by zero).  Operands of
  * int2/int4 types are at most 32 bits wide, so their results cannot overflow
- * int64 before the range check; int8 needs careful checks.
+ * int64 before the range check; int8 needs careful checks: a sum
+ * overflows where both operands' signs differ from the wrapped result's,
+ * a difference where the operands' signs differ and the result's differs
+ * from the first's.
  */
 GJ_HD bool
 gj_int_arith(int op, int type, int64_t a, int64_t b, int64_t *result)
@@ -305,27 +356,24 @@ gj_int_arith(int op, int type, int64_t a, int64_t b, int64_t *result)
 	switch (op)
 	{
 		case GJOP_ADD:
-			if (type == GJT_INT8 &&
-				((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)))
-				return false;
-			break;
-		case GJOP_SUB:
-			if (type == GJT_INT8 &&
-				((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)))
-				return false;
-			break;
-		case GJOP_MUL:
 			if (type == GJT_INT8)
 			{
-				if (a != 0 && b != 0)
-				{
-					if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN))
-						return false;
-					if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
-						: (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
-						return false;
-				}
+				r = (int64_t) ((uint64_t) a + (uint64_t) b);
+				if (((a ^ r) & (b ^ r)) < 0)
+					return false;
 			}
+			break;
+		case GJOP_SUB:
+			if (type == GJT_INT8)
+			{
+				r = (int64_t) ((uint64_t) a - (uint64_t) b);
+				if (((a ^ b) & (a ^ r)) < 0)
+					return false;
+			}
+			break;
+		case GJOP_MUL:
+			if (type == GJT_INT8 && gj_int8_mul_overflows(a, b))
+				return false;
 			break;
 		case GJOP_DIV:
 			/* -INT_MIN overflows */
@@ -387,7 +435,8 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 				fr = fabsf(fa);
 				break;
 		}
-		if (isinf(fr) && !isinf(fa) && !isinf(fb))
+		/* a negation or absolute value is exact: it cannot overflow */
+		if (op != GJOP_NEG && op != GJOP_ABS && isinf(fr) && !isinf(fa) && !isinf(fb))
 			return false;
 		if (fr == 0.0f && fa != 0.0f &&
 			((op == GJOP_MUL && fb != 0.0f) || (op == GJOP_DIV && !isinf(fb))))
@@ -419,7 +468,7 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 			r = fabs(a);
 			break;
 	}
-	if (isinf(r) && !isinf(a) && !isinf(b))
+	if (op != GJOP_NEG && op != GJOP_ABS && isinf(r) && !isinf(a) && !isinf(b))
 		return false;
 	if (r == 0.0 && a != 0.0 &&
 		((op == GJOP_MUL && b != 0.0) || (op == GJOP_DIV && !isinf(b))))
@@ -494,7 +543,7 @@ gj_apply_compare(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 		return true;
 	}
 	stack[sp - 1].i = in->type == GJ_CLASS_FLOAT ?
-		gj_cmp_holds(in->op, gj_float_cmp(stack[sp - 1].f, stack[sp].f)) :
+		gj_float_cmp_holds(in->op, stack[sp - 1].f, stack[sp].f) :
 		gj_int_cmp_holds(in->op, stack[sp - 1].i, stack[sp].i);
 	return true;
 }

@@ -23,6 +23,9 @@
 # Environment:
 #   N           rows of each table              default 1000000
 #   RUNS        runs per way (median)           default 3
+#   SHAPES      which shapes                    default "count rows"
+#   SKIP_OFF    1: leave out the interpreted runs (at 1M x 1M the count
+#               takes 12 s a run interpreted on an H200)
 #   OUTDIR      where compiled.md and run.log go
 #                                       default bench_out/compiled-<date>
 #
@@ -83,15 +86,17 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (N
 # \timing labelled by the way it measures.
 ROWS=$OUTDIR/rows.txt
 : >"$ROWS"
-for shape in count rows; do
+for shape in ${SHAPES:-count rows}; do
 	echo "shape $shape" >&2
+	off_runs=$RUNS
+	[ "${SKIP_OFF:-}" = 1 ] && off_runs=0
 	base=$(( $(date +%s) % 100000 * 10 + 7 ))
 	out=$( {
 		echo "$PRELUDE"
 		echo "SET gpujoin.compile_programs = off;"
-		echo "$(query $shape 0) \\g /dev/null"
+		[ "$off_runs" -gt 0 ] && echo "$(query $shape 0) \\g /dev/null"
 		echo '\timing on'
-		for r in $(seq "$RUNS"); do echo '\echo @@off'; echo "$(query $shape 0) \\g /dev/null"; done
+		for r in $(seq "$off_runs"); do echo '\echo @@off'; echo "$(query $shape 0) \\g /dev/null"; done
 		echo "SET gpujoin.compile_programs = on;"
 		for r in $(seq "$RUNS"); do echo '\echo @@cold'; echo "$(query $shape $((base + r))) \\g /dev/null"; done
 		echo '\timing off'

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <float.h>
+#include <math.h>
 #include <time.h>
 
 #include "kt_common.h"
@@ -29,6 +31,7 @@ extern char *gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int n
 										  size_t message_len);
 extern const char *gj_cuda_test_nvrtc_path(void);
 extern void gj_cuda_test_set_compiled_rows(int rows);
+extern void gj_cuda_test_set_quick_only(bool on);
 extern void gj_cuda_test_set_compile_options(const char *options);
 extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
@@ -375,7 +378,131 @@ n32_test_narrow(void)
 		   " run in 32 bits (int4, int2, int8, bool-typed loads, oids, constants, narrowing)");
 }
 
-#define N32_TESTS	2
+/*
+ * gj_float_cmp_holds against gj_cmp_holds over gj_float_cmp, the order it
+ * shortens: every pair of edge values (NaNs of either sign and another
+ * payload, infinities, zeros of both signs, the smallest subnormals and
+ * normals, the largest finite) and random bit patterns, each op.
+ */
+static void
+n32_test_float_cmp(void)
+{
+	double		edges[16];
+	int			nedges = 0;
+	int			bad = 0;
+	int64_t		checked = 0;
+	char		cases[32];
+
+	edges[nedges++] = NAN;
+	edges[nedges++] = -NAN;
+	edges[nedges++] = gj_bits_to_double(INT64_C(0x7ff0000000000123));
+	edges[nedges++] = INFINITY;
+	edges[nedges++] = -INFINITY;
+	edges[nedges++] = 0.0;
+	edges[nedges++] = -0.0;
+	edges[nedges++] = gj_bits_to_double(1);
+	edges[nedges++] = -gj_bits_to_double(1);
+	edges[nedges++] = DBL_MIN;
+	edges[nedges++] = DBL_MAX;
+	edges[nedges++] = -DBL_MAX;
+	edges[nedges++] = 1.0;
+	edges[nedges++] = -1.0;
+	edges[nedges++] = 0.5;
+	for (int k = 0; k < nedges * nedges + 200000; k++)
+	{
+		double		a,
+					b;
+
+		if (k < nedges * nedges)
+		{
+			a = edges[k / nedges];
+			b = edges[k % nedges];
+		}
+		else
+		{
+			a = gj_bits_to_double((int64_t) rng());
+			b = rng() % 4 == 0 ? a : rng() % 2 ? edges[rng() % nedges] :
+				gj_bits_to_double((int64_t) rng());
+		}
+		for (int op = GJOP_EQ; op <= GJOP_GE; op++)
+		{
+			checked++;
+			if (gj_float_cmp_holds(op, a, b) != gj_cmp_holds(op, gj_float_cmp(a, b)) &&
+				bad++ < 5)
+				printf("# op %d, %.17g against %.17g: %d, the order says %d\n", op, a, b,
+					   gj_float_cmp_holds(op, a, b), gj_cmp_holds(op, gj_float_cmp(a, b)));
+		}
+	}
+	snprintf(cases, sizeof(cases), "%lld", (long long) checked);
+	report(bad == 0, "gj_float_cmp_holds: the float order's compares, NaN, infinities and "
+		   "zeros included (%s cases%s", cases, ")");
+}
+
+/*
+ * gj_int_arith's int8 sums, differences and products against 128-bit
+ * arithmetic: it fails exactly where the result leaves int64, and
+ * otherwise gives it.  Edge values (the extremes, their neighbours, powers
+ * of two, square roots of the limits) and random operands of every size.
+ */
+static void
+n32_test_int8_arith(void)
+{
+	static const int64_t base[] = {0, 1, 2, 3, 7, 3037000499, 3037000500, 3037000501,
+		INT64_C(4294967295), INT64_C(4294967296), INT64_C(1) << 62, INT64_MAX - 1, INT64_MAX};
+	int64_t		edges[2 * sizeof(base) / sizeof(base[0]) + 1];
+	int			nedges = 0;
+	int			bad = 0;
+	int64_t		checked = 0;
+	char		cases[32];
+
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+	{
+		edges[nedges++] = base[i];
+		if (base[i] != 0)
+			edges[nedges++] = -base[i];
+	}
+	edges[nedges++] = INT64_MIN;
+	for (int k = 0; k < nedges * nedges + 300000; k++)
+	{
+		int64_t		a,
+					b;
+
+		if (k < nedges * nedges)
+		{
+			a = edges[k / nedges];
+			b = edges[k % nedges];
+		}
+		else
+		{
+			/* operands of 1 to 64 significant bits, either sign */
+			a = (int64_t) (rng() >> (rng() % 64));
+			b = (int64_t) (rng() >> (rng() % 64));
+			if (rng() % 2)
+				a = (int64_t) (0 - (uint64_t) a);
+			if (rng() % 2)
+				b = (int64_t) (0 - (uint64_t) b);
+		}
+		for (int op = GJOP_ADD; op <= GJOP_MUL; op++)
+		{
+			__int128	want = op == GJOP_ADD ? (__int128) a + b :
+				op == GJOP_SUB ? (__int128) a - b : (__int128) a * b;
+			bool		fits = want >= INT64_MIN && want <= INT64_MAX;
+			int64_t		got = 0;
+			bool		ok = gj_int_arith(op, GJT_INT8, a, b, &got);
+
+			checked++;
+			if ((ok != fits || (ok && got != (int64_t) want)) && bad++ < 5)
+				printf("# op %d, %lld and %lld: %s %lld, want %s\n", op, (long long) a,
+					   (long long) b, ok ? "gave" : "failed", (long long) got,
+					   fits ? "a result" : "a failure");
+		}
+	}
+	snprintf(cases, sizeof(cases), "%lld", (long long) checked);
+	report(bad == 0, "gj_int_arith: int8 +, - and * fail exactly where the result leaves int64, "
+		   "against 128-bit arithmetic (%s cases%s", cases, ")");
+}
+
+#define N32_TESTS	4
 
 /* ---------------------------------------------------------------------
  * NVRTC alone (no GPU)
@@ -414,7 +541,7 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 {
 	for (int i = 0; i < n; i++)
 	{
-		double		ms[3] = {0, 0, 0};
+		double		ms[4] = {0, 0, 0, 0};
 		char		message[2048];
 		bool		ok = true;
 
@@ -424,14 +551,18 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			printf("ok %d - NVRTC compiles %s # SKIP %s\n", test_number, progs[i].name, skip);
 			continue;
 		}
-		for (int v = 0; v < 3 && ok; v++)
+		for (int v = 0; v < 4 && ok; v++)
 		{
 			int			nulls = v > 0;
 			uint32_t	mask = nulls ? 0xffu : 0;
-			char	   *ptx = gj_cuda_test_compile_program(v < 2 ? KT_KIND_COUNT : KT_KIND_PAIRS,
-														   progs[i].instrs, progs[i].ninstrs,
-														   mask, mask, KT_ARCH, &ms[v],
-														   message, sizeof(message));
+			char	   *ptx;
+
+			/* v 3: the quick count kernel a background compile loads first */
+			gj_cuda_test_set_quick_only(v == 3);
+			ptx = gj_cuda_test_compile_program(v == 2 ? KT_KIND_PAIRS : KT_KIND_COUNT,
+											   progs[i].instrs, progs[i].ninstrs, mask, mask,
+											   KT_ARCH, &ms[v], message, sizeof(message));
+			gj_cuda_test_set_quick_only(false);
 
 			if (ptx == NULL)
 			{
@@ -451,11 +582,12 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			GjNarrowing nw;
 
 			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
-			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms, pairs kernels %.0f ms\n",
-				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2]);
+			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms, pairs kernels %.0f ms, "
+				   "quick %.0f ms\n",
+				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2], ms[3]);
 		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
-			   "(count and pairs kernels: no local memory, no indirect branch)");
+			   "(count, pairs and quick kernels: no local memory, no indirect branch)");
 	}
 }
 
@@ -490,6 +622,8 @@ run_nvrtc_cpu_tests(void)
 
 	n32_test_arith();
 	n32_test_narrow();
+	n32_test_float_cmp();
+	n32_test_int8_arith();
 	nv_check_programs(progs, n, nv_skip_reason());
 	free(progs);
 }
@@ -700,8 +834,11 @@ bench_program_count_compiled(int64_t n, bool sweep)
 		for (int i = 0; i < nprogs; i++)
 		{
 			const Program *p = &progs[i];
-			int			chosen = gj_cuda_test_compiled_rows(p->instrs, p->ninstrs);
+			int			chosen;
 
+			/* the default's choice, not the last program's sweep */
+			gj_cuda_test_set_compiled_rows(0);
+			chosen = gj_cuda_test_compiled_rows(p->instrs, p->ninstrs);
 			printf("%-76s", p->name);
 			for (int k = 0; k < KB_NSWEEP; k++)
 			{

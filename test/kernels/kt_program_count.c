@@ -29,6 +29,7 @@
 
 /* The test hook of cuda/cuda_compile.cu: where NVRTC is, or "". */
 extern const char *gj_cuda_test_nvrtc_path(void);
+extern void gj_cuda_test_set_quick_only(bool on);
 
 /*
  * How the cuda checks run the program: GJ_COMPILE_OFF (the interpreter)
@@ -1148,7 +1149,7 @@ pc_test_compiled(const Side *outer, const Side *inner)
 
 	if (nvrtc == NULL || nvrtc[0] == '\0')
 	{
-		for (int t = 0; t < PC_NSHAPES + 6; t++)
+		for (int t = 0; t < PC_NSHAPES + 6 + PC_NSHAPES + 2; t++)
 		{
 			test_number++;
 			printf("ok %d - program count, compiled # SKIP no NVRTC\n", test_number);
@@ -1165,6 +1166,18 @@ pc_test_compiled(const Side *outer, const Side *inner)
 	pc_test_run_step_big();
 	pc_test_big_cuda();
 	pc_test_banded();
+
+	/*
+	 * The quick kernels, which a background compile loads first
+	 * (cuda_compile.cu): random programs, the spec's, and run_step's pairs
+	 */
+	printf("# the same, the quick kernels (no proven chunks, no unrolled pair loop)\n");
+	gj_cuda_test_set_quick_only(true);
+	for (int s = 0; s < PC_NSHAPES; s++)
+		pc_test_random(outer, inner, (PcShape) s, true);
+	pc_test_spec_programs(true);
+	pc_test_run_step(outer, inner, true);
+	gj_cuda_test_set_quick_only(false);
 	pc_compile = GJ_COMPILE_OFF;
 }
 
@@ -1315,7 +1328,7 @@ int
 program_count_test_count(bool cuda)
 {
 	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + 2 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 : 0) +
-		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 + 1 : 0);
+		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 + 1 + PC_NSHAPES + 1 + 1 : 0);
 }
 
 /*

@@ -167,19 +167,26 @@ gpujoin_interpreted_why(int why)
  * How the backend ran the program on the device, where a kernel that can
  * run it compiled ran (the cuda backend's program count, cuda_compile.cu):
  * "compiled (12.345 ms)" with the time compiling took, "compiled (cached)"
- * where the process had compiled it already, or "interpreted (why)"; and
- * how many steps found it in the process's cache.
+ * where the process had compiled it already, or "interpreted (why)"; the
+ * steps that interpreted it or ran the quick kernel while the full one
+ * compiled in the background; and how many steps found it in the
+ * process's cache.
  */
 static void
 explain_program(const GjStats *stats, ExplainState *es)
 {
 	const char *why = gpujoin_interpreted_why(stats->interpreted_why);
+	bool		quick_only;
 	char	   *text;
 
 	if (stats->program_steps_compiled == 0 && stats->program_steps_interpreted == 0)
 		return;
+	/* steps that ran the quick kernel while the full one compiled */
+	quick_only = stats->program_steps_quick > 0 && stats->programs_compiled == 0;
 	if (stats->program_steps_compiled == 0)
 		text = why != NULL ? psprintf("interpreted (%s)", why) : pstrdup("interpreted");
+	else if (quick_only)
+		text = pstrdup("compiled (the quick kernel; the full one compiling in the background)");
 	else if (stats->programs_compiled == 0)
 		text = pstrdup("compiled (cached)");
 	else if (es->timing)
@@ -187,12 +194,15 @@ explain_program(const GjStats *stats, ExplainState *es)
 	else
 		text = pstrdup("compiled");
 	if (stats->program_steps_compiled > 0 && stats->program_steps_interpreted > 0)
-		text = psprintf("%s, %lld of %lld steps interpreted%s%s%s", text,
+		text = psprintf("%s, %lld of %lld steps interpreted", text,
 						(long long) stats->program_steps_interpreted,
 						(long long) (stats->program_steps_compiled +
-									 stats->program_steps_interpreted),
-						why != NULL ? " (" : "", why != NULL ? why : "",
-						why != NULL ? ")" : "");
+									 stats->program_steps_interpreted));
+	if (stats->program_steps_quick > 0 && !quick_only)
+		text = psprintf("%s, %lld quick", text, (long long) stats->program_steps_quick);
+	if (stats->program_steps_compiled > 0 && stats->program_steps_interpreted > 0 &&
+		why != NULL && !quick_only)
+		text = psprintf("%s (%s)", text, why);
 	ExplainPropertyText("Program", text, es);
 	if (stats->programs_cached > 0)
 		ExplainPropertyInteger("Program Cache Hits", NULL, stats->programs_cached, es);

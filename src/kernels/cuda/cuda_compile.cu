@@ -23,7 +23,11 @@
  * not wait (gpujoin.compile_programs = on) has it compiled on a thread of
  * its own and interprets its steps until the kernel is ready
  * (GJ_INTERPRETED_COMPILING): no query waits for NVRTC, and the next step
- * or the next query finds the kernel.  With always (the tests), the caller
+ * or the next query finds the kernel.  That thread first compiles a quick
+ * kernel (the checked pair loop alone, not unrolled, GJC_QUICK_ROWS outer
+ * rows a thread at most), which NVRTC compiles in a fraction of the time, and the
+ * steps run it while the full kernel compiles after it; the steps after
+ * that run the full one.  Both give the interpreter's answers.  With always (the tests), the caller
  * waits, so that every step runs compiled.  The GPU service is one
  * process that serves the joins of every session on several threads, and
  * a backend that runs the cuda backend itself is another: both keep every
@@ -90,6 +94,15 @@ typedef enum CacheState
 	CACHE_FAILED				/* run it interpreted; why says why */
 } CacheState;
 
+/* One compiled and loaded module: a kind's kernels. */
+typedef struct CompiledModule
+{
+	cudaLibrary_t library;
+	cudaKernel_t kernels[2];	/* the kind's (kind_kernel_names) */
+	int			rows;			/* outer rows a thread it was compiled for */
+	double		build_ms;		/* what compiling and loading took */
+} CompiledModule;
+
 typedef struct CacheEntry
 {
 	int			kind;			/* GjCompiledKind */
@@ -97,13 +110,14 @@ typedef struct CacheEntry
 	uint32_t	outer_nullable;
 	uint32_t	inner_nullable;
 	int			rows;			/* gj_compiled_rows_per_thread's, when compiled */
+	bool		quick_only;		/* kernel_test: the quick kernel is the final one */
 	int			ninstrs;
 	GjInstr		instrs[GJ_MAX_INSTRS];
 	CacheState	state;
 	int			why;			/* CACHE_FAILED: GjInterpretedWhy */
-	double		build_ms;		/* what compiling and loading took */
-	cudaLibrary_t library;
-	cudaKernel_t kernels[2];	/* the kind's (kind_kernel_names) */
+	CompiledModule full;		/* CACHE_READY: the kernel the steps run */
+	bool		quick_ready;	/* quick loaded (CACHE_COMPILING: the steps run it) */
+	CompiledModule quick;
 } CacheEntry;
 
 /* The kernels of each kind, in the order callers receive them. */
@@ -248,12 +262,24 @@ loaded_columns(const GjInstr *instrs, int ninstrs, int op)
  * kept in 32 bits (gj_program_narrow), two a column in 64, two a leading
  * compare's 64-bit order key, and two counts; 2 to 16 rows.  (For the two
  * int4 compares of cuda_rowcount.cu, 36 registers of thresholds and
- * counts, 12 rows a thread, ran best on an H100.)  kernel_test
- * bench-program-count sets rows_override to compare others.
+ * counts, 12 rows a thread, ran best on an H100.)  A program with float
+ * arithmetic or an integer division after its leading compares takes at
+ * most GJC_HEAVY_ROWS: its pairs are bound by those steps, not by the
+ * inner values' loads that more rows share (H200, bench-program-count's
+ * sweep: such programs ran 10-35% slower at 16 rows than at 4 to 6).
+ * kernel_test bench-program-count sets rows_override to compare others.
  */
 #define GJC_ROW_WORDS		40
+#define GJC_HEAVY_ROWS		6
+
+/*
+ * Outer rows a thread of the quick kernel (see the file's header): at most
+ * GJC_QUICK_ROWS, since each row's copy of the program is NVRTC's work.
+ */
+#define GJC_QUICK_ROWS		4
 
 static int	rows_override;
+static bool quick_only;
 
 /* kernel_test bench-program-count: NVRTC options added to ours (see below) */
 #define GJ_COMPILE_TEST_OPTIONS 4
@@ -268,6 +294,7 @@ gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs)
 	GjLeadingCompares lead;
 	uint32_t	outer = loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
 	int			words = 2;
+	int			rows;
 
 	if (rows_override > 0)
 		return rows_override;
@@ -283,8 +310,27 @@ gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs)
 			!((nw.inner_cols >> sc->inner_col) & 1))
 			words += 2;
 	}
-	return words >= GJC_ROW_WORDS / 2 ? 2 : words <= GJC_ROW_WORDS / 16 ? 16 :
+	rows = words >= GJC_ROW_WORDS / 2 ? 2 : words <= GJC_ROW_WORDS / 16 ? 16 :
 		GJC_ROW_WORDS / words;
+	for (int pc = lead.pc; pc < ninstrs; pc++)
+	{
+		const GjInstr *in = &instrs[pc];
+		bool		arith = in->op >= GJOP_ADD && in->op <= GJOP_ABS;
+
+		if ((arith && gj_type_class(in->type) == GJ_CLASS_FLOAT) ||
+			in->op == GJOP_DIV || in->op == GJOP_MOD)
+			return rows < GJC_HEAVY_ROWS ? rows : GJC_HEAVY_ROWS;
+	}
+	return rows;
+}
+
+/* Outer rows a thread of a program's quick kernel. */
+static int
+quick_rows(const GjInstr *instrs, int ninstrs)
+{
+	int			rows = gj_compiled_rows_per_thread(instrs, ninstrs);
+
+	return rows < GJC_QUICK_ROWS ? rows : GJC_QUICK_ROWS;
 }
 
 /* Append to a bounded buffer; false once it is full. */
@@ -304,13 +350,14 @@ append(char *buf, size_t len, size_t *at, const char *fmt, ...)
 }
 
 /*
- * The NVRTC source of the count kernel for a program: the prelude, the
- * program and its leading compares as macros, then compiled_count.cuh.
- * false if it does not fit buf.
+ * The NVRTC source of a kind's kernels for a program: the prelude, the
+ * program and its leading compares as macros, then compiled_count.cuh;
+ * with quick, the quick kernel's (no proven chunks, no unrolled pair
+ * loop, quick_rows).  false if it does not fit buf.
  */
 bool
 gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
-						uint32_t inner_nullable, char *buf, size_t len)
+						uint32_t inner_nullable, bool quick, char *buf, size_t len)
 {
 	GjLeadingCompares lead;
 	GjNarrowing nw;
@@ -342,12 +389,13 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 			   "#define GJC_OUTER_COLS 0x%xu\n#define GJC_INNER_COLS 0x%xu\n"
 			   "#define GJC_OUTER_NARROW 0x%xu\n#define GJC_INNER_NARROW 0x%xu\n"
 			   "#define GJC_OUTER_NULLABLE 0x%xu\n#define GJC_INNER_NULLABLE 0x%xu\n"
-			   "#define GJC_ROWS %d\n#define GJC_KIND %d\n"
+			   "#define GJC_ROWS %d\n#define GJC_KIND %d\n%s"
 			   "#include \"kernels/cuda/compiled_count.cuh\"\n",
 			   loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER),
 			   loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER),
 			   nw.outer_cols, nw.inner_cols, outer_nullable, inner_nullable,
-			   gj_compiled_rows_per_thread(instrs, ninstrs), kind);
+			   quick ? quick_rows(instrs, ninstrs) : gj_compiled_rows_per_thread(instrs, ninstrs),
+			   kind, quick ? "#define GJC_PROVE 0\n#define GJC_PAIR_UNROLL 1\n" : "");
 }
 
 static double
@@ -442,16 +490,17 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 	return e->kind == kind && e->device == device && e->ninstrs == ninstrs &&
 		e->outer_nullable == outer_nullable && e->inner_nullable == inner_nullable &&
 		e->rows == gj_compiled_rows_per_thread(instrs, ninstrs) &&
+		e->quick_only == quick_only &&
 		memcmp(e->instrs, instrs, sizeof(GjInstr) * ninstrs) == 0;
 }
 
 /*
- * Compile and load the kernel of a new entry (cache_lock not held): its
- * kernels, why and build_ms; returns the state the caller sets under the
- * lock (others read it under the lock).
+ * Compile and load an entry's full or quick kernels into *m (cache_lock
+ * not held: the entry's key does not change).  false with *why set where
+ * it failed.
  */
-static CacheState
-entry_build(CacheEntry *e, int arch)
+static bool
+module_build(const CacheEntry *e, bool quick, int arch, CompiledModule *m, int *why)
 {
 	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
 	char	   *cubin = NULL;
@@ -462,22 +511,22 @@ entry_build(CacheEntry *e, int arch)
 	double		t0 = now_ms();
 	cudaError_t rc;
 
-	e->why = GJ_INTERPRETED_COMPILE_FAILED;
+	*why = GJ_INTERPRETED_COMPILE_FAILED;
 	if (source == NULL ||
 		!gj_cuda_compiled_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable,
-								 e->inner_nullable, source, GJ_COMPILE_SOURCE_BYTES) ||
+								 e->inner_nullable, quick, source, GJ_COMPILE_SOURCE_BYTES) ||
 		!nvrtc_compile(source, arch, &cubin, &cubin_len, NULL))
 	{
 		free(source);
-		return CACHE_FAILED;
+		return false;
 	}
 	free(source);
 	/* the library loads into the device's context, which must be current */
 	if (cudaGetDevice(&current) == cudaSuccess && current != e->device)
 		(void) cudaSetDevice(e->device);
-	rc = cudaLibraryLoadData(&e->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
+	rc = cudaLibraryLoadData(&m->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
 	for (int k = 0; rc == cudaSuccess && k < nkernels; k++)
-		rc = cudaLibraryGetKernel(&e->kernels[k], e->library, names[k]);
+		rc = cudaLibraryGetKernel(&m->kernels[k], m->library, names[k]);
 	free(cubin);
 	if (current >= 0 && current != e->device)
 		(void) cudaSetDevice(current);
@@ -486,11 +535,29 @@ entry_build(CacheEntry *e, int arch)
 		snprintf(last_failure, sizeof(last_failure), "could not load the compiled program: %s",
 				 cudaGetErrorString(rc));
 		(void) cudaGetLastError();
-		e->why = GJ_INTERPRETED_LOAD_FAILED;
-		return CACHE_FAILED;
+		*why = GJ_INTERPRETED_LOAD_FAILED;
+		return false;
 	}
-	e->build_ms = now_ms() - t0;
-	return CACHE_READY;
+	m->rows = quick ? quick_rows(e->instrs, e->ninstrs) :
+		gj_compiled_rows_per_thread(e->instrs, e->ninstrs);
+	m->build_ms = now_ms() - t0;
+	return true;
+}
+
+/*
+ * Compile and load a new entry's final kernel (cache_lock not held): the
+ * full one, or the quick one for kernel_test's quick_only; returns the
+ * state the caller sets under the lock (others read it under the lock).
+ */
+static CacheState
+entry_build(CacheEntry *e, int arch)
+{
+	int			why;
+
+	if (module_build(e, e->quick_only, arch, &e->full, &why))
+		return CACHE_READY;
+	e->why = why;
+	return CACHE_FAILED;
 }
 
 /* An entry compiled on a thread of its own (gj_cuda_compiled_kernel). */
@@ -517,14 +584,42 @@ gj_cuda_wait_for_compiles(void)
 	pthread_mutex_unlock(&cache_lock);
 }
 
+/*
+ * The background compile: the quick kernel, which the steps run as soon as
+ * it is loaded, then the full one (or the quick one alone where it is the
+ * final kernel).  Where the full kernel fails after the quick one loaded,
+ * the quick one stays the entry's kernel.
+ */
 static void *
 build_thread(void *arg)
 {
 	BuildJob   *job = (BuildJob *) arg;
-	CacheState	state = entry_build(job->e, job->arch);
+	CacheEntry *e = job->e;
+	CacheState	state;
+
+	if (!e->quick_only)
+	{
+		CompiledModule quick;
+		int			why;
+
+		if (module_build(e, true, job->arch, &quick, &why))
+		{
+			pthread_mutex_lock(&cache_lock);
+			e->quick = quick;
+			e->quick_ready = true;
+			pthread_cond_broadcast(&cache_ready);
+			pthread_mutex_unlock(&cache_lock);
+		}
+	}
+	state = entry_build(e, job->arch);
+	if (state == CACHE_FAILED && e->quick_ready)
+	{
+		e->full = e->quick;
+		state = CACHE_READY;
+	}
 
 	pthread_mutex_lock(&cache_lock);
-	job->e->state = state;
+	e->state = state;
 	builds_running--;
 	pthread_cond_broadcast(&cache_ready);
 	pthread_mutex_unlock(&cache_lock);
@@ -588,13 +683,15 @@ build_in_background(CacheEntry *e, int arch)
  * GJ_INTERPRETED_SMALL).  With wait false, a kernel not compiled yet is
  * compiled on a thread of its own (or another caller's compile goes on)
  * and the call returns NULL at once, why GJ_INTERPRETED_COMPILING: ask
- * again at the next step.
+ * again at the next step; the quick kernel where it is loaded already
+ * (*final false: ask again at the next step for the full one).  *rows
+ * receives the outer rows a thread of the kernel returned.
  */
 const void *
 gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, int ninstrs,
 						uint32_t outer_nullable, uint32_t inner_nullable, bool may_compile,
-						bool wait, const void **second, double *compile_ms, double *built_ms,
-						int *why)
+						bool wait, const void **second, int *rows, bool *final,
+						double *compile_ms, double *built_ms, int *why)
 {
 	CacheEntry *e = NULL;
 	double		t0 = now_ms();
@@ -604,6 +701,8 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 	if (built_ms != NULL)
 		*built_ms = 0;
 	*why = GJ_INTERPRETED_NONE;
+	*rows = 0;
+	*final = true;
 	if (ninstrs < 1 || ninstrs > GJ_COMPILE_MAX_INSTRS)
 	{
 		*why = GJ_INTERPRETED_TOO_LARGE;
@@ -655,13 +754,16 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		e->outer_nullable = outer_nullable;
 		e->inner_nullable = inner_nullable;
 		e->rows = gj_compiled_rows_per_thread(instrs, ninstrs);
+		e->quick_only = quick_only;
 		e->ninstrs = ninstrs;
 		memcpy(e->instrs, instrs, sizeof(GjInstr) * ninstrs);
 		e->state = CACHE_COMPILING;
+		e->quick_ready = false;
 		pthread_mutex_unlock(&cache_lock);
 		if (!wait && build_in_background(e, arch))
 		{
 			*why = GJ_INTERPRETED_COMPILING;
+			*final = false;
 			return NULL;
 		}
 		{
@@ -673,16 +775,24 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		pthread_cond_broadcast(&cache_ready);
 		*compile_ms = now_ms() - t0;
 	}
-	if (e->state == CACHE_READY)
+	if (e->state == CACHE_READY || (e->state == CACHE_COMPILING && e->quick_ready))
 	{
-		kernel = (const void *) e->kernels[0];
+		const CompiledModule *m = e->state == CACHE_READY ? &e->full : &e->quick;
+
+		kernel = (const void *) m->kernels[0];
 		if (second != NULL)
-			*second = (const void *) e->kernels[1];
+			*second = (const void *) m->kernels[1];
+		*rows = m->rows;
 		if (built_ms != NULL)
-			*built_ms = e->build_ms;
+			*built_ms = m->build_ms;
 	}
-	else
-		*why = e->state == CACHE_COMPILING ? GJ_INTERPRETED_COMPILING : e->why;
+	if (e->state == CACHE_COMPILING)
+	{
+		*why = GJ_INTERPRETED_COMPILING;
+		*final = false;
+	}
+	else if (e->state == CACHE_FAILED)
+		*why = e->why;
 	pthread_mutex_unlock(&cache_lock);
 	return kernel;
 }
@@ -722,6 +832,7 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 		&state->count_kernels;
 	double		pairs = (double) state->input.outer_nrows * (double) state->input.inner_nrows;
 	bool		always = state->input.compile_programs == GJ_COMPILE_ALWAYS;
+	bool		final;
 	double		ms = 0,
 				built = 0;
 
@@ -738,9 +849,11 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 										side_nullable(&state->input.outer),
 										side_nullable(&state->input.inner),
 										always || pairs >= GJ_COMPILE_MIN_PAIRS, always,
-										&k->second, &ms, &built, &k->why);
-	if (k->why == GJ_INTERPRETED_COMPILING)
+										&k->second, &k->rows, &final, &ms, &built, &k->why);
+	k->quick = !final && k->kernel != NULL;
+	if (!final)
 	{
+		/* interpret, or run the quick kernel, until the full one is there */
 		k->waited = true;
 		return k;
 	}
@@ -785,8 +898,8 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 		free(source);
 		return NULL;
 	}
-	if (!gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable, source,
-								 GJ_COMPILE_SOURCE_BYTES))
+	if (!gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
+								 quick_only, source, GJ_COMPILE_SOURCE_BYTES))
 	{
 		snprintf(message, message_len, "the source does not fit %d bytes",
 				 GJ_COMPILE_SOURCE_BYTES);
@@ -813,7 +926,8 @@ gj_cuda_test_nvrtc_path(void)
 extern "C" bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
-	return gj_cuda_compiled_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, buf, len);
+	return gj_cuda_compiled_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, quick_only, buf,
+								   len);
 }
 
 /*
@@ -846,6 +960,18 @@ gj_cuda_test_set_compile_options(const char *options)
 		 tok != NULL && ntest_options < GJ_COMPILE_TEST_OPTIONS;
 		 tok = strtok_r(NULL, " ", &save))
 		test_options[ntest_options++] = tok;
+}
+
+/*
+ * For kernel_test: with on, the kernels compiled from now on are the
+ * quick ones (quick_rows), as the final kernel of their entries, so that
+ * program-count checks them against the interpreter.  Kept apart in the
+ * cache.  Not thread-safe, like gj_cuda_test_set_compiled_rows.
+ */
+extern "C" void
+gj_cuda_test_set_quick_only(bool on)
+{
+	quick_only = on;
 }
 
 /* For kernel_test: gj_compiled_rows_per_thread, from C. */

@@ -172,6 +172,8 @@ typedef struct GjCompiledKernels
 	bool		waited;			/* a step ran interpreted while it compiled */
 	const void *kernel;
 	const void *second;			/* GJ_COMPILED_PAIRS: the write pass */
+	int			rows;			/* outer rows a thread of kernel and second */
+	bool		quick;			/* the quick kernel, while the full one compiles */
 	int			why;
 } GjCompiledKernels;
 
@@ -517,13 +519,14 @@ extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
 										   const GjInstr *instrs, int ninstrs,
 										   uint32_t outer_nullable, uint32_t inner_nullable,
 										   bool may_compile, bool wait, const void **second,
-										   double *compile_ms, double *built_ms, int *why);
+										   int *rows, bool *final, double *compile_ms,
+										   double *built_ms, int *why);
 extern const GjCompiledKernels *gj_cuda_program_kernels(CudaJoinState *state, int kind,
 														GjStats *stats);
 extern int	gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs);
 extern bool gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs,
 									uint32_t outer_nullable, uint32_t inner_nullable,
-									char *buf, size_t len);
+									bool quick, char *buf, size_t len);
 
 /* cuda_program_count.cu */
 extern int64_t gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *stats);

@@ -328,9 +328,7 @@ plan_step(const CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 	int64_t		inner_rows = tile->inner_end - tile->inner_begin;
 	int64_t		pairs = state->simple || compiled ? CMP_PAIRS_PER_STEP : GEN_PAIRS_PER_STEP;
 	int64_t		block_rows = state->simple ? CMP_BLOCK * CMP_ROWS :
-		compiled ? GJC_BLOCK * gj_compiled_rows_per_thread(state->program.instrs,
-														   state->program.ninstrs) :
-		GEN_BLOCK;
+		compiled ? GJC_BLOCK * state->pairs_kernels.rows : GEN_BLOCK;
 	int64_t		chunk = state->simple ? CMP_CHUNK : compiled ? GJC_CHUNK : GEN_CHUNK;
 	int64_t		work = gj_min64(gj_max64(pairs / inner_rows, 1), MAX_STEP_ROWS);
 	int64_t		rows = work;
@@ -388,8 +386,7 @@ static bool
 launch_compiled_pass(CudaJoinState *state, const GjTile *tile, const StepPlan *plan,
 					 int64_t o_begin, int64_t nrows, bool write, GjError *err)
 {
-	int			rows = gj_compiled_rows_per_thread(state->program.instrs,
-												   state->program.ninstrs);
+	int			rows = state->pairs_kernels.rows;
 	void	   *params[1];
 	GjcArgs		g;
 
@@ -565,7 +562,10 @@ gj_cuda_nestloop_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_n
 		const GjCompiledKernels *k = gj_cuda_program_kernels(state, GJ_COMPILED_PAIRS, stats);
 
 		if (k->kernel != NULL)
+		{
 			stats->program_steps_compiled++;
+			stats->program_steps_quick += k->quick;
+		}
 		else
 		{
 			stats->program_steps_interpreted++;

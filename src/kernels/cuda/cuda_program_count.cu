@@ -293,11 +293,14 @@ gjc_slices(int64_t oblocks, int64_t ninner, int64_t resident)
 							 65535), 1);
 }
 
-/* Launch the compiled count kernel with pc_count_kernel's arguments. */
+/*
+ * Launch the compiled count kernel, of rows outer rows a thread, with
+ * pc_count_kernel's arguments.
+ */
 static bool
-pc_launch_compiled(CudaJoinState *state, const void *kernel, const PcArgs *a, GjError *err)
+pc_launch_compiled(CudaJoinState *state, const void *kernel, int rows, const PcArgs *a,
+				   GjError *err)
 {
-	int			rows = gj_compiled_rows_per_thread(a->program.instrs, a->program.ninstrs);
 	int64_t		oblocks = gj_ceil_div(a->nrows, (int64_t) GJC_BLOCK * rows);
 	int			resident = 1;
 	void	   *params[1];
@@ -345,6 +348,7 @@ gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 	size_t		shared;
 	int			resident = 1;
 	const void *kernel;
+	const GjCompiledKernels *compiled;
 	PcArgs		a;
 
 	*total = 0;
@@ -395,12 +399,14 @@ gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 							 state->stream),
 			 "could not clear device scratch memory");
 	/* the compiled kernel where there is one for the columns as they are */
-	kernel = gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats)->kernel;
+	compiled = gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats);
+	kernel = compiled->kernel;
 	if (kernel != NULL)
 	{
-		if (!pc_launch_compiled(state, kernel, &a, err))
+		if (!pc_launch_compiled(state, kernel, compiled->rows, &a, err))
 			return false;
 		stats->program_steps_compiled++;
+		stats->program_steps_quick += compiled->quick;
 	}
 	else
 	{
