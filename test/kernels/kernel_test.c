@@ -55,6 +55,9 @@
  *	  kernel_test program-count
  *							the program count tests alone (below), with
  *							cuda where there is a GPU
+ *	  kernel_test program-count-quick
+ *							the quick compiled kernels' checks alone (the
+ *							last of program-count's; a GPU and NVRTC)
  *	  kernel_test bench-program-count [N [rows]]
  *							the row counts of "o.x < i.x AND o.y > i.y AND
  *							o.x + i.y > 0" (leading compares, then the
@@ -125,6 +128,8 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "bench-rowcount") == 0)
 		return bench_rowcount(argc >= 3 ? atoll(argv[2]) : 1000000);
+	if (argc >= 2 && strcmp(argv[1], "program-count-quick") == 0)
+		return run_program_count_quick_only();
 	if (argc >= 2 && strcmp(argv[1], "program-count") == 0)
 		return run_program_count_only();
 	if (argc >= 2 && strcmp(argv[1], "bench-program-count") == 0)

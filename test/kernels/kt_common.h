@@ -167,6 +167,7 @@ extern int	bench_page_decode(int64_t nrows);
 extern int	program_count_test_count(bool cuda);
 extern void run_program_count_tests(bool cuda);
 extern int	run_program_count_only(void);
+extern int	run_program_count_quick_only(void);
 extern int	bench_program_count(int64_t n);
 extern void program_count_random_program(int shape, Program *prog);
 

@@ -1138,6 +1138,29 @@ pc_test_banded(void)
 }
 
 /*
+ * The quick kernels, which a background compile loads first
+ * (cuda_compile.cu), against the cpu: random programs, the spec's, and
+ * run_step's pairs.  PC_QUICK_TESTS tests; NVRTC must be there.
+ */
+#define PC_QUICK_TESTS	(PC_NSHAPES + 2)
+
+static void
+pc_test_quick(const Side *outer, const Side *inner)
+{
+	int			saved = pc_compile;
+
+	printf("# the same, the quick kernels (no proven chunks, no unrolled pair loop)\n");
+	pc_compile = GJ_COMPILE_ALWAYS;
+	gj_cuda_test_set_quick_only(true);
+	for (int s = 0; s < PC_NSHAPES; s++)
+		pc_test_random(outer, inner, (PcShape) s, true);
+	pc_test_spec_programs(true);
+	pc_test_run_step(outer, inner, true);
+	gj_cuda_test_set_quick_only(false);
+	pc_compile = saved;
+}
+
+/*
  * The cuda checks again with the program compiled to GPU code: the same
  * counts per row, totals and host pairs as the cpu's, so as the
  * interpreter's.  They skip where NVRTC is missing.
@@ -1149,7 +1172,7 @@ pc_test_compiled(const Side *outer, const Side *inner)
 
 	if (nvrtc == NULL || nvrtc[0] == '\0')
 	{
-		for (int t = 0; t < PC_NSHAPES + 6 + PC_NSHAPES + 2; t++)
+		for (int t = 0; t < PC_NSHAPES + 6 + PC_QUICK_TESTS; t++)
 		{
 			test_number++;
 			printf("ok %d - program count, compiled # SKIP no NVRTC\n", test_number);
@@ -1166,18 +1189,7 @@ pc_test_compiled(const Side *outer, const Side *inner)
 	pc_test_run_step_big();
 	pc_test_big_cuda();
 	pc_test_banded();
-
-	/*
-	 * The quick kernels, which a background compile loads first
-	 * (cuda_compile.cu): random programs, the spec's, and run_step's pairs
-	 */
-	printf("# the same, the quick kernels (no proven chunks, no unrolled pair loop)\n");
-	gj_cuda_test_set_quick_only(true);
-	for (int s = 0; s < PC_NSHAPES; s++)
-		pc_test_random(outer, inner, (PcShape) s, true);
-	pc_test_spec_programs(true);
-	pc_test_run_step(outer, inner, true);
-	gj_cuda_test_set_quick_only(false);
+	pc_test_quick(outer, inner);
 	pc_compile = GJ_COMPILE_OFF;
 }
 
@@ -1328,7 +1340,7 @@ int
 program_count_test_count(bool cuda)
 {
 	return 1 + PC_NSHAPES + 1 + 1 + 1 + 1 + 2 + (cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 : 0) +
-		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 + 1 + PC_NSHAPES + 1 + 1 : 0);
+		(cuda ? PC_NSHAPES + 1 + 1 + 1 + 1 + 1 + 1 + PC_QUICK_TESTS : 0);
 }
 
 /*
@@ -1486,4 +1498,33 @@ bench_program_count(int64_t n)
 		free((void *) side.cols.values[c]);
 	free(counts);
 	return 0;
+}
+
+/*
+ * kernel_test program-count-quick: the quick kernels' checks alone (the
+ * last of program-count's), on a GPU with NVRTC.
+ */
+int
+run_program_count_quick_only(void)
+{
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err) || gj_cuda_test_nvrtc_path()[0] == '\0')
+	{
+		printf("1..0 # SKIP no CUDA device or no NVRTC\n");
+		return 0;
+	}
+	printf("1..%d\n", PC_QUICK_TESTS);
+	rowcount_make_side(&outer, PC_OUTER);
+	rowcount_make_side(&inner, PC_INNER);
+	pc_test_quick(&outer, &inner);
+	rowcount_free_side(&outer);
+	rowcount_free_side(&inner);
+	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
+	return failures > 0;
 }
