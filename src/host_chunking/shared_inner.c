@@ -28,8 +28,8 @@
  * gpujoin_agg_shared_groups.c; where the staging area has no room for it,
  * the side is shared without it); each process finds it with
  * gpujoin_shared_inner_extra.  A side put together from shares has none:
- * the aggregate node's partial paths never drain their inner side in
- * parallel.
+ * the aggregate node's partial paths drain their inner side in parallel
+ * only where they number no inner groups (gpujoin_agg_path.c).
  *
  * What stays per process: the outer rows, the keys' encoding for the
  * device (which reads the shared arrays and writes only its own), the

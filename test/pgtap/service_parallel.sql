@@ -25,7 +25,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(97);
+SELECT plan(101);
 
 SELECT is((SELECT boot_val FROM pg_settings WHERE name = 'gpujoin.service'), 'on',
           'gpujoin.service is on by default');
@@ -262,6 +262,22 @@ SELECT is(:'pp_anti'::text, :'pn_anti'::text, 'anti sort-merge join, inner side 
 RESET gpujoin.algorithm;
 :digest pp_band FROM (:qp_band) t \gset
 SELECT is(:'pp_band'::text, :'pn_band'::text, 'band join, inner side drained in parallel: the rows of the native plan');
+-- the aggregate node's partial paths: a count needs only each outer row's
+-- matches, so its inner side is drained in parallel too; an argument of
+-- the inner side keeps it drained by one process (gpujoin_agg_path.c)
+\set qp_agg_count 'SELECT count(*) FROM gj_pi_outer o JOIN gj_pi_inner i ON i.f BETWEEN o.f - 0.5 AND o.f + 0.5'
+\set qp_agg_sum 'SELECT sum(i.w) FROM gj_pi_outer o JOIN gj_pi_inner i ON i.f BETWEEN o.f - 0.5 AND o.f + 0.5'
+SET LOCAL gpujoin.enabled = off;
+SELECT (:qp_agg_count) AS pn_agg_count, (:qp_agg_sum) AS pn_agg_sum \gset
+SET LOCAL gpujoin.enabled = on;
+SELECT matches(pg_temp.explain_analyze(:'qp_agg_count'),
+               'Parallel Custom Scan \(GpuJoin\).*GPU Aggregates: PARTIAL count\(\*\).*Inner Side: shared, drained in parallel',
+               'a partial count(*) over a band join: its inner side drained in parallel');
+SELECT is((:qp_agg_count), :'pn_agg_count'::bigint, '... and the native count');
+SELECT matches(pg_temp.explain_analyze(:'qp_agg_sum'),
+               'Parallel Custom Scan \(GpuJoin\).*GPU Aggregates: PARTIAL sum\(i\.w\).*Inner Side: shared\n',
+               'a partial sum of an inner column: its inner side drained by one process, shared');
+SELECT is((:qp_agg_sum), :'pn_agg_sum'::bigint, '... and the native sum');
 -- the nested loop asked for: its bound o.k % 300 < i.k also makes a range,
 -- and which of the two the costs pick is not what this checks
 SET LOCAL gpujoin.algorithm = nestloop;

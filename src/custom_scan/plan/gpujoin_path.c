@@ -271,10 +271,11 @@ mentions_numeric(Node *node, void *context)
  * service runs the join, no numeric key, no spill, room in the staging
  * area: gpujoin_inner_drain_may_share), so the fallback is a rare cost,
  * never a wrong answer.  The partial path must return the same columns as
- * inner_whole, since one host buffer holds either.
+ * inner_whole, since one host buffer holds either.  The aggregate node's
+ * partial paths ask too (gpujoin_agg_path.c).
  */
-static bool
-inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_rinfos)
+bool
+gpujoin_inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *device_rinfos)
 {
 	Path	   *inner_partial;
 	ListCell   *lc;
@@ -716,7 +717,7 @@ offer_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel
 				(*withheld)++;
 
 			/* and one whose inner side is drained in parallel too */
-			if (inner_drain_in_parallel(innerrel, inner_safe, device_rinfos))
+			if (gpujoin_inner_drain_in_parallel(innerrel, inner_safe, device_rinfos))
 			{
 				cpath = make_gpujoin_path(root, joinrel, outer_partial, inner_safe,
 										  linitial(innerrel->partial_pathlist),

@@ -134,6 +134,16 @@ gpujoin_plan_join(PlannerInfo *root, CustomPath *best_path, List *custom_plans,
 
 	join->outer_plan = linitial(custom_plans);
 	join->inner_plan = lsecond(custom_plans);
+
+	/*
+	 * An inner side drained in parallel (gpujoin_path.c, and the aggregate
+	 * node's partial paths) has a third child, the whole inner side, read
+	 * into the same host buffer where the shares cannot be shared: it must
+	 * return the same columns.
+	 */
+	if (list_length(custom_plans) == 3 &&
+		!equal(join->inner_plan->targetlist, ((Plan *) lthird(custom_plans))->targetlist))
+		elog(ERROR, "GpuJoin: the inner side's partial and whole plans return different columns");
 	join->outer_path = linitial(best_path->custom_paths);
 	join->inner_path = lsecond(best_path->custom_paths);
 	join->device_clauses =
@@ -317,15 +327,6 @@ gpujoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ListCell   *lc;
 
 	gpujoin_plan_join(root, best_path, custom_plans, &join);
-
-	/*
-	 * An inner side drained in parallel (gpujoin_path.c) has a third child,
-	 * the whole inner side, read into the same host buffer where the shares
-	 * cannot be shared: it must return the same columns.
-	 */
-	if (list_length(custom_plans) == 3 &&
-		!equal(join.inner_plan->targetlist, ((Plan *) lthird(custom_plans))->targetlist))
-		elog(ERROR, "GpuJoin: the inner side's partial and whole plans return different columns");
 
 	/* the scan tuple: every Var of the target list and of all quals */
 	vars = pull_var_clause((Node *) tlist, 0);
