@@ -98,6 +98,7 @@ extern bool gpujoin_plans_parallel(void);
 extern Path *gpujoin_partial_outer_path(PlannerInfo *root, RelOptInfo *outerrel);
 extern bool gpujoin_inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole,
 											List *device_rinfos);
+extern List *gpujoin_path_children(Path *outer_path, Path *inner_share, Path *inner_path);
 extern bool gpujoin_inner_drain_may_share(double inner_bytes);
 extern Selectivity gpujoin_band_selectivity(PlannerInfo *root, List *clauses,
 											Relids outer_relids, Relids inner_relids,

@@ -1003,10 +1003,8 @@ add_agg_paths(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out_rel, boo
 					cpath->path.rows = num_groups;
 					cpath->path.pathkeys = NIL;
 					cpath->flags = 0;
-					if (inner_share != NULL)
-						cpath->custom_paths = list_make3(outer_path, inner_share, inner_path);
-					else
-						cpath->custom_paths = list_make2(outer_path, inner_path);
+					cpath->custom_paths = gpujoin_path_children(outer_path, inner_share,
+																inner_path);
 					/* a GpuJoin path's private list, and (method, partial) */
 					cpath->custom_private = lappend(gpujoin_path_private_make(device_rinfos, host_rinfos,
 																			  restrictlist, NIL,

@@ -296,6 +296,20 @@ gpujoin_inner_drain_in_parallel(RelOptInfo *innerrel, Path *inner_whole, List *d
 }
 
 /*
+ * A GpuJoin or GpuJoinAgg path's children.  An inner side drained in
+ * parallel (inner_share not NULL) has two inner children: the partial path
+ * the processes drain their shares of, and inner_path, drained whole by
+ * each process where the shares cannot be shared (shared_inner.c).
+ */
+List *
+gpujoin_path_children(Path *outer_path, Path *inner_share, Path *inner_path)
+{
+	if (inner_share != NULL)
+		return list_make3(outer_path, inner_share, inner_path);
+	return list_make2(outer_path, inner_path);
+}
+
+/*
  * The heap pages a parallel worker of a GpuJoin on the GPU service is worth
  * starting for: each process drains its share of the outer side on the
  * host, about 30 ns a row on the GPU machine (4,096 pages of 185 rows: 23
@@ -418,16 +432,7 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path
 	cpath->path.rows = rows;
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
-	/*
-	 * An inner side drained in parallel has two inner children: the partial
-	 * path the processes drain their shares of, and inner_path, drained
-	 * whole by each process where the shares cannot be shared
-	 * (shared_inner.c).
-	 */
-	if (inner_share != NULL)
-		cpath->custom_paths = list_make3(outer_path, inner_share, inner_path);
-	else
-		cpath->custom_paths = list_make2(outer_path, inner_path);
+	cpath->custom_paths = gpujoin_path_children(outer_path, inner_share, inner_path);
 	cpath->custom_private = gpujoin_path_private_make(device_rinfos, host_rinfos, join_rinfos,
 													  other_rinfos, jointype, requested);
 	cpath->methods = &gpujoin_path_methods;
