@@ -25,10 +25,11 @@
  * (GJ_INTERPRETED_COMPILING): no query waits for NVRTC, and the next step
  * or the next query finds the kernel.  That thread first compiles a quick
  * kernel (the checked pair loop alone, not unrolled, GJC_QUICK_ROWS outer
- * rows a thread at most), which NVRTC compiles in a fraction of the time, and the
- * steps run it while the full kernel compiles after it; the steps after
- * that run the full one.  Both give the interpreter's answers.  With always (the tests), the caller
- * waits, so that every step runs compiled.  The GPU service is one
+ * rows a thread at most), which NVRTC compiles in a fraction of the time,
+ * and the steps run it while the full kernel compiles after it; the steps
+ * after that run the full one.  Both give the interpreter's answers.  With
+ * always (the tests), the caller waits for the full kernel, so that every
+ * step runs compiled.  The GPU service is one
  * process that serves the joins of every session on several threads, and
  * a backend that runs the cuda backend itself is another: both keep every
  * kernel they compiled until they exit.  A mutex guards it; a program that
