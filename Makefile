@@ -64,7 +64,8 @@ OBJS = \
 	src/kernels/cpu/cpu_dominance.o \
 	src/kernels/cpu/cpu_page_decode.o \
 	src/kernels/shared/agg_runs.o \
-	src/kernels/shared/agg_fold.o
+	src/kernels/shared/agg_fold.o \
+	src/kernels/shared/kernel_store.o
 
 # the cuda backend, one object per concern (src/kernels/cuda/cuda_internal.cuh)
 CUDA_OBJS = \

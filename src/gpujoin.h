@@ -59,6 +59,7 @@ extern int	gpujoin_algorithm;
 extern bool gpujoin_enable_aggregate;
 extern bool gpujoin_enable_dominance;
 extern int	gpujoin_compile_programs;
+extern char *gpujoin_compiled_kernel_dir;
 extern int	gpujoin_max_dense_groups;
 extern bool gpujoin_overlap_steps;
 extern bool gpujoin_parallel_shared_inner;

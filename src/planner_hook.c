@@ -22,6 +22,7 @@
 #include "utils/guc.h"
 
 #include "gpujoin.h"
+#include "kernels/shared/kernel_store.h"
 #include "service/gpujoin_service.h"
 #include "service/service_devices.h"
 
@@ -43,6 +44,7 @@ int			gpujoin_algorithm = GJ_ALGO_AUTO;
 bool		gpujoin_enable_aggregate = true;
 bool		gpujoin_enable_dominance = true;
 int			gpujoin_compile_programs = GPUJOIN_COMPILE_ON;
+char	   *gpujoin_compiled_kernel_dir = NULL;
 int			gpujoin_max_dense_groups = 4 * 1024 * 1024;
 bool		gpujoin_overlap_steps = true;
 bool		gpujoin_parallel_shared_inner = true;
@@ -151,6 +153,18 @@ gpujoin_planner_hook(Query *parse, const char *query_string, int cursorOptions,
 	return stmt;
 }
 
+/*
+ * gpujoin.compiled_kernel_dir, for this process's cuda backend (every
+ * process with the library loaded: the GPU service and each backend that
+ * runs cuda itself; a reload reaches them all).  A relative path stays
+ * relative: every PostgreSQL process runs in the data directory.
+ */
+static void
+assign_compiled_kernel_dir(const char *newval, void *extra)
+{
+	gj_kernel_store_set_dir(newval);
+}
+
 static void
 define_gucs(void)
 {
@@ -252,6 +266,13 @@ define_gucs(void)
 							 "Without libnvrtc, or where compiling fails, the program is interpreted.",
 							 &gpujoin_compile_programs, GPUJOIN_COMPILE_ON, compile_programs_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("gpujoin.compiled_kernel_dir",
+							   "Directory where the cuda backend keeps the kernels it compiled, for the next start of the server.",
+							   "A relative path is the data directory's.  A program compiled once (0.2 to 2 s of NVRTC) "
+							   "is loaded from there in a few milliseconds after a restart; an empty string keeps "
+							   "compiled kernels in memory only.  At most 1024 kernels, 20-200 kB each.",
+							   &gpujoin_compiled_kernel_dir, "pg_gpujoin/kernels",
+							   PGC_SIGHUP, 0, NULL, assign_compiled_kernel_dir, NULL);
 	DefineCustomIntVariable("gpujoin.max_dense_groups",
 							"Most groups of an aggregate grouped by both join sides that GpuJoin keeps in a dense array.",
 							"The array has a slot for every pair of an outer and an inner group, used or not, and may "

@@ -283,14 +283,16 @@ typedef struct GjStats
 	 * The program compiled to GPU code (the cuda backend's cuda_compile.cu):
 	 * steps that ran it compiled (of them, those that ran the quick kernel
 	 * while the full one compiled) and interpreted, the kernels the join
-	 * compiled and the milliseconds that took, those it found compiled in
-	 * the process's cache, and why a step last ran it interpreted
-	 * (GjInterpretedWhy).
+	 * compiled and the milliseconds that took, those it loaded from the
+	 * kernel store (gpujoin.compiled_kernel_dir; their load time is in
+	 * compile_ms), those it found compiled in the process's cache, and why
+	 * a step last ran it interpreted (GjInterpretedWhy).
 	 */
 	int64_t		program_steps_compiled;
 	int64_t		program_steps_quick;
 	int64_t		program_steps_interpreted;
 	int64_t		programs_compiled;
+	int64_t		programs_loaded;
 	int64_t		programs_cached;
 	double		compile_ms;
 	int32_t		interpreted_why;
@@ -319,6 +321,7 @@ gj_stats_add_program(GjStats *total, const GjStats *s)
 	total->program_steps_quick += s->program_steps_quick;
 	total->program_steps_interpreted += s->program_steps_interpreted;
 	total->programs_compiled += s->programs_compiled;
+	total->programs_loaded += s->programs_loaded;
 	total->programs_cached += s->programs_cached;
 	total->compile_ms += s->compile_ms;
 	if (s->interpreted_why != GJ_INTERPRETED_NONE)

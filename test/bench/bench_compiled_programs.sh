@@ -18,7 +18,12 @@
 # constant changes every run, so each run compiles anew, in the background
 # while the first steps interpret); on, warm (the same program again: the
 # kernel from the process's cache).  RUNS runs each, the medians, and the
-# cold runs' Program line from EXPLAIN ANALYZE.
+# cold runs' Program line from EXPLAIN ANALYZE.  On a throwaway cluster a
+# fourth way: after a restart of the server, the warm runs' program as the
+# first query of the new server (EXPLAIN (ANALYZE, VERBOSE), timed by
+# \timing; its kernel comes from the kernel store,
+# gpujoin.compiled_kernel_dir), and its Program line; the log has that
+# EXPLAIN and the same query's from a second connection after it.
 #
 # Environment:
 #   N           rows of each table              default 1000000
@@ -38,6 +43,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 
+PGHOST_GIVEN=${PGHOST:-${PGPORT:-}}
 N=${N:-1000000}
 RUNS=${RUNS:-3}
 OUTDIR=${OUTDIR:-bench_out/compiled-$(date +%Y%m%d-%H%M%S)}
@@ -109,7 +115,32 @@ for shape in ${SHAPES:-count rows}; do
 	} | psql_run -At 2>&1 | tee -a "$LOG")
 	pick() { echo "$out" | awk -v w="@@$1" '$0 == w { take = 1; next } take && /^Time: / { sub(/^Time: /, ""); print $1 + 0; take = 0 }' | median; }
 	program=$(echo "$out" | grep -E 'Program:' | head -1 | sed -E 's/^ *Program: //')
-	echo "$shape|$(pick off)|$(pick cold)|$(pick warm)|$program" >>"$ROWS"
+	times="$(pick off)|$(pick cold)|$(pick warm)"
+	restart=""
+	restart_program=""
+	if [ -n "${CLUSTER_DIR:-}" ] && [ -z "${PGHOST_GIVEN:-}" ]; then
+		# the server restarted: the warm runs' program is new to every process
+		as_owner "'$PG_BINDIR/pg_ctl' -D '$CLUSTER_DIR/data' -l '$CLUSTER_DIR/server.log' -m fast -w -t 60 restart >/dev/null 2>&1" ||
+			echo "could not restart the server" >&2
+		out_restart=$( {
+			echo "$PRELUDE"
+			echo "SET gpujoin.compile_programs = on;"
+			echo '\timing on'
+			echo '\echo @@restart'
+			echo "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) $(query $shape 0);"
+		} | psql_run -At 2>&1 | tee -a "$LOG")
+		# and once more, from a new connection to the same server
+		{
+			echo "$PRELUDE"
+			echo "SET gpujoin.compile_programs = on;"
+			echo '\timing on'
+			echo '\echo @@restart-2'
+			echo "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) $(query $shape 0);"
+		} | psql_run -At >>"$LOG" 2>&1
+		restart=$(echo "$out_restart" | awk '$0 == "@@restart" { take = 1; next } take && /^Time: / { sub(/^Time: /, ""); print $1 + 0; take = 0 }')
+		restart_program=$(echo "$out_restart" | grep -E 'Program:' | head -1 | sed -E 's/^ *Program: //')
+	fi
+	echo "$shape|$times|$program|$restart|$restart_program" >>"$ROWS"
 done
 
 MD=$OUTDIR/compiled.md
@@ -118,15 +149,15 @@ MD=$OUTDIR/compiled.md
 	echo
 	echo "r x s, $N x $N random int4 rows, serial, nested loop, at $(git rev-parse --short HEAD 2>/dev/null), $(nproc) cores."
 	echo
-	echo "| shape | query | off (interpreted) | on, cold (compiles) | on, warm (cached) | off / warm | a cold run's Program line |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | --- |"
-	while IFS='|' read -r shape off cold warm program; do
+	echo "| shape | query | off (interpreted) | on, cold (compiles) | on, warm (cached) | off / warm | a cold run's Program line | first query after a restart | its Program line |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"
+	while IFS='|' read -r shape off cold warm program restart restart_program; do
 		ratio=$(awk -v a="$off" -v b="$warm" 'BEGIN { if (b > 0) printf "%.1f", a / b }')
 		case $shape in
 			count) q='count(*) of r.a < s.a AND r.b > s.b AND r.a + s.b > C' ;;
 			rows) q='r.id, s.id of r.b < s.a AND r.a + s.b > 1999000000 + C' ;;
 		esac
-		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program |"
+		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program | $restart | $restart_program |"
 	done <"$ROWS"
 } >"$MD"
 cat "$MD"

@@ -32,7 +32,8 @@
  *							skip without libnvrtc), and the heap page
  *							decoder on pages built by hand (page by page,
  *							and in batches as cpu_page_decode.c decodes
- *							them); ends "kernel_test: N passed, N failed"
+ *							them), and the kernel store's files; ends
+ *							"kernel_test: N passed, N failed"
  *	  kernel_test quick		the sorted joins on the schedules with few steps
  *							(for compute-sanitizer)
  *	  kernel_test race		every kernel on sides of a few hundred rows (for
@@ -55,6 +56,11 @@
  *	  kernel_test program-count
  *							the program count tests alone (below), with
  *							cuda where there is a GPU
+ *	  kernel_test compiled-store
+ *							kernel_test's programs compiled into a kernel
+ *							store, loaded back by a "new process" (the
+ *							process's cache forgotten) and compiled again
+ *							where the files are damaged (a GPU and NVRTC)
  *	  kernel_test program-count-quick
  *							the quick compiled kernels' checks alone (the
  *							last of program-count's; a GPU and NVRTC)
@@ -101,6 +107,10 @@
  *						bench-program-count; interpreted and compiled
  *	  kt_compiled.c		programs compiled to GPU code: nvrtc, and the
  *						compiled table of bench-program-count
+ *	  kt_kernel_store.c	the kernel store (shared/kernel_store.c): files
+ *						written, read, damaged and capped (cpu part);
+ *						compiled-store runs programs compiled, stored
+ *						and loaded back on a GPU (kt_program_count.c)
  *	  kt_page_decode.c	the heap page decoder (shared/gj_page_decode.h)
  *						on random and damaged pages built by hand, on
  *						the host and on the device; bench-page-decode
@@ -130,6 +140,8 @@ main(int argc, char **argv)
 		return bench_rowcount(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "program-count-quick") == 0)
 		return run_program_count_quick_only();
+	if (argc >= 2 && strcmp(argv[1], "compiled-store") == 0)
+		return run_compiled_store_tests();
 	if (argc >= 2 && strcmp(argv[1], "program-count") == 0)
 		return run_program_count_only();
 	if (argc >= 2 && strcmp(argv[1], "bench-program-count") == 0)

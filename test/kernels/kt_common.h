@@ -176,6 +176,11 @@ extern bool gj_cuda_test_program_count(void *state, const GjTile *tile, int64_t 
 									   int64_t rows, uint64_t *h_counts, uint64_t *total,
 									   uint64_t *host_pairs, GjStats *stats, GjError *err);
 
+/* kt_kernel_store.c: compiled kernels kept on disk */
+extern int	kernel_store_test_count(void);
+extern void run_kernel_store_tests(void);
+extern int	run_compiled_store_tests(void);
+
 /* kt_compiled.c */
 extern int	compiled_bench_programs(Program *progs);
 extern int	nvrtc_test_count(void);

@@ -431,7 +431,7 @@ run_cpu_tests(void)
 	printf("1..%d\n", nprogs * (nsched - 1) + njoins * nsched + njoins +
 		   njoins * 2 * AGG_NGROUPINGS + nprogs * AGG_NGROUPINGS + 2 + 1 +
 		   rowcount_test_count(false) + runs_test_count() + nvrtc_test_count() +
-		   page_decode_test_count());
+		   page_decode_test_count() + kernel_store_test_count());
 	printf("# cpu backend against a brute-force reference, %d x %d rows\n", CPU_OUTER, CPU_INNER);
 	make_side(&outer, CPU_OUTER, outer_nulls);
 	make_side(&inner, CPU_INNER, inner_nulls);
@@ -509,6 +509,7 @@ run_cpu_tests(void)
 	/* no GPU needed: NVRTC compiles the bench's programs (skips without it) */
 	run_nvrtc_cpu_tests();
 	run_page_decode_tests();
+	run_kernel_store_tests();
 	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
 	return failures > 0 ? 1 : 0;
 }

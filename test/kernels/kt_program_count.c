@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "kt_common.h"
+#include "kernels/shared/kernel_store.h"
 #include "kernels/cpu/cpu_internal.h"
 
 /* The test hook of cuda/cuda_compile.cu: where NVRTC is, or "". */
@@ -37,6 +38,10 @@ extern void gj_cuda_test_set_quick_only(bool on);
  * fails if it ran interpreted).
  */
 static int	pc_compile = GJ_COMPILE_OFF;
+
+/* The cuda joins' programs compiled and loaded from the kernel store. */
+static int64_t pc_programs_compiled;
+static int64_t pc_programs_loaded;
 
 /* What the cuda checks' names say they ran. */
 static const char *
@@ -520,6 +525,8 @@ pc_cuda_count(const GjJoinInput *input, const GjTile *tile, int64_t o_begin, int
 	if (!ok)
 		printf("# cuda program count failed: %s\n", err.message);
 	ok = ok && pc_ran_as_asked(&stats, "cuda program count");
+	pc_programs_compiled += stats.programs_compiled;
+	pc_programs_loaded += stats.programs_loaded;
 	if (state != NULL)
 		gj_cuda_backend.end_join(state);
 	return ok;
@@ -1525,6 +1532,91 @@ run_program_count_quick_only(void)
 	pc_test_quick(&outer, &inner);
 	rowcount_free_side(&outer);
 	rowcount_free_side(&inner);
+	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
+	return failures > 0;
+}
+
+extern void gj_cuda_test_forget_compiled(void);
+
+/*
+ * kernel_test compiled-store (a GPU with NVRTC): kernel_test's nested-loop
+ * programs compiled with the kernel store on, in a directory of their own,
+ * then again after the process's cache is forgotten (as a restarted
+ * process starts): loaded from the store, none compiled, the same counts;
+ * then with every stored file damaged: compiled again, the same counts,
+ * and stored anew.
+ */
+int
+run_compiled_store_tests(void)
+{
+	GjDeviceInfo info;
+	GjError		err;
+	char		dir[] = "/tmp/gj_compiled_store_XXXXXX";
+	char		cmd[256];
+	int			files;
+
+	memset(&info, 0, sizeof(info));
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err) || gj_cuda_test_nvrtc_path()[0] == '\0')
+	{
+		printf("1..0 # SKIP no CUDA device or no NVRTC\n");
+		return 0;
+	}
+	if (mkdtemp(dir) == NULL)
+	{
+		printf("1..0 # SKIP mkdtemp failed\n");
+		return 1;
+	}
+	/* each pc_test_spec_programs is a test, and each check after it */
+	printf("1..6\n");
+	gj_kernel_store_set_dir(dir);
+	pc_compile = GJ_COMPILE_ALWAYS;
+
+	gj_cuda_test_forget_compiled();
+	pc_programs_compiled = pc_programs_loaded = 0;
+	pc_test_spec_programs(true);
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c 'gjk$'", dir);
+	files = 0;
+	{
+		FILE	   *p = popen(cmd, "r");
+
+		if (p == NULL || fscanf(p, "%d", &files) != 1)
+			files = -1;
+		if (p != NULL)
+			pclose(p);
+	}
+	printf("# first run: %lld compiled, %lld loaded, %d files stored\n",
+		   (long long) pc_programs_compiled, (long long) pc_programs_loaded, files);
+	report(pc_programs_compiled > 0 && pc_programs_loaded == 0 && files > 0,
+		   "compiled store: %s%s", "the first run compiles and stores its kernels", "");
+
+	gj_cuda_test_forget_compiled();
+	pc_programs_compiled = pc_programs_loaded = 0;
+	pc_test_spec_programs(true);
+	printf("# after forgetting: %lld compiled, %lld loaded\n",
+		   (long long) pc_programs_compiled, (long long) pc_programs_loaded);
+	report(pc_programs_compiled == 0 && pc_programs_loaded > 0,
+		   "compiled store: %s%s", "a new process loads them all, compiles none", "");
+
+	/* flip the last byte of every stored kernel */
+	snprintf(cmd, sizeof(cmd),
+			 "for f in %s/*.gjk; do printf '\\x5a' | dd of=$f bs=1 seek=$(( $(stat -c %%s $f) - 1 )) conv=notrunc status=none; done",
+			 dir);
+	if (system(cmd) != 0)
+		printf("# damaging the files failed\n");
+	gj_cuda_test_forget_compiled();
+	pc_programs_compiled = pc_programs_loaded = 0;
+	pc_test_spec_programs(true);
+	printf("# damaged files: %lld compiled, %lld loaded\n",
+		   (long long) pc_programs_compiled, (long long) pc_programs_loaded);
+	report(pc_programs_compiled > 0 && pc_programs_loaded == 0,
+		   "compiled store: %s%s", "damaged files are compiled again", "");
+
+	pc_compile = GJ_COMPILE_OFF;
+	gj_kernel_store_set_dir(NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
 	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
 	return failures > 0;
 }

@@ -6,7 +6,9 @@
 -- pairs (those pairs are the host's to recheck, and PostgreSQL raises its
 -- error for them in both plans); a nested loop that returns its rows
 -- (the pairs kernels) gives the native plan's rows with the setting off
--- and always; EXPLAIN ANALYZE names how the program ran.  Where the join ran on the cuda backend (directly or in the GPU
+-- and always; EXPLAIN ANALYZE names how the program ran; the kernel store's
+-- directory is pg_gpujoin/kernels, set by the server's configuration only,
+-- and holds the kernel compiled on cuda.  Where the join ran on the cuda backend (directly or in the GPU
 -- service), always compiles the program at CI size, the next run finds it
 -- in the cache, on uses it and off interprets it; on the cpu backend every
 -- program is interpreted.
@@ -15,7 +17,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(21);
+SELECT plan(24);
 
 \ir lib/plans.sql
 
@@ -34,6 +36,12 @@ SET LOCAL gpujoin.compile_programs = off;
 SELECT is(current_setting('gpujoin.compile_programs'), 'off', 'compile_programs takes off');
 SELECT throws_ok($$SET LOCAL gpujoin.compile_programs = sometimes$$, '22023', NULL,
                  'compile_programs refuses a value it does not know');
+
+-- the kernel store: compiled kernels kept in the data directory, set by the server's configuration
+SELECT is((SELECT boot_val || ' ' || context FROM pg_settings WHERE name = 'gpujoin.compiled_kernel_dir'),
+          'pg_gpujoin/kernels sighup', 'compiled_kernel_dir is pg_gpujoin/kernels by default, set at reload');
+SELECT throws_ok($$SET LOCAL gpujoin.compiled_kernel_dir = '/tmp'$$, '55P02', NULL,
+                 'a session cannot move the kernel store');
 
 -- r x s: 1,500 x 1,200 rows with NULLs and duplicates; x + y overflows
 -- int4 for the pairs of the two rows of r and s near INT_MAX
@@ -79,6 +87,8 @@ SELECT is(pg_temp.program_line(:'q'), 'compiled (cached)',
 SET LOCAL gpujoin.compile_programs = off;
 SELECT is(pg_temp.program_line(:'q'), 'interpreted (gpujoin.compile_programs is off)',
           'cuda, off: interpreted');
+SELECT ok((SELECT count(*) FROM pg_ls_dir(current_setting('gpujoin.compiled_kernel_dir'), true, false) f
+           WHERE f LIKE '%.gjk') > 0, 'cuda: the compiled kernel is in the kernel store');
 \else
 SET LOCAL gpujoin.compile_programs = always;
 SELECT is(pg_temp.program_line(:'q'), '(none)', 'cpu, always: no program line (the cpu backend always interprets)');
@@ -87,6 +97,8 @@ SET LOCAL gpujoin.compile_programs = on;
 SELECT ok(pg_temp.program_line(:'q') !~ '^compiled', 'cpu, on: interpreted');
 SET LOCAL gpujoin.compile_programs = off;
 SELECT ok(pg_temp.program_line(:'q') !~ '^compiled', 'cpu, off: interpreted');
+SET LOCAL gpujoin.compile_programs = always;
+SELECT ok(pg_temp.explain_analyze(:'q') !~ 'kernel store', 'cpu: nothing loaded from the kernel store');
 \endif
 
 -- rows returned: the nested loop's pairs kernels, compiled on cuda with always

@@ -166,8 +166,10 @@ gpujoin_interpreted_why(int why)
 /*
  * How the backend ran the program on the device, where a kernel that can
  * run it compiled ran (the cuda backend's program count, cuda_compile.cu):
- * "compiled (12.345 ms)" with the time compiling took, "compiled (cached)"
- * where the process had compiled it already, or "interpreted (why)"; the
+ * "compiled (12.345 ms)" with the time compiling took, "compiled (loaded
+ * from the kernel store in 2.345 ms)" where an earlier process had compiled
+ * and stored it, "compiled (cached)" where the process had compiled it
+ * already, or "interpreted (why)"; the
  * steps that interpreted it or ran the quick kernel while the full one
  * compiled in the background; and how many steps found it in the
  * process's cache.
@@ -182,11 +184,16 @@ explain_program(const GjStats *stats, ExplainState *es)
 	if (stats->program_steps_compiled == 0 && stats->program_steps_interpreted == 0)
 		return;
 	/* steps that ran the quick kernel while the full one compiled */
-	quick_only = stats->program_steps_quick > 0 && stats->programs_compiled == 0;
+	quick_only = stats->program_steps_quick > 0 && stats->programs_compiled == 0 &&
+		stats->programs_loaded == 0;
 	if (stats->program_steps_compiled == 0)
 		text = why != NULL ? psprintf("interpreted (%s)", why) : pstrdup("interpreted");
 	else if (quick_only)
 		text = pstrdup("compiled (the quick kernel; the full one compiling in the background)");
+	else if (stats->programs_compiled == 0 && stats->programs_loaded > 0)
+		text = es->timing ?
+			psprintf("compiled (loaded from the kernel store in %.3f ms)", stats->compile_ms) :
+			pstrdup("compiled (loaded from the kernel store)");
 	else if (stats->programs_compiled == 0)
 		text = pstrdup("compiled (cached)");
 	else if (es->timing)

@@ -16,7 +16,12 @@
  *
  * The cache: one per process, keyed by the kernel's kind, the device, the
  * program's instructions and which of its columns may hold NULLs (the
- * kernel reads a NULL flag only where one may be).
+ * kernel reads a NULL flag only where one may be).  Behind it, the kernel
+ * store (kernels/shared/kernel_store.c, gpujoin.compiled_kernel_dir): a
+ * kernel compiled here is written there, and a program new to the process
+ * is looked up there first, keyed by the whole source NVRTC would compile,
+ * so that a restarted process loads in milliseconds what an earlier one
+ * compiled.
  *
  * A compile takes 0.3 to 2 s (NVRTC's front end and ptxas on the unrolled
  * program), longer than many joins it would speed up.  A caller that need
@@ -59,6 +64,7 @@
 #include "cuda_internal.cuh"
 #include "kernels/cuda/compiled_count.cuh"
 #include "kernels/cuda/cuda_program_text.h"
+#include "kernels/shared/kernel_store.h"
 
 /* Programs the cache holds at most (see above). */
 #define GJ_COMPILE_CACHE_ENTRIES	256
@@ -102,6 +108,7 @@ typedef struct CompiledModule
 	cudaKernel_t kernels[2];	/* the kind's (kind_kernel_names) */
 	int			rows;			/* outer rows a thread it was compiled for */
 	double		build_ms;		/* what compiling and loading took */
+	bool		stored;			/* loaded from the kernel store, not compiled */
 } CompiledModule;
 
 typedef struct CacheEntry
@@ -496,39 +503,65 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 }
 
 /*
- * Compile and load an entry's full or quick kernels into *m (cache_lock
- * not held: the entry's key does not change).  false with *why set where
- * it failed.
+ * The key of a kernel in the kernel store (kernel_store.h): what decides
+ * the cubin NVRTC makes of source for sm_<arch>.  The source names the
+ * headers it includes; their text is built into this library, so their
+ * hash stands for them (a new build of gpujoin with other headers makes
+ * other keys).  malloc'ed, NULL where the store is off.
+ */
+static char *
+stored_key(const char *source, int arch, size_t *key_len)
+{
+	static const char *const texts[] = {gj_text_device_program_h, gj_text_compiled_count_cuh};
+	uint64_t	headers = 0;
+	int			major = 0,
+				minor = 0;
+	char		tail[512];
+	size_t		at = 0;
+	size_t		source_len = strlen(source);
+	char	   *key;
+
+	if (!gj_kernel_store_enabled())
+		return NULL;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		headers = gj_kernel_store_hash(headers, texts[i], strlen(texts[i]));
+	(void) nvrtc.version(&major, &minor);
+	if (!append(tail, sizeof(tail), &at,
+				"\n/* sm_%d, NVRTC %d.%d, headers %016llx, options", arch, major, minor,
+				(unsigned long long) headers))
+		return NULL;
+	for (int i = 0; i < ntest_options; i++)
+		if (!append(tail, sizeof(tail), &at, " %s", test_options[i]))
+			return NULL;
+	if (!append(tail, sizeof(tail), &at, " */\n"))
+		return NULL;
+	key = (char *) malloc(source_len + at);
+	if (key == NULL)
+		return NULL;
+	memcpy(key, source, source_len);
+	memcpy(key + source_len, tail, at);
+	*key_len = source_len + at;
+	return key;
+}
+
+/*
+ * Load a cubin's kernels of e's kind into *m on e's device; false with
+ * last_failure set where the driver refuses it.
  */
 static bool
-module_build(const CacheEntry *e, bool quick, int arch, CompiledModule *m, int *why)
+module_load(const CacheEntry *e, const char *cubin, CompiledModule *m)
 {
-	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
-	char	   *cubin = NULL;
-	size_t		cubin_len = 0;
-	int			current = -1;
 	const char *names[2];
 	int			nkernels = kind_kernel_names(e->kind, names);
-	double		t0 = now_ms();
+	int			current = -1;
 	cudaError_t rc;
 
-	*why = GJ_INTERPRETED_COMPILE_FAILED;
-	if (source == NULL ||
-		!gj_cuda_compiled_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable,
-								 e->inner_nullable, quick, source, GJ_COMPILE_SOURCE_BYTES) ||
-		!nvrtc_compile(source, arch, &cubin, &cubin_len, NULL))
-	{
-		free(source);
-		return false;
-	}
-	free(source);
 	/* the library loads into the device's context, which must be current */
 	if (cudaGetDevice(&current) == cudaSuccess && current != e->device)
 		(void) cudaSetDevice(e->device);
 	rc = cudaLibraryLoadData(&m->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
 	for (int k = 0; rc == cudaSuccess && k < nkernels; k++)
 		rc = cudaLibraryGetKernel(&m->kernels[k], m->library, names[k]);
-	free(cubin);
 	if (current >= 0 && current != e->device)
 		(void) cudaSetDevice(current);
 	if (rc != cudaSuccess)
@@ -536,9 +569,68 @@ module_build(const CacheEntry *e, bool quick, int arch, CompiledModule *m, int *
 		snprintf(last_failure, sizeof(last_failure), "could not load the compiled program: %s",
 				 cudaGetErrorString(rc));
 		(void) cudaGetLastError();
-		*why = GJ_INTERPRETED_LOAD_FAILED;
 		return false;
 	}
+	return true;
+}
+
+/*
+ * Compile and load an entry's full or quick kernels into *m (cache_lock
+ * not held: the entry's key does not change).  With use_store (an entry's
+ * final kernel), the kernel store's copy where it has one, and a kernel
+ * compiled here is stored; with stored_only, nothing is compiled.  false
+ * with *why set where it failed.
+ */
+static bool
+module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool stored_only,
+			 CompiledModule *m, int *why)
+{
+	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
+	char	   *key = NULL;
+	size_t		key_len = 0;
+	char	   *cubin = NULL;
+	size_t		cubin_len = 0;
+	double		t0 = now_ms();
+	bool		loaded = false;
+
+	*why = GJ_INTERPRETED_COMPILE_FAILED;
+	memset(m, 0, sizeof(*m));
+	if (source == NULL ||
+		!gj_cuda_compiled_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable,
+								 e->inner_nullable, quick, source, GJ_COMPILE_SOURCE_BYTES))
+	{
+		free(source);
+		return false;
+	}
+	if (use_store)
+		key = stored_key(source, arch, &key_len);
+	/* a stored cubin the driver refuses is compiled again, and replaced */
+	if (key != NULL && gj_kernel_store_read(key, key_len, &cubin, &cubin_len))
+	{
+		loaded = module_load(e, cubin, m);
+		m->stored = loaded;
+		free(cubin);
+		cubin = NULL;
+	}
+	if (!loaded && !stored_only)
+	{
+		if (!nvrtc_compile(source, arch, &cubin, &cubin_len, NULL))
+		{
+			free(source);
+			free(key);
+			return false;
+		}
+		loaded = module_load(e, cubin, m);
+		if (!loaded)
+			*why = GJ_INTERPRETED_LOAD_FAILED;
+		else if (key != NULL)
+			(void) gj_kernel_store_write(key, key_len, cubin, cubin_len);
+		free(cubin);
+	}
+	free(source);
+	free(key);
+	if (!loaded)
+		return false;
 	m->rows = quick ? quick_rows(e->instrs, e->ninstrs) :
 		gj_compiled_rows_per_thread(e->instrs, e->ninstrs);
 	m->build_ms = now_ms() - t0;
@@ -555,7 +647,7 @@ entry_build(CacheEntry *e, int arch)
 {
 	int			why;
 
-	if (module_build(e, e->quick_only, arch, &e->full, &why))
+	if (module_build(e, e->quick_only, arch, true, false, &e->full, &why))
 		return CACHE_READY;
 	e->why = why;
 	return CACHE_FAILED;
@@ -603,7 +695,7 @@ build_thread(void *arg)
 		CompiledModule quick;
 		int			why;
 
-		if (module_build(e, true, job->arch, &quick, &why))
+		if (module_build(e, true, job->arch, false, false, &quick, &why))
 		{
 			pthread_mutex_lock(&cache_lock);
 			e->quick = quick;
@@ -686,15 +778,22 @@ build_in_background(CacheEntry *e, int arch)
  * and the call returns NULL at once, why GJ_INTERPRETED_COMPILING: ask
  * again at the next step; the quick kernel where it is loaded already
  * (*final false: ask again at the next step for the full one).  *rows
- * receives the outer rows a thread of the kernel returned.
+ * receives the outer rows a thread of the kernel returned, *stored whether
+ * it was loaded from the kernel store (kernel_store.h) rather than
+ * compiled.  A program new to the process is looked up in the store before
+ * anything is compiled, and found there it is loaded at once, waiting or
+ * not; joins too small to compile (may_compile false) do not look (that
+ * would load NVRTC, for its version, into every process that serves
+ * them).
  */
 const void *
 gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, int ninstrs,
 						uint32_t outer_nullable, uint32_t inner_nullable, bool may_compile,
 						bool wait, const void **second, int *rows, bool *final,
-						double *compile_ms, double *built_ms, int *why)
+						bool *stored, double *compile_ms, double *built_ms, int *why)
 {
 	CacheEntry *e = NULL;
+	int			stored_why;
 	double		t0 = now_ms();
 	const void *kernel = NULL;
 
@@ -704,6 +803,7 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 	*why = GJ_INTERPRETED_NONE;
 	*rows = 0;
 	*final = true;
+	*stored = false;
 	if (ninstrs < 1 || ninstrs > GJ_COMPILE_MAX_INSTRS)
 	{
 		*why = GJ_INTERPRETED_TOO_LARGE;
@@ -761,20 +861,29 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		e->state = CACHE_COMPILING;
 		e->quick_ready = false;
 		pthread_mutex_unlock(&cache_lock);
-		if (!wait && build_in_background(e, arch))
+		if (module_build(e, e->quick_only, arch, true, true, &e->full, &stored_why))
+		{
+			/* the kernel store had it: a load, no compile */
+			pthread_mutex_lock(&cache_lock);
+			e->state = CACHE_READY;
+			pthread_cond_broadcast(&cache_ready);
+			*compile_ms = now_ms() - t0;
+		}
+		else if (!wait && build_in_background(e, arch))
 		{
 			*why = GJ_INTERPRETED_COMPILING;
 			*final = false;
 			return NULL;
 		}
+		else
 		{
 			CacheState	state = entry_build(e, arch);
 
 			pthread_mutex_lock(&cache_lock);
 			e->state = state;
+			pthread_cond_broadcast(&cache_ready);
+			*compile_ms = now_ms() - t0;
 		}
-		pthread_cond_broadcast(&cache_ready);
-		*compile_ms = now_ms() - t0;
 	}
 	if (e->state == CACHE_READY || (e->state == CACHE_COMPILING && e->quick_ready))
 	{
@@ -784,6 +893,7 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		if (second != NULL)
 			*second = (const void *) m->kernels[1];
 		*rows = m->rows;
+		*stored = m->stored;
 		if (built_ms != NULL)
 			*built_ms = m->build_ms;
 	}
@@ -824,7 +934,8 @@ side_nullable(const GjKeyColumns *host)
  * With GJ_COMPILE_AUTO a kernel compiles in the background while the
  * steps interpret; with GJ_COMPILE_ALWAYS the first step waits for it.
  * Adds to stats what compiling took (in the background: once the kernel
- * is ready, its whole compile), or a cache hit.
+ * is ready, its whole compile), what loading it from the kernel store
+ * took, or a cache hit.
  */
 const GjCompiledKernels *
 gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
@@ -834,6 +945,7 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 	double		pairs = (double) state->input.outer_nrows * (double) state->input.inner_nrows;
 	bool		always = state->input.compile_programs == GJ_COMPILE_ALWAYS;
 	bool		final;
+	bool		stored;
 	double		ms = 0,
 				built = 0;
 
@@ -850,7 +962,8 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 										side_nullable(&state->input.outer),
 										side_nullable(&state->input.inner),
 										always || pairs >= GJ_COMPILE_MIN_PAIRS, always,
-										&k->second, &k->rows, &final, &ms, &built, &k->why);
+										&k->second, &k->rows, &final, &stored, &ms, &built,
+										&k->why);
 	k->quick = !final && k->kernel != NULL;
 	if (!final)
 	{
@@ -859,7 +972,12 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 		return k;
 	}
 	k->known = true;
-	if (k->kernel != NULL && (ms > 0 || k->waited))
+	if (k->kernel != NULL && stored && ms > 0)
+	{
+		stats->programs_loaded++;
+		stats->compile_ms += ms;
+	}
+	else if (k->kernel != NULL && (ms > 0 || k->waited))
 	{
 		stats->programs_compiled++;
 		stats->compile_ms += ms > 0 ? ms : built;
@@ -914,6 +1032,22 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 	free(source);
 	free(cubin);
 	return ptx;
+}
+
+/*
+ * For kernel_test compiled-store: forget every kernel of the process's
+ * cache, as a new process would start, so that the next joins look in the
+ * kernel store again.  The modules stay loaded (nothing is ever unloaded,
+ * see the file's header); waits for compiles still running.  Not
+ * thread-safe against joins running meanwhile.
+ */
+extern "C" void
+gj_cuda_test_forget_compiled(void)
+{
+	gj_cuda_wait_for_compiles();
+	pthread_mutex_lock(&cache_lock);
+	cache_used = 0;
+	pthread_mutex_unlock(&cache_lock);
 }
 
 /* For kernel_test: the library NVRTC was loaded from, or "". */

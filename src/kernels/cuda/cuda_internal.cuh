@@ -519,8 +519,8 @@ extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
 										   const GjInstr *instrs, int ninstrs,
 										   uint32_t outer_nullable, uint32_t inner_nullable,
 										   bool may_compile, bool wait, const void **second,
-										   int *rows, bool *final, double *compile_ms,
-										   double *built_ms, int *why);
+										   int *rows, bool *final, bool *stored,
+										   double *compile_ms, double *built_ms, int *why);
 extern const GjCompiledKernels *gj_cuda_program_kernels(CudaJoinState *state, int kind,
 														GjStats *stats);
 extern int	gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs);

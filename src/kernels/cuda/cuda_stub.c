@@ -232,6 +232,13 @@ gj_cuda_test_set_compiled_rows(int rows)
 {
 }
 
+extern void gj_cuda_test_forget_compiled(void);
+
+void
+gj_cuda_test_forget_compiled(void)
+{
+}
+
 extern void gj_cuda_test_set_quick_only(bool on);
 
 void
