@@ -220,10 +220,15 @@ typedef struct GjTimes
 	double		share_wait_ms;	/* waited while another process's join
 								 * built it */
 	double		compute_ms;		/* the cpu backend's join and aggregate
-								 * loops (cuda's are kernel_ms) */
+								 * loops (cuda's are kernel_ms), and the
+								 * cuda backend's reductions on the host */
 	double		results_ms;		/* matches copied into the client's buffers */
 	double		checks_ms;		/* GPU service: a join's request checked, and
 								 * the aggregate spec's copies it keeps made */
+	double		open_ms;		/* cuda: the join set up on the device beyond
+								 * its sort (allocations, uploads, the shared
+								 * inner side borrowed, the aggregates' row
+								 * order and arrays) */
 
 	/*
 	 * A join in the GPU service: the client's calls from submitted to
@@ -247,6 +252,7 @@ gj_times_add(GjTimes *into, const GjTimes *from)
 	into->compute_ms += from->compute_ms;
 	into->results_ms += from->results_ms;
 	into->checks_ms += from->checks_ms;
+	into->open_ms += from->open_ms;
 	into->call_ms += from->call_ms;
 	into->served_ms += from->served_ms;
 }

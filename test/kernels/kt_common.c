@@ -416,7 +416,8 @@ const char *
 agg_grouping_name(int grouping)
 {
 	return grouping == AGG_BOTH_GROUPS ? ", 7 x 3 groups of both sides" :
-		grouping == AGG_OUTER_GROUPS ? ", 7 groups" : "";
+		grouping == AGG_OUTER_GROUPS ? ", 7 groups" :
+		grouping == AGG_COUNT_ONLY ? ", count(*) alone" : "";
 }
 
 void
@@ -424,7 +425,7 @@ agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
 			  uint8_t *flags[AGG_NARGS], uint32_t *groups, uint32_t *inner_groups,
 			  int grouping)
 {
-	bool		grouped = grouping != AGG_NO_GROUPS;
+	bool		grouped = AGG_GROUPED(grouping);
 	int			a;
 	int64_t		r;
 
@@ -471,6 +472,9 @@ agg_spec_init(GjAggSpec *spec, const Side *outer, const Side *inner,
 	}
 	spec->pair_cols[0] = outer->cols;
 	spec->pair_cols[1] = inner->cols;
+	/* the arguments stay filled in (the callers free their flags), unread */
+	if (grouping == AGG_COUNT_ONLY)
+		spec->nargs = 0;
 }
 
 bool

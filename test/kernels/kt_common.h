@@ -72,11 +72,17 @@ typedef struct PairSet
 #define AGG_INNER_GROUPS	3	/* and of the inner rows, grouping by both */
 #define AGG_MAX_GROUPS	(AGG_GROUPS * AGG_INNER_GROUPS)
 
-/* How the agg_step tests group: not at all, the outer rows, both sides. */
+/*
+ * How the agg_step tests group: not at all, the outer rows, both sides; or
+ * count(*) alone (no arguments, no groups: a range join's runs are summed
+ * on the device).
+ */
 #define AGG_NO_GROUPS		0
 #define AGG_OUTER_GROUPS	1
 #define AGG_BOTH_GROUPS		2
-#define AGG_NGROUPINGS		3
+#define AGG_COUNT_ONLY		3
+#define AGG_NGROUPINGS		4
+#define AGG_GROUPED(g)		((g) == AGG_OUTER_GROUPS || (g) == AGG_BOTH_GROUPS)
 
 /* The partials of one backend's agg_steps over a schedule. */
 typedef struct AggRun

@@ -401,7 +401,7 @@ static void
 test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
 		 int grouping)
 {
-	bool		grouped = grouping != AGG_NO_GROUPS;
+	bool		grouped = AGG_GROUPED(grouping);
 	GjJoinInput input;
 	GjAggSpec	spec;
 	AggRun	   *cpu = xmalloc(sizeof(AggRun));
@@ -432,7 +432,7 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 	}
 	if (ok)
 	{
-		int			nacc = grouped ? agg_spec_group_count(grouping) * AGG_NARGS : AGG_NARGS;
+		int			nacc = grouped ? agg_spec_group_count(grouping) * AGG_NARGS : spec.nargs;
 		const GjAggAcc *cacc = grouped ? cpu->group_acc : cpu->partial.acc;
 		const GjAggAcc *gacc = grouped ? gpu->group_acc : gpu->partial.acc;
 

@@ -231,7 +231,7 @@ static void
 cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Schedule *s,
 			 const PairSet *ref, int grouping)
 {
-	bool		grouped = grouping != AGG_NO_GROUPS;
+	bool		grouped = AGG_GROUPED(grouping);
 	GjJoinInput input;
 	GjAggSpec	spec;
 	AggRun	   *cpu = xmalloc(sizeof(AggRun));
@@ -277,7 +277,7 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 		want->partial.pairs++;
 		if (grouped)
 			want->group_pairs[g]++;
-		for (a = 0; a < AGG_NARGS; a++)
+		for (a = 0; a < spec.nargs; a++)
 		{
 			GjAggAcc   *acc = grouped ? &want->group_acc[g * AGG_NARGS + a] :
 				&want->partial.acc[a];
@@ -296,7 +296,7 @@ cpu_test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const S
 	}
 	if (ok)
 	{
-		int			nacc = grouped ? agg_spec_group_count(grouping) * AGG_NARGS : AGG_NARGS;
+		int			nacc = grouped ? agg_spec_group_count(grouping) * AGG_NARGS : spec.nargs;
 		const GjAggAcc *gacc = grouped ? cpu->group_acc : cpu->partial.acc;
 		const GjAggAcc *wacc = grouped ? want->group_acc : want->partial.acc;
 

@@ -260,8 +260,11 @@ explain_devices(const GpuJoinCounters *c, ExplainState *es)
  * ...)", in the other formats a property each.  Queued counts the waits for
  * room in the GPU service (Service Queue Time) with the waits for a worker
  * thread; checks are the GPU service's checks of a join's request and the
- * copies of the aggregate spec it keeps (service_validate.c); kernels are
- * cuda's Kernel Time or the cpu backend's loops; results are cuda's
+ * copies of the aggregate spec it keeps (service_validate.c); open is
+ * cuda's setting up of a join beyond its sort (device memory allocated,
+ * columns uploaded, the shared inner side borrowed, the aggregates' row
+ * order, prefix arrays and uploads); kernels are cuda's Kernel Time, the
+ * cpu backend's loops and cuda's reductions on the host; results are cuda's
  * Transfer Time and the matches copied into the client's buffers.  In the
  * GPU service, round trips are the calls' own latency (the client's wait
  * beyond the queue and the serving: waking the client), and service other
@@ -275,7 +278,7 @@ static void
 explain_backend_time(const GpuJoinCounters *c, const char *label, ExplainState *es)
 {
 	const GjTimes *t = &c->stats.times;
-	double		in_service = t->checks_ms + t->sort_ms + t->shared_build_ms +
+	double		in_service = t->checks_ms + t->sort_ms + t->open_ms + t->shared_build_ms +
 		t->share_wait_ms + t->compute_ms + c->stats.kernel_ms + t->results_ms +
 		c->stats.transfer_ms;
 	const struct
@@ -288,6 +291,7 @@ explain_backend_time(const GpuJoinCounters *c, const char *label, ExplainState *
 		{"staging", "Backend Staging Time", t->staging_ms},
 		{"checks", "Backend Check Time", t->checks_ms},
 		{"sort/hash", "Backend Sort Time", t->sort_ms},
+		{"open", "Backend Open Time", t->open_ms},
 		{"shared inner build", "Backend Shared Inner Build Time", t->shared_build_ms},
 		{"share wait", "Backend Share Wait Time", t->share_wait_ms},
 		{"kernels", "Backend Kernel Time", t->compute_ms + c->stats.kernel_ms},

@@ -52,8 +52,21 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 {
 	int64_t		ni = state->input.inner_nrows;
 	int64_t		no = state->input.outer_nrows;
-	uint32_t   *inner_perm;
-	cudaError_t rc;
+	uint32_t   *inner_perm = NULL;
+	bool		inner_args = false,
+				outer_rows = spec->outer_group != NULL;
+	cudaError_t rc = cudaSuccess;
+
+	/*
+	 * The row orders that gj_agg_runs_create and gj_agg_runs_reduce read:
+	 * the inner side's for inner arguments' prefix arrays, the outer side's
+	 * for outer groups and arguments.  count(*) alone reads neither.
+	 */
+	for (int a = 0; a < spec->nargs; a++)
+	{
+		inner_args |= spec->args[a].side == 1;
+		outer_rows |= spec->args[a].side == 0;
+	}
 
 	if (state->h_run_first == NULL)
 		CUDA_TRY(gj_pinned_alloc((void **) &state->h_run_first, sizeof(uint32_t) * state->step_cap),
@@ -61,10 +74,11 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 	if (state->h_run_width == NULL)
 		CUDA_TRY(gj_pinned_alloc((void **) &state->h_run_width, sizeof(uint64_t) * state->step_cap),
 				 "could not allocate pinned host memory");
-	if (state->h_outer_perm == NULL)
+	if (state->h_outer_perm == NULL && outer_rows)
 		state->h_outer_perm = (uint32_t *) malloc(sizeof(uint32_t) * gj_max64(no, 1));
-	inner_perm = (uint32_t *) malloc(sizeof(uint32_t) * gj_max64(ni, 1));
-	if (inner_perm == NULL || state->h_outer_perm == NULL)
+	if (inner_args)
+		inner_perm = (uint32_t *) malloc(sizeof(uint32_t) * gj_max64(ni, 1));
+	if ((inner_args && inner_perm == NULL) || (outer_rows && state->h_outer_perm == NULL))
 	{
 		free(inner_perm);
 		err->code = GJ_ERR_OUT_OF_MEMORY;
@@ -74,12 +88,13 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 		return false;
 	}
 	/* on the join's stream: the legacy one is every service thread's */
-	rc = cudaMemcpyAsync(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
-						 cudaMemcpyDeviceToHost, state->stream);
-	if (rc == cudaSuccess)
+	if (inner_args)
+		rc = cudaMemcpyAsync(inner_perm, state->d_inner_perm, sizeof(uint32_t) * ni,
+							 cudaMemcpyDeviceToHost, state->stream);
+	if (rc == cudaSuccess && outer_rows)
 		rc = cudaMemcpyAsync(state->h_outer_perm, state->d_outer_perm, sizeof(uint32_t) * no,
 							 cudaMemcpyDeviceToHost, state->stream);
-	if (rc == cudaSuccess)
+	if (rc == cudaSuccess && (inner_args || outer_rows))
 		rc = cudaStreamSynchronize(state->stream);
 	if (rc != cudaSuccess)
 	{
@@ -97,6 +112,73 @@ cuda_agg_prepare(CudaJoinState *state, const GjAggSpec *spec, GjError *err)
 				 (long long) ni);
 		return false;
 	}
+	return true;
+}
+
+/*
+ * The sum of n run widths into *total, which the caller zeroed: a sum a
+ * thread over a grid-stride loop, the warp's by shuffles, one atomic a
+ * warp.
+ */
+__global__ void
+sum_widths_kernel(const uint64_t *widths, int64_t n, unsigned long long *total)
+{
+	unsigned long long sum = 0;
+
+	for (int64_t j = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; j < n;
+		 j += (int64_t) gridDim.x * blockDim.x)
+		sum += widths[j];
+	for (int d = 16; d > 0; d /= 2)
+		sum += __shfl_down_sync(0xffffffffu, sum, d);
+	if ((threadIdx.x & 31) == 0 && sum != 0)
+		atomicAdd(total, sum);
+}
+
+/*
+ * The range-run path of a count(*) alone, without groups: the pairs are the
+ * sum of the runs' widths, summed on the device, so that no run comes back
+ * (the host loop below would only add the widths up).  A row whose run is
+ * empty has width 0, the GJ_OUTER_EMPTY rows among them, so the sum over
+ * the step's rows is the loop's; the step takes up to step_cap rows, the
+ * rest of the tile once they reach its empty rows, as the loop does.
+ */
+static bool
+cuda_agg_runs_count(CudaJoinState *state, const GjTile *tile, int64_t *outer_next,
+					const GjAggSpec *spec, GjAggPartial *partial, GjStats *stats,
+					GjError *err)
+{
+	int64_t		o_begin = *outer_next;
+	int64_t		rows = gj_min64(state->step_cap, tile->outer_end - o_begin);
+	int64_t		empty_from = state->outer_all + state->outer_bounded;
+	unsigned long long *d_total = (unsigned long long *) state->d_cut;
+	int64_t		total;
+
+	CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
+			 "could not record a CUDA event");
+	if (!gj_cuda_launch_bounds(state, tile, o_begin, rows, err))
+		return false;
+	CUDA_TRY(cudaMemsetAsync(d_total, 0, sizeof(*d_total), state->stream),
+			 "could not clear the step's count");
+	sum_widths_kernel<<<(unsigned) gj_min64(gj_cuda_grid_for(rows, 256), 4 * state->sm_count), 256, 0,
+		state->stream>>>(state->d_cand, rows, d_total);
+	CUDA_LAUNCHED("the width sum kernel");
+	CUDA_TRY(cudaEventRecord(state->events[EV_COUNTED], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaMemcpyAsync(state->h_cut, d_total, sizeof(*d_total), cudaMemcpyDeviceToHost,
+							 state->stream),
+			 "could not copy the step's count from the device");
+	CUDA_TRY(cudaEventRecord(state->events[EV_DONE], state->stream),
+			 "could not record a CUDA event");
+	CUDA_TRY(cudaStreamSynchronize(state->stream), "the bounds kernel failed");
+	stats->kernel_ms += gj_cuda_event_ms(state, EV_UPLOADED, EV_COUNTED);
+	stats->transfer_ms += gj_cuda_event_ms(state, EV_COUNTED, EV_DONE);
+	stats->bytes_from_device += sizeof(*d_total);
+	total = (int64_t) state->h_cut[0];
+	/* one run of all the pairs (no argument reads the runs or a row) */
+	(void) gj_agg_runs_reduce(NULL, spec, partial, 0, 0, total);
+	stats->pairs_evaluated += total;
+	stats->device_matches += total;
+	*outer_next = o_begin + rows > empty_from ? tile->outer_end : o_begin + rows;
 	return true;
 }
 
@@ -119,6 +201,7 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	int64_t		rows,
 				j,
 				work = 0;
+	double		reduce_start;
 
 	matches->count = 0;
 	if (gj_cuda_outer_status(state, o_begin) == GJ_OUTER_EMPTY)
@@ -127,8 +210,16 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 		*outer_next = tile->outer_end;
 		return true;
 	}
-	if (state->agg_runs == NULL && !cuda_agg_prepare(state, spec, err))
-		return false;
+	if (spec->nargs == 0 && spec->outer_group == NULL && spec->inner_group == NULL)
+		return cuda_agg_runs_count(state, tile, outer_next, spec, partial, stats, err);
+	if (state->agg_runs == NULL)
+	{
+		double		start = gj_clock_ms();
+
+		if (!cuda_agg_prepare(state, spec, err))
+			return false;
+		stats->times.open_ms += gj_clock_ms() - start;
+	}
 
 	/*
 	 * Wide runs that the host walks (float sums, min/max) stop a step after
@@ -157,6 +248,7 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	stats->transfer_ms += gj_cuda_event_ms(state, EV_COUNTED, EV_DONE);
 	stats->bytes_from_device += (sizeof(uint32_t) + sizeof(uint64_t)) * rows;
 
+	reduce_start = gj_clock_ms();
 	for (j = 0; j < rows; j++)
 	{
 		int64_t		p = o_begin + j;
@@ -173,7 +265,9 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 			state->agg_rows_hint = j;
 			break;
 		}
-		work += gj_agg_runs_reduce(state->agg_runs, spec, partial, state->h_outer_perm[p],
+		/* no outer groups or arguments: the row is never read (and not copied) */
+		work += gj_agg_runs_reduce(state->agg_runs, spec, partial,
+								   state->h_outer_perm != NULL ? state->h_outer_perm[p] : 0,
 								   first, first + width);
 		stats->pairs_evaluated += width;
 		stats->device_matches += width;
@@ -181,6 +275,7 @@ cuda_agg_runs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	if (j >= rows)
 		state->agg_rows_hint = 0;
 	*outer_next = o_begin + j;
+	stats->times.compute_ms += gj_clock_ms() - reduce_start;
 	return true;
 }
 
@@ -899,8 +994,14 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	FoldArgs	a;
 
 	matches->count = 0;
-	if (!state->agg_ready && !cuda_agg_fold_prepare(state, spec, err))
-		return false;
+	if (!state->agg_ready)
+	{
+		double		start = gj_clock_ms();
+
+		if (!cuda_agg_fold_prepare(state, spec, err))
+			return false;
+		stats->times.open_ms += gj_clock_ms() - start;
+	}
 
 	memset(&a, 0, sizeof(a));
 	a.spec = state->agg_dspec;

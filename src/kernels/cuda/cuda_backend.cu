@@ -229,6 +229,7 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 {
 	CudaJoinState *state;
 	GjDeviceInfo info;
+	double		opened = gj_clock_ms();
 
 	/* selects the join's device in this thread (0 outside the GPU service) */
 	if (!gj_cuda_probe_device(input->device, &info, err))
@@ -312,6 +313,9 @@ cuda_begin_join(const GjJoinInput *input, GjError *err)
 		cuda_end_join(state);
 		return NULL;
 	}
+	/* the first step reports it, with the sort's time (pending_times) */
+	opened = gj_clock_ms() - opened - state->pending_times.sort_ms;
+	state->pending_times.open_ms += opened > 0 ? opened : 0;
 	return state;
 
 bad_program:
