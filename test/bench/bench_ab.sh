@@ -4,7 +4,9 @@
 #
 # What it measures: the equi-join queries of bench_equi.sh (f of F_N rows
 # joined to d of D_N rows on f.k = d.k: count(*), sum(f.v * d.w), and the
-# same grouped by d.k % 100), each as the planner chooses by default, with
+# same grouped by d.k % 100), and with B_N set its band count (rb x sb of
+# B_N int8 rows each, s.t BETWEEN r.t - 12 AND r.t + 12), each as the
+# planner chooses by default, with
 # library A and library B installed in turn: ROUNDS rounds of (B, A), each
 # after a restart of the cluster (the library is preloaded), RUNS timed runs
 # per query after a warm-up.  Prints one table: median and best of all the
@@ -24,6 +26,7 @@
 # Environment:
 #   LIB_A, LIB_B  the two gpujoin.so files (required)
 #   F_N, D_N      table sizes                      default 10000000, 1000000
+#   B_N           rows of rb and sb for the band query (default: no band)
 #   ROUNDS        rounds of (B, A)                 default 2
 #   RUNS          timed runs per query per round   default 5
 #   ONLY          extended regexp over the query names (count, sum, group)
@@ -40,6 +43,7 @@ cd "$(dirname "$0")/../.."
 : "${LIB_B:?set LIB_A and LIB_B to the two gpujoin.so files}"
 F_N=${F_N:-10000000}
 D_N=${D_N:-1000000}
+B_N=${B_N:-}
 ROUNDS=${ROUNDS:-2}
 RUNS=${RUNS:-5}
 ONLY=${ONLY:-}
@@ -91,13 +95,16 @@ CREATE SCHEMA gpujoin_ab;
 SET search_path = gpujoin_ab;
 SELECT setseed(0.42);
 $(equi_tables_sql "$F_N" "$D_N")
+$([ -n "$B_N" ] && band_tables_sql "$B_N")
 SQL
 # all-visible pages, as bench_equi.sh's bench_settle makes them
-$PSQL -c "CHECKPOINT" -c "VACUUM (FREEZE, ANALYZE) gpujoin_ab.f, gpujoin_ab.d" >>"$LOG" 2>&1
+$PSQL -c "CHECKPOINT" -c "VACUUM (FREEZE, ANALYZE)" >>"$LOG" 2>&1
 
 QUERIES="count|SELECT count(*) FROM f JOIN d ON f.k = d.k
 sum|SELECT sum(f.v * d.w) FROM f JOIN d ON f.k = d.k
 group|SELECT d.k % 100 AS g, count(*), sum(f.v * d.w) FROM f JOIN d ON f.k = d.k GROUP BY 1 ORDER BY 1"
+[ -n "$B_N" ] && QUERIES="band|SELECT count(*) FROM rb r JOIN sb s ON s.t BETWEEN r.t - 12 AND r.t + 12
+$QUERIES"
 
 printf 'round\tlib\tquery\tms\n' >"$TSV"
 for r in $(seq "$ROUNDS"); do

@@ -174,11 +174,7 @@ CREATE SCHEMA gpujoin_equi;
 SET search_path = gpujoin_equi;
 SELECT setseed(0.42);
 $(equi_tables_sql "$F_N" "$D_N")
-CREATE TABLE rb AS SELECT g::int8 AS id, (random() * 25 * $RB_N)::int8 AS t
-  FROM generate_series(1, $RB_N) g;
-CREATE TABLE sb AS SELECT g::int8 AS id, (random() * 25 * $RB_N)::int8 AS t
-  FROM generate_series(1, $RB_N) g;
-CREATE INDEX ON sb (t);
+$(band_tables_sql "$RB_N")
 VACUUM ANALYZE;
 COMMENT ON SCHEMA gpujoin_equi IS '$SIG';
 SQL

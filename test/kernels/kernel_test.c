@@ -41,6 +41,10 @@
  *							the full-size tests)
  *	  kernel_test startup	time a 10 x 10 join per algorithm on cuda, whole
  *							(begin_join, steps, end_join)
+ *	  kernel_test bench-prepare-inner [N]
+ *							time a band join's inner side of N rows (1M)
+ *							prepared for several joins on cuda, and a join
+ *							that borrows it opened and closed
  *	  kernel_test bench [N]	time the simple-compare kernel "o.a < i.a" on
  *							N x N int4-valued rows (default 1M), counting
  *							matches only, a selective equi-join through
@@ -161,6 +165,8 @@ main(int argc, char **argv)
 		return print_compiled_source(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
+	if (argc >= 2 && strcmp(argv[1], "bench-prepare-inner") == 0)
+		return bench_prepare_inner(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)
 		return run_race_tests();
 	if (argc >= 2 && strcmp(argv[1], "cpu") == 0)

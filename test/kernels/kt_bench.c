@@ -457,3 +457,86 @@ bench_startup(void)
 	free(joins);
 	return 0;
 }
+
+/*
+ * kernel_test bench-prepare-inner [N]: the inner side of a band join of N
+ * rows prepared once for several joins, as the GPU service does for a
+ * parallel plan's processes (prepare_inner, then release_inner), and a
+ * join of N outer rows that borrows it opened and closed (begin_join, which
+ * sorts the outer side, and end_join); milliseconds, the best and the
+ * median of 11 after a warm-up.  The spec is kernel_test's first range band
+ * (int4, i.a BETWEEN o.a - 5 AND o.a + 5).
+ */
+int
+bench_prepare_inner(int64_t n)
+{
+	static const bool nulls[NCOLS] = {false, false, false};
+	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
+	int			njoins = build_joins(joins);
+	const JoinSpec *band = NULL;
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+	GjJoinInput input;
+	double		prep[12],
+				open[12];
+
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("no CUDA device: %s\n", err.message);
+		free(joins);
+		return 0;
+	}
+	for (int i = 0; i < njoins && band == NULL; i++)
+		if (strncmp(joins[i].name, "range band i.a", 14) == 0)
+			band = &joins[i];
+	if (band == NULL)
+	{
+		printf("no band join among kernel_test's joins\n");
+		free(joins);
+		return 1;
+	}
+	make_side(&outer, n, nulls);
+	make_side(&inner, n, nulls);
+	spec_input(&input, &outer, &inner, band, n);
+	input.budget_bytes = info.free_memory / 2;
+	for (int rep = 0; rep < 12; rep++)
+	{
+		double		t0 = now_ms();
+		const void *prepared = gj_cuda_backend.prepare_inner(&input, &err);
+		GjJoinInput borrowing = input;
+		void	   *state;
+
+		if (prepared == NULL)
+		{
+			printf("prepare_inner failed: %s\n", err.message);
+			return 1;
+		}
+		prep[rep] = now_ms() - t0;
+		borrowing.prepared_inner = prepared;
+		t0 = now_ms();
+		state = gj_cuda_backend.begin_join(&borrowing, &err);
+		if (state == NULL)
+		{
+			printf("begin_join failed: %s\n", err.message);
+			return 1;
+		}
+		gj_cuda_backend.end_join(state);
+		open[rep] = now_ms() - t0;
+		gj_cuda_backend.release_inner(prepared);
+	}
+	/* the first is the warm-up */
+	qsort(prep + 1, 11, sizeof(double), cmp_double);
+	qsort(open + 1, 11, sizeof(double), cmp_double);
+	printf("| what | rows | ms (best) | ms (median) |\n| --- | --: | --: | --: |\n");
+	printf("| prepare_inner + release_inner | %lld | %.3f | %.3f |\n", (long long) n,
+		   prep[1], prep[6]);
+	printf("| begin_join borrowing it + end_join | %lld | %.3f | %.3f |\n", (long long) n,
+		   open[1], open[6]);
+	free_side(&outer);
+	free_side(&inner);
+	free(joins);
+	return 0;
+}

@@ -145,6 +145,7 @@ extern int	run_cpu_tests(void);
 extern int	run_bench(int64_t n);
 extern int	bench_sorted(int64_t n);
 extern int	bench_startup(void);
+extern int	bench_prepare_inner(int64_t n);
 
 /* kt_rowcount.c: per-row match counts of compare conjunctions */
 extern int	rowcount_test_count(bool cuda);

@@ -13,3 +13,17 @@ CREATE TABLE f AS SELECT (random() * ($2 * 1.2 - 1))::int4 AS k, (g % 100)::floa
   FROM generate_series(1, $1) g;
 SQL
 }
+
+# band_tables_sql N: the band join's tables of issue 36 (bench_equi.sh,
+# bench_ab.sh): rb and sb, N rows each of (id int8, t int8) with t uniform
+# over [0, 25 N), so that the band +-12 matches about one row each; a btree
+# on sb.t, as for PostgreSQL's own index nested loop.
+band_tables_sql() {
+	cat <<SQL
+CREATE TABLE rb AS SELECT g::int8 AS id, (random() * 25 * $1)::int8 AS t
+  FROM generate_series(1, $1) g;
+CREATE TABLE sb AS SELECT g::int8 AS id, (random() * 25 * $1)::int8 AS t
+  FROM generate_series(1, $1) g;
+CREATE INDEX ON sb (t);
+SQL
+}

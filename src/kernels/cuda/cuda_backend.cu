@@ -44,7 +44,6 @@ cuda_end_join(void *arg)
 		memset(&state->inner, 0, sizeof(DeviceSide));
 		state->d_inner_keys = NULL;
 		state->d_inner_perm = NULL;
-		state->h_inner_keys = NULL;
 	}
 	gj_cuda_free_side(state, &state->outer);
 	gj_cuda_free_side(state, &state->inner);
@@ -74,7 +73,6 @@ cuda_end_join(void *arg)
 	free(state->h_outer_perm);
 	gj_pinned_free(state->h_run_first);
 	gj_pinned_free(state->h_run_width);
-	free(state->h_inner_keys);
 	free(state->h_prune_lo);
 	free(state->h_prune_hi);
 	for (int i = 0; i < state->nevents; i++)
@@ -220,7 +218,6 @@ borrow_prepared_inner(CudaJoinState *state)
 	state->d_inner_keys = prepared->d_inner_keys;
 	state->d_inner_perm = prepared->d_inner_perm;
 	state->inner_valid = prepared->inner_valid;
-	state->h_inner_keys = prepared->h_inner_keys;
 	state->inner_borrowed = true;
 }
 
@@ -385,6 +382,43 @@ prune_block_at(CudaJoinState *state, int64_t p, int64_t end)
 }
 
 /*
+ * The sorted inner key at position p (in [0, inner_valid)) into *key, from
+ * those tile pruning read before or copied from the device; false if it
+ * cannot be copied.  A join reads the keys at its tiles' ends only, so
+ * copying them one by one replaced a host copy of the whole side's keys
+ * (8 MB for 1M rows) that every sort of an inner side made.
+ */
+static bool
+inner_key_at(CudaJoinState *state, int64_t p, int64_t *key)
+{
+	int			slot;
+	GjError		err;
+
+	for (slot = 0; slot < INNER_KEYS_KEPT; slot++)
+	{
+		if (state->inner_key_pos[slot] == p + 1)
+		{
+			*key = state->inner_key_val[slot];
+			return true;
+		}
+	}
+	if (!gj_cuda_use_device(state, &err) ||
+		cudaMemcpyAsync(key, state->d_inner_keys + p, sizeof(int64_t), cudaMemcpyDeviceToHost,
+						state->stream) != cudaSuccess ||
+		cudaStreamSynchronize(state->stream) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return false;
+	}
+	/* positions are kept plus one, so that a zeroed slot holds none */
+	slot = state->inner_keys_next;
+	state->inner_keys_next = (slot + 1) % INNER_KEYS_KEPT;
+	state->inner_key_pos[slot] = p + 1;
+	state->inner_key_val[slot] = *key;
+	return true;
+}
+
+/*
  * Tile pruning: a sorted join's tiles whose key ranges cannot meet.  The
  * decision of gj_sorted_tile_can_match (gj_keys.h, the cpu backend's), on
  * the outer positions' kinds from their counts and the bounds of the
@@ -414,8 +448,9 @@ cuda_tile_can_match(void *arg, const GjTile *tile)
 		return true;
 	if (valid_end <= tile->inner_begin)
 		return false;
-	kmin = state->h_inner_keys[tile->inner_begin];
-	kmax = state->h_inner_keys[valid_end - 1];
+	if (!inner_key_at(state, tile->inner_begin, &kmin) ||
+		!inner_key_at(state, valid_end - 1, &kmax))
+		return true;
 	/* bounded outer rows are sorted by lo: stop once lo passes kmax */
 	for (; p < tile->outer_end && p < bounded_end; p++)
 	{
@@ -445,7 +480,7 @@ cuda_double_buffer(void *arg)
 /*
  * The inner side prepared once for several joins (backend.h): what
  * gj_cuda_sort_inner leaves for the inner side (its key columns, sorted
- * keys and permutation on the device, the host copy of the keys), built by
+ * keys and permutation on the device), built by
  * a state of its own on input's device with cudaMalloc, not the pool, and
  * synchronised before this returns, so that joins on any stream of that
  * device read it (borrow_prepared_inner).  The columns uploaded are those
@@ -522,7 +557,6 @@ cuda_prepare_inner(const GjJoinInput *input, GjError *err)
 	prepared->d_inner_keys = state->d_inner_keys;
 	prepared->d_inner_perm = state->d_inner_perm;
 	prepared->inner_valid = state->inner_valid;
-	prepared->h_inner_keys = state->h_inner_keys;
 	state->inner_borrowed = true;
 	cuda_end_join(state);
 
@@ -558,7 +592,6 @@ cuda_release_inner(const void *arg)
 	if (prepared->d_inner_perm != NULL)
 		(void) cudaFree(prepared->d_inner_perm);
 	(void) cudaGetLastError();
-	free(prepared->h_inner_keys);
 	free(prepared);
 }
 

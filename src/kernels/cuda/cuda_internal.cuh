@@ -138,6 +138,9 @@
 /* Entries of a sorted step's cut (see sorted_cut_kernel). */
 #define CUT_ENTRIES			6
 
+/* Sorted inner keys that tile pruning keeps (CudaJoinState.inner_key_pos). */
+#define INNER_KEYS_KEPT		16
+
 /* Events of one step, recorded in this order on the stream. */
 enum
 {
@@ -231,7 +234,15 @@ typedef struct CudaJoinState
 	int64_t		outer_all;		/* positions [0, outer_all) are GJ_OUTER_ALL */
 	int64_t		outer_bounded;	/* the next outer_bounded GJ_OUTER_BOUNDED, the
 								 * rest GJ_OUTER_EMPTY (gj_cuda_outer_status) */
-	int64_t    *h_inner_keys;	/* host copy, for tile pruning */
+	/*
+	 * Sorted inner keys that tile pruning read (copied from d_inner_keys
+	 * one at a time: a tile reads the keys at its two ends), the last
+	 * INNER_KEYS_KEPT of them: the tiles of one inner range come again for
+	 * every outer range.
+	 */
+	int64_t		inner_key_pos[INNER_KEYS_KEPT];
+	int64_t		inner_key_val[INNER_KEYS_KEPT];
+	int			inner_keys_next;
 	int64_t    *h_prune_lo;		/* host copy of d_outer_lo and d_outer_hi at */
 	int64_t    *h_prune_hi;		/* positions [prune_begin, prune_end), the */
 	int64_t		prune_begin;	/* block tile pruning read last */
@@ -275,9 +286,9 @@ typedef struct CudaJoinState
 
 	/*
 	 * The inner side prepared once for several joins (CudaPreparedInner):
-	 * inner_borrowed says that inner's device columns, d_inner_keys,
-	 * d_inner_perm and h_inner_keys are the prepared side's, which this join
-	 * reads and never frees.  plain_alloc: this state's device memory comes
+	 * inner_borrowed says that inner's device columns, d_inner_keys and
+	 * d_inner_perm are the prepared side's, which this join reads and never
+	 * frees.  plain_alloc: this state's device memory comes
 	 * from cudaMalloc / cudaFree, not the pool (the state that prepares
 	 * such a side, whose buffers joins on other streams read).
 	 */
@@ -338,7 +349,6 @@ typedef struct CudaPreparedInner
 	int64_t    *d_inner_keys;
 	uint32_t   *d_inner_perm;
 	int64_t		inner_valid;
-	int64_t    *h_inner_keys;	/* host copy, for tile pruning */
 } CudaPreparedInner;
 
 /* ---------------------------------------------------------------------

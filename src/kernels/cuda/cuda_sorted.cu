@@ -12,8 +12,8 @@
  * them with CUB, and keeps the sorted arrays and the whole sides' key
  * columns resident for all tiles (a join whose sides do not fit the
  * device memory budget so is refused with out-of-memory, and the executor
- * runs it on the cpu backend); host copies of the sorted keys and
- * bounds serve tile pruning.  A step binary-searches each outer row's
+ * runs it on the cpu backend); tile pruning copies the sorted keys at
+ * its tiles' ends and blocks of the bounds it walks.  A step binary-searches each outer row's
  * bounds in the tile's inner keys, scans the candidate counts, evaluates
  * candidate pairs one per thread (so hot keys and wide ranges spread over
  * the device) when the device program must decide, cuts at the match
@@ -493,11 +493,31 @@ typedef struct PrepareTemp
 } PrepareTemp;
 
 /* The temporaries for a side of n rows (n >= 1). */
+/* One of alloc_prepare_temp's buffers (NULL where it fails). */
+static cudaError_t
+temp_alloc(CudaJoinState *state, void **ptr, size_t bytes)
+{
+	cudaError_t rc = cudaMallocAsync(ptr, bytes, state->stream);
+
+	if (rc != cudaSuccess)
+		*ptr = NULL;
+	return rc;
+}
+
 static bool
 alloc_prepare_temp(CudaJoinState *state, PrepareTemp *tmp, int64_t n, GjError *err)
 {
+	/*
+	 * From the pool on the state's stream even where the state's own
+	 * buffers are cudaMalloc's (plain_alloc, an inner side prepared for
+	 * several joins): only this stream uses them, and free_prepare_temp
+	 * frees them on it.  cudaMalloc and cudaFree of seven buffers each time
+	 * a shared inner side was sorted, each cudaFree waiting for the whole
+	 * device, were most of that sort's time.  One synchronisation after
+	 * them all, as gj_device_alloc waits after each.
+	 */
 #define ALLOC(ptr, bytes) \
-	CUDA_TRY(gj_device_alloc(state, (void **) &(ptr), (bytes)), \
+	CUDA_TRY(temp_alloc(state, (void **) &(ptr), (bytes)), \
 			 "could not allocate device memory to sort the join keys")
 	ALLOC(tmp->flags, 3 * n);
 	ALLOC(tmp->keys_by_row, sizeof(int64_t) * n);
@@ -507,6 +527,8 @@ alloc_prepare_temp(CudaJoinState *state, PrepareTemp *tmp, int64_t n, GjError *e
 	ALLOC(tmp->part_keys, sizeof(int64_t) * n);
 	ALLOC(tmp->num, sizeof(int));
 #undef ALLOC
+	CUDA_TRY(cudaStreamSynchronize(state->stream),
+			 "could not allocate device memory to sort the join keys");
 	return true;
 }
 
@@ -517,13 +539,16 @@ free_prepare_temp(CudaJoinState *state, PrepareTemp *tmp)
 	/* a failure has synchronised already; errors are moot then */
 	if (state->have_stream)
 		cudaStreamSynchronize(state->stream);
-	gj_device_free(state, tmp->flags);
-	gj_device_free(state, tmp->keys_by_row);
-	gj_device_free(state, tmp->his_by_row);
-	gj_device_free(state, tmp->rows);
-	gj_device_free(state, tmp->part_rows);
-	gj_device_free(state, tmp->part_keys);
-	gj_device_free(state, tmp->num);
+	/* alloc_prepare_temp's, from the pool whatever the state's memory */
+	if (state->have_stream)
+	{
+		void	   *temps[] = {tmp->flags, tmp->keys_by_row, tmp->his_by_row, tmp->rows,
+			tmp->part_rows, tmp->part_keys, tmp->num};
+
+		for (size_t i = 0; i < sizeof(temps) / sizeof(temps[0]); i++)
+			if (temps[i] != NULL)
+				(void) cudaFreeAsync(temps[i], state->stream);
+	}
 	memset(tmp, 0, sizeof(PrepareTemp));
 	(void) cudaGetLastError();
 }
@@ -545,9 +570,8 @@ key_args(const CudaJoinState *state, PrepareTemp *tmp, int64_t n, KeyArgs *a)
 
 /*
  * Inner: the whole side's key columns on the device, the keyed rows sorted
- * by key, then the rows without a key; and the host copy of the sorted keys
- * that tile pruning reads.  All of it depends on the inner side and the key
- * spec alone, so that one preparation serves several joins
+ * by key, then the rows without a key.  All of it depends on the inner side
+ * and the key spec alone, so that one preparation serves several joins
  * (CudaPreparedInner).
  */
 static bool
@@ -597,20 +621,7 @@ sort_inner_work(CudaJoinState *state, PrepareTemp *tmp, GjError *err)
 		CUDA_LAUNCHED("the inner tail kernel");
 	}
 	state->inner_valid = nvalid;
-
-	/* host copy for tile pruning */
-	state->h_inner_keys = (int64_t *) malloc(sizeof(int64_t) * n);
-	if (state->h_inner_keys == NULL)
-	{
-		err->code = GJ_ERR_OUT_OF_MEMORY;
-		snprintf(err->message, sizeof(err->message),
-				 "could not allocate host memory for the sorted keys of %lld inner rows",
-				 (long long) ni);
-		return false;
-	}
-	CUDA_TRY(cudaMemcpyAsync(state->h_inner_keys, state->d_inner_keys, sizeof(int64_t) * ni,
-							 cudaMemcpyDeviceToHost, state->stream),
-			 "could not copy sorted keys from the device");
+	/* tile pruning copies the keys it reads (cuda_backend.c's inner_key_at) */
 	CUDA_TRY(cudaStreamSynchronize(state->stream), "sorting the join keys failed");
 	return true;
 }
@@ -729,9 +740,8 @@ gj_cuda_sort_inner(CudaJoinState *state, GjError *err)
 }
 
 /*
- * Put both sides in key order on the device (see the kernels above), and
- * keep a host copy of the inner side's sorted keys, which tile pruning
- * reads.  An inner side borrowed from prepare_inner is in key order already.
+ * Put both sides in key order on the device (see the kernels above).  An
+ * inner side borrowed from prepare_inner is in key order already.
  */
 bool
 gj_cuda_prepare_sorted(CudaJoinState *state, GjError *err)
