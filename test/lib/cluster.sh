@@ -68,7 +68,13 @@ cluster_huge_pages() {
 cluster_start() {
 	CLUSTER_DIR=$(mktemp -d /tmp/gpujoin_cluster.XXXXXX)
 	if [ "$(id -u)" = 0 ]; then
-		id "$CLUSTER_OWNER" >/dev/null 2>&1 || useradd -M -s /bin/bash "$CLUSTER_OWNER"
+		# clusters started at once on a fresh machine must not race to
+		# create the owner (two useradds at once left one cluster's initdb
+		# with a user id that did not exist): one at a time, under a lock
+		(
+			flock 9 2>/dev/null
+			id "$CLUSTER_OWNER" >/dev/null 2>&1 || useradd -M -s /bin/bash "$CLUSTER_OWNER"
+		) 9>/tmp/gpujoin_cluster_owner.lock
 		chown "$CLUSTER_OWNER" "$CLUSTER_DIR"
 	fi
 	chmod 755 "$CLUSTER_DIR"
