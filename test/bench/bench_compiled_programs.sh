@@ -152,7 +152,7 @@ MD=$OUTDIR/compiled.md
 	echo "| shape | query | off (interpreted) | on, cold (compiles) | on, warm (cached) | off / warm | a cold run's Program line | first query after a restart | its Program line |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"
 	while IFS='|' read -r shape off cold warm program restart restart_program; do
-		ratio=$(awk -v a="$off" -v b="$warm" 'BEGIN { if (b > 0) printf "%.1f", a / b }')
+		ratio=$(awk -v a="$off" -v b="$warm" 'BEGIN { if (b > 0 && a != "") printf "%.1f", a / b }')
 		case $shape in
 			count) q='count(*) of r.a < s.a AND r.b > s.b AND r.a + s.b > C' ;;
 			rows) q='r.id, s.id of r.b < s.a AND r.a + s.b > 1999000000 + C' ;;
