@@ -100,34 +100,18 @@ store_path(const char *dir, uint64_t key_hash, char *path, size_t len)
 	return n > 0 && (size_t) n < len;
 }
 
-/* read(2) all of len bytes; false at an error or the file's end. */
+/*
+ * read(2) or write(2) all of len bytes at buf; false at an error or, in a
+ * read, the file's end.  (A write only reads buf.)
+ */
 static bool
-read_all(int fd, void *buf, size_t len)
+transfer_all(int fd, void *buf, size_t len, bool writing)
 {
 	char	   *p = (char *) buf;
 
 	while (len > 0)
 	{
-		ssize_t		n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t) n;
-	}
-	return true;
-}
-
-static bool
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = (const char *) buf;
-
-	while (len > 0)
-	{
-		ssize_t		n = write(fd, p, len);
+		ssize_t		n = writing ? write(fd, p, len) : read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -159,15 +143,15 @@ gj_kernel_store_read(const char *key, size_t key_len, char **image, size_t *imag
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return false;
-	ok = fstat(fd, &st) == 0 && read_all(fd, &hdr, sizeof(hdr)) &&
+	ok = fstat(fd, &st) == 0 && transfer_all(fd, &hdr, sizeof(hdr), false) &&
 		memcmp(hdr.magic, STORE_MAGIC, sizeof(hdr.magic)) == 0 &&
 		hdr.key_len == key_len && hdr.key_hash == key_hash &&
 		hdr.image_len > 0 && hdr.image_len <= GJ_KERNEL_STORE_MAX_IMAGE &&
 		(uint64_t) st.st_size == sizeof(hdr) + (uint64_t) hdr.key_len + hdr.image_len;
 	ok = ok && (stored_key = (char *) malloc(key_len > 0 ? key_len : 1)) != NULL &&
-		read_all(fd, stored_key, key_len) && memcmp(stored_key, key, key_len) == 0;
+		transfer_all(fd, stored_key, key_len, false) && memcmp(stored_key, key, key_len) == 0;
 	ok = ok && (img = (char *) malloc(hdr.image_len)) != NULL &&
-		read_all(fd, img, hdr.image_len) &&
+		transfer_all(fd, img, hdr.image_len, false) &&
 		gj_kernel_store_hash(0, img, hdr.image_len) == hdr.image_hash;
 	close(fd);
 	free(stored_key);
@@ -260,8 +244,9 @@ gj_kernel_store_write(const char *key, size_t key_len, const char *image, size_t
 	fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
 		return false;
-	ok = write_all(fd, &hdr, sizeof(hdr)) && write_all(fd, key, key_len) &&
-		write_all(fd, image, image_len);
+	ok = transfer_all(fd, &hdr, sizeof(hdr), true) &&
+		transfer_all(fd, (void *) key, key_len, true) &&
+		transfer_all(fd, (void *) image, image_len, true);
 	ok = close(fd) == 0 && ok;
 	ok = ok && rename(temp, path) == 0;
 	if (!ok)
