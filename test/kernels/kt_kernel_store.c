@@ -4,8 +4,9 @@
  *	  kernel_test's checks of the kernel store (shared/kernel_store.c), the
  *	  directory where compiled kernels outlive the process: in the cpu
  *	  part (no GPU, so CI runs them), images written and read back, keys
- *	  that must not match, damaged and foreign files, the cap on files, and
- *	  threads writing and reading one kernel at once; on a GPU
+ *	  that must not match, damaged and foreign files, directories and files
+ *	  it must not trust, the cap on files, and threads writing and reading
+ *	  one kernel at once; on a GPU
  *	  (kernel_test compiled-store), programs compiled and stored by one
  *	  "process" loaded by the next, with the cpu's counts.
  *
@@ -23,7 +24,7 @@
 #include "kt_common.h"
 #include "kernels/shared/kernel_store.h"
 
-#define KS_TESTS	9
+#define KS_TESTS	11
 
 int
 kernel_store_test_count(void)
@@ -257,6 +258,26 @@ run_kernel_store_tests(void)
 	ok = gj_kernel_store_write(key1, strlen(key1), image, image_len) &&
 		ks_reads(key1, image, image_len);
 	ks_report(ok, "a damaged kernel written again reads back");
+
+	/* a directory that others may write in: its kernels are not trusted */
+	ok = chmod(dir, 0777) == 0 && ks_reads_nothing(key1) &&
+		!gj_kernel_store_write(key2, strlen(key2), image, image_len) &&
+		chmod(dir, 0700) == 0 && ks_reads(key1, image, image_len) && ks_reads_nothing(key2);
+	ks_report(ok, "a directory others may write in: nothing read or stored");
+
+	/* a kernel file behind a symbolic link, or (as root) another user's */
+	{
+		char		elsewhere[600];
+
+		snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere.bin", base);
+		ok = rename(path, elsewhere) == 0 && symlink(elsewhere, path) == 0 &&
+			ks_reads_nothing(key1) && unlink(path) == 0 && rename(elsewhere, path) == 0 &&
+			ks_reads(key1, image, image_len);
+		if (ok && geteuid() == 0)
+			ok = chown(path, 65534, 65534) == 0 && ks_reads_nothing(key1) &&
+				chown(path, 0, 0) == 0 && ks_reads(key1, image, image_len);
+	}
+	ks_report(ok, "a kernel file behind a symbolic link, or another user's, is not read");
 
 	/* the cap: a full directory takes no new kernel, but rewrites one */
 	for (int i = ks_count(dir, ".gjk"); i < GJ_KERNEL_STORE_FILES; i++)

@@ -17,6 +17,14 @@
  * Nothing here is synced to disk: a kernel lost in a crash is compiled
  * again, which is all the store saves.
  *
+ * A stored kernel runs on the GPU in the server's processes, and the key and
+ * checksum are no defence against a file planted on purpose (the key is the
+ * program's source, the checksum is not cryptographic).  So the directory is
+ * used only where this process's user owns it and nobody else may write in
+ * it, as ssh treats its keys; a file is read only where it is a regular file
+ * of that user, not through a symbolic link.  The default directory, in the
+ * data directory, is always so.
+ *
  *-------------------------------------------------------------------------
  */
 #include <dirent.h>
@@ -90,6 +98,16 @@ gj_kernel_store_hash(uint64_t hash, const void *data, size_t len)
 	return hash;
 }
 
+/* May the store use dir (see the header comment)? */
+static bool
+dir_trusted(const char *dir)
+{
+	struct stat st;
+
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		(st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 /* The file of a key in dir; false where the path does not fit. */
 static bool
 store_path(const char *dir, uint64_t key_hash, char *path, size_t len)
@@ -140,10 +158,13 @@ gj_kernel_store_read(const char *key, size_t key_len, char **image, size_t *imag
 	*image_len = 0;
 	if (!store_dir_copy(dir, sizeof(dir)) || !store_path(dir, key_hash, path, sizeof(path)))
 		return false;
-	fd = open(path, O_RDONLY);
+	if (!dir_trusted(dir))
+		return false;
+	fd = open(path, O_RDONLY | O_NOFOLLOW);
 	if (fd < 0)
 		return false;
-	ok = fstat(fd, &st) == 0 && transfer_all(fd, &hdr, sizeof(hdr), false) &&
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		transfer_all(fd, &hdr, sizeof(hdr), false) &&
 		memcmp(hdr.magic, STORE_MAGIC, sizeof(hdr.magic)) == 0 &&
 		hdr.key_len == key_len && hdr.key_hash == key_hash &&
 		hdr.image_len > 0 && hdr.image_len <= GJ_KERNEL_STORE_MAX_IMAGE &&
@@ -232,7 +253,8 @@ gj_kernel_store_write(const char *key, size_t key_len, const char *image, size_t
 	hdr.image_len = (uint32_t) image_len;
 	hdr.key_hash = gj_kernel_store_hash(0, key, key_len);
 	hdr.image_hash = gj_kernel_store_hash(0, image, image_len);
-	if (!store_path(dir, hdr.key_hash, path, sizeof(path)) || !make_dirs(dir))
+	if (!store_path(dir, hdr.key_hash, path, sizeof(path)) || !make_dirs(dir) ||
+		!dir_trusted(dir))
 		return false;
 	/* a kernel stored already (by another process, say) is not counted */
 	if (stat(path, &st) != 0 && count_files(dir) >= GJ_KERNEL_STORE_FILES)

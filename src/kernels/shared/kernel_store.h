@@ -37,7 +37,9 @@ extern "C"
 /*
  * The directory of this process's store (relative paths are the server's
  * data directory's, the working directory of every PostgreSQL process);
- * NULL or "" turns the store off.  Any thread may call it.
+ * NULL or "" turns the store off.  Any thread may call it.  A directory
+ * that another user owns, or that others may write in, is not used (see
+ * kernel_store.c).
  */
 extern void gj_kernel_store_set_dir(const char *dir);
 
