@@ -170,6 +170,14 @@ typedef struct GjJoinInput
  */
 #define GJ_COMPILE_MIN_PAIRS	1e10
 
+/*
+ * The same for the candidate pairs of a sort-merge or hash join's filtered
+ * steps, whose kernel compiles in about a tenth of the time (nothing in it
+ * unrolls) and whose interpreter reads each candidate's rows from global
+ * memory (kernel_test bench-sorted-filter).
+ */
+#define GJ_COMPILE_MIN_CANDIDATES	1e9
+
 /* Programs of more instructions than this run interpreted. */
 #define GJ_COMPILE_MAX_INSTRS	48
 
@@ -316,7 +324,8 @@ typedef enum GjInterpretedWhy
 	GJ_INTERPRETED_LOAD_FAILED,
 	GJ_INTERPRETED_CACHE_FULL,
 	GJ_INTERPRETED_KERNEL,		/* the step's kernel has no compiled form */
-	GJ_INTERPRETED_COMPILING	/* compiling on another thread, not ready yet */
+	GJ_INTERPRETED_COMPILING,	/* compiling on another thread, not ready yet */
+	GJ_INTERPRETED_NO_MEMORY	/* no device memory for what the compiled form needs */
 } GjInterpretedWhy;
 
 /* Add one step's program counters (GjStats) to a total's. */

@@ -41,6 +41,15 @@
  *							the full-size tests)
  *	  kernel_test startup	time a 10 x 10 join per algorithm on cuda, whole
  *							(begin_join, steps, end_join)
+ *	  kernel_test compiled-sorted
+ *							the sorted joins on cuda with their programs
+ *							compiled (gpujoin.compile_programs = always)
+ *							against the cpu backend, every filtered step
+ *							run compiled (a GPU and NVRTC)
+ *	  kernel_test bench-sorted-filter [N]
+ *							time a band join's filtered steps on cuda, N x
+ *							N rows, with residual quals interpreted and
+ *							compiled
  *	  kernel_test bench-prepare-inner [N]
  *							time a band join's inner side of N rows (1M)
  *							prepared for several joins on cuda, and a join
@@ -165,6 +174,10 @@ main(int argc, char **argv)
 		return print_compiled_source(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
+	if (argc >= 2 && strcmp(argv[1], "bench-sorted-filter") == 0)
+		return bench_sorted_filter(argc >= 3 ? atoll(argv[2]) : 1000000);
+	if (argc >= 2 && strcmp(argv[1], "compiled-sorted") == 0)
+		return run_compiled_sorted_tests();
 	if (argc >= 2 && strcmp(argv[1], "bench-prepare-inner") == 0)
 		return bench_prepare_inner(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)

@@ -344,6 +344,9 @@ report(bool ok, const char *fmt, const char *a, const char *b)
 }
 
 /* The input of a join spec over two sides; budget 1 GB, capacity as given. */
+/* The tests' gpujoin.compile_programs (compiled-sorted sets always) */
+int			kt_compile_programs = GJ_COMPILE_OFF;
+
 void
 spec_input(GjJoinInput *input, const Side *outer, const Side *inner, const JoinSpec *spec,
 		   int64_t capacity)
@@ -361,6 +364,7 @@ spec_input(GjJoinInput *input, const Side *outer, const Side *inner, const JoinS
 	input->range = spec->range;
 	input->equi = spec->equi;
 	input->filter_needed = spec->filter_needed;
+	input->compile_programs = kt_compile_programs;
 }
 
 /* ---------------------------------------------------------------------

@@ -146,6 +146,10 @@ extern int	run_bench(int64_t n);
 extern int	bench_sorted(int64_t n);
 extern int	bench_startup(void);
 extern int	bench_prepare_inner(int64_t n);
+extern int	bench_sorted_filter(int64_t n);
+extern int	run_compiled_sorted_tests(void);
+extern int	kt_compile_programs;
+extern bool kt_expect_compiled;
 
 /* kt_rowcount.c: per-row match counts of compare conjunctions */
 extern int	rowcount_test_count(bool cuda);

@@ -16,6 +16,9 @@
 
 #include "kt_common.h"
 
+/* compiled-sorted: every filtered step of the cuda backend must run compiled */
+bool		kt_expect_compiled = false;
+
 /* cuda_backend.cu's test hook: did begin_join borrow a prepared inner side? */
 extern bool gj_cuda_test_inner_borrowed(const void *state);
 
@@ -105,6 +108,15 @@ compare_join(const Side *outer, const Side *inner, const JoinSpec *spec, const S
 					   (unsigned) (gpu.pairs[i] >> 32), (unsigned) gpu.pairs[i]);
 				ok = false;
 			}
+		}
+		if (ok && kt_expect_compiled && input.filter_needed &&
+			(gpu.stats.program_steps_compiled == 0 || gpu.stats.program_steps_interpreted > 0))
+		{
+			printf("# cuda ran %lld steps compiled, %lld interpreted (why %d)\n",
+				   (long long) gpu.stats.program_steps_compiled,
+				   (long long) gpu.stats.program_steps_interpreted,
+				   (int) gpu.stats.interpreted_why);
+			ok = false;
 		}
 		if (ok && (cpu.stats.pairs_evaluated != gpu.stats.pairs_evaluated ||
 				   gpu.stats.device_matches != gpu.n))
@@ -453,6 +465,16 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 				   (long long) gpu->partial.pairs, (long long) gpu->pairs.n);
 			ok = false;
 		}
+		if (kt_expect_compiled && input.filter_needed &&
+			(gpu->pairs.stats.program_steps_compiled == 0 ||
+			 gpu->pairs.stats.program_steps_interpreted > 0))
+		{
+			printf("# cuda folded %lld steps compiled, %lld interpreted (why %d)\n",
+				   (long long) gpu->pairs.stats.program_steps_compiled,
+				   (long long) gpu->pairs.stats.program_steps_interpreted,
+				   (int) gpu->pairs.stats.interpreted_why);
+			ok = false;
+		}
 		if (grouped && memcmp(cpu->group_pairs, gpu->group_pairs, sizeof(cpu->group_pairs)) != 0)
 		{
 			printf("# the groups' pair counts differ\n");
@@ -723,5 +745,74 @@ run_tests(bool quick)
 
 	free(progs);
 	free(joins);
+	return failures > 0 ? 1 : 0;
+}
+
+/*
+ * kernel_test compiled-sorted: every sort-merge and hash join of the specs
+ * on cuda with gpujoin.compile_programs = always against the cpu backend,
+ * on each schedule and on sides where a third of the rows share a key: the
+ * pairs, their order and recheck flags, and every filtered step run by the
+ * compiled count kernel (cuda_sorted.cu's count_filtered), none
+ * interpreted; then each join's aggregate steps in every grouping, whose
+ * folds read that kernel's verdicts (cuda_agg.cu).
+ */
+int
+run_compiled_sorted_tests(void)
+{
+	static const bool outer_nulls[NCOLS] = {true, true, true};
+	static const bool inner_nulls[NCOLS] = {true, false, true};
+	static const Schedule schedules[] = {
+		{"1 tile, capacity all pairs", N_OUTER, N_INNER, N_OUTER, N_INNER,
+		(int64_t) N_OUTER * N_INNER},
+		{"7x5 tiles of 120x100 rows, capacity 5", 120, 100, 7, 5, 5},
+		{"42 tiles of 500x400 rows, capacity 2000", N_OUTER, N_INNER, 500, 400, 2000},
+	};
+	int			nsched = sizeof(schedules) / sizeof(schedules[0]);
+	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
+	int			njoins = build_joins(joins);
+	int			nsorted = 0;
+	GjDeviceInfo info;
+	GjError		err;
+	Side		outer,
+				inner;
+
+	for (int i = 0; i < njoins; i++)
+		nsorted += joins[i].algorithm != GJ_ALGO_NESTLOOP;
+	memset(&err, 0, sizeof(err));
+	if (!gj_cuda_probe(&info, &err))
+	{
+		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
+		free(joins);
+		return 0;
+	}
+	printf("1..%d\n", nsorted * (nsched + 1 + 2 * AGG_NGROUPINGS));
+	kt_compile_programs = GJ_COMPILE_ALWAYS;
+	kt_expect_compiled = true;
+	make_side(&outer, N_OUTER, outer_nulls);
+	make_side(&inner, N_INNER, inner_nulls);
+	for (int j = 0; j < nsched; j++)
+		for (int i = 0; i < njoins; i++)
+			if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
+				compare_join(&outer, &inner, &joins[i], &schedules[j], NULL, "compiled");
+	/* aggregate steps: the folds read the compiled count pass's verdicts */
+	for (int i = 0; i < njoins; i++)
+		if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
+			for (int g = 0; g < AGG_NGROUPINGS; g++)
+			{
+				test_agg(&outer, &inner, &joins[i], &schedules[0], g);
+				test_agg(&outer, &inner, &joins[i], &schedules[2], g);
+			}
+	make_skewed(&outer, 7, 3);
+	make_skewed(&inner, 7, 3);
+	for (int i = 0; i < njoins; i++)
+		if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
+			compare_join(&outer, &inner, &joins[i], &schedules[2], NULL, "compiled, skewed");
+	kt_compile_programs = GJ_COMPILE_OFF;
+	kt_expect_compiled = false;
+	free_side(&outer);
+	free_side(&inner);
+	free(joins);
+	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
 	return failures > 0 ? 1 : 0;
 }

@@ -38,9 +38,13 @@ extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 /* The architecture the checks compile for: the H100's. */
 #define KT_ARCH		90
 
-/* cuda_internal.cuh's kinds: the program count kernel, the nested loop's pairs */
+/*
+ * cuda_internal.cuh's kinds: the program count kernel, the nested loop's
+ * pairs, a filtered sort-merge or hash step's count pass
+ */
 #define KT_KIND_COUNT	1
 #define KT_KIND_PAIRS	2
+#define KT_KIND_SORTED	3
 
 /* ---------------------------------------------------------------------
  * Programs of up to 8 operators over int4, int8 and float8
@@ -531,8 +535,8 @@ nv_programs(Program *progs, int limit)
 
 /*
  * NVRTC compiles the count kernel of each program, its columns with and
- * without NULLs, and its nested loop's pairs kernels with NULLs, for
- * sm_90; the PTX has no local memory (the stack and the columns are in
+ * without NULLs, its nested loop's pairs kernels with NULLs, the quick
+ * count kernel and the sorted steps' count kernel, for sm_90; the PTX has no local memory (the stack and the columns are in
  * registers) and no indirect branch (the interpreter's switch is gone).
  * One test per program.
  */
@@ -541,7 +545,7 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 {
 	for (int i = 0; i < n; i++)
 	{
-		double		ms[4] = {0, 0, 0, 0};
+		double		ms[5] = {0, 0, 0, 0, 0};
 		char		message[2048];
 		bool		ok = true;
 
@@ -551,7 +555,7 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			printf("ok %d - NVRTC compiles %s # SKIP %s\n", test_number, progs[i].name, skip);
 			continue;
 		}
-		for (int v = 0; v < 4 && ok; v++)
+		for (int v = 0; v < 5 && ok; v++)
 		{
 			int			nulls = v > 0;
 			uint32_t	mask = nulls ? 0xffu : 0;
@@ -559,7 +563,8 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 
 			/* v 3: the quick count kernel a background compile loads first */
 			gj_cuda_test_set_quick_only(v == 3);
-			ptx = gj_cuda_test_compile_program(v == 2 ? KT_KIND_PAIRS : KT_KIND_COUNT,
+			ptx = gj_cuda_test_compile_program(v == 2 ? KT_KIND_PAIRS :
+											   v == 4 ? KT_KIND_SORTED : KT_KIND_COUNT,
 											   progs[i].instrs, progs[i].ninstrs, mask, mask,
 											   KT_ARCH, &ms[v], message, sizeof(message));
 			gj_cuda_test_set_quick_only(false);
@@ -583,11 +588,11 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 
 			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
 			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms, pairs kernels %.0f ms, "
-				   "quick %.0f ms\n",
-				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2], ms[3]);
+				   "quick %.0f ms, sorted %.0f ms\n",
+				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2], ms[3], ms[4]);
 		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
-			   "(count, pairs and quick kernels: no local memory, no indirect branch)");
+			   "(count, pairs, quick and sorted kernels: no local memory, no indirect branch)");
 	}
 }
 

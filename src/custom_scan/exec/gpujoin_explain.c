@@ -158,6 +158,8 @@ gpujoin_interpreted_why(int why)
 			return "the cache of compiled programs is full";
 		case GJ_INTERPRETED_COMPILING:
 			return "compiling in the background";
+		case GJ_INTERPRETED_NO_MEMORY:
+			return "no device memory for the compiled form";
 		default:
 			return NULL;
 	}

@@ -10,6 +10,10 @@
  *	  row, inner slice), and the write pass, each such pair at its offset
  *	  with the recheck flag, as cuda_nestloop.cu's program_kernel does.
  *
+ * GJC_KIND 3 is the count pass of a filtered sort-merge or hash step
+ * (cuda_sorted.cu), a candidate pair a thread, which also keeps each
+ * candidate's verdict for the write pass.
+ *
  * Both compilers read this file.  nvcc, in cuda_program_count.cu, sees
  * only the arguments (GjcArgs) and the tuning constants, to launch the
  * kernel; NVRTC (cuda_compile.cu, at run time) sees the kernel too, after
@@ -107,6 +111,79 @@ typedef struct GjcArgs
 	uint32_t	outer_first;
 	uint32_t	inner_first;
 } GjcArgs;
+
+/*
+ * Arguments of the sorted count kernel (GJC_KIND 3) and of cuda_sorted.cu's
+ * interpreted one: the candidate pairs of a sort-merge or hash step, one a
+ * thread.  Candidate t belongs to step row j = gjc_pair_row(cand_off, t),
+ * outer row outer_perm[o_begin + j], inner row inner_perm[first[j] + t -
+ * cand_off[j]].  The pass counts each row's matches (a pair the host must
+ * recheck is a match, returned flagged) and, where match_bits is set,
+ * leaves each candidate's verdict in two bitmaps, a 32-bit word per 32
+ * candidates, so that the write pass selects the matches without
+ * evaluating the program again.
+ */
+typedef struct GjcSortedArgs
+{
+	GjKeyColumns outer;			/* device columns of the whole side, by row */
+	GjKeyColumns inner;
+	const uint32_t *outer_perm; /* position -> row */
+	const uint32_t *inner_perm;
+	const uint32_t *first;		/* per step row */
+	const uint64_t *cand_off;	/* per step row, scanned */
+	int64_t		o_begin;
+	int64_t		nrows;
+	const uint64_t *npairs_at;	/* candidates to evaluate, on the device */
+	unsigned long long *count;	/* per step row: matches, zeroed */
+	uint32_t   *match_bits;		/* per candidate: matches (NULL: none kept) */
+	uint32_t   *recheck_bits;	/* per candidate: the host must recheck */
+} GjcSortedArgs;
+
+/* The step row of candidate pair t: the last j with cand_off[j] <= t. */
+__device__ __forceinline__ int64_t
+gjc_pair_row(const uint64_t *cand_off, int64_t nrows, uint64_t t)
+{
+	int64_t		lo = 0,
+				hi = nrows - 1;
+
+	while (lo < hi)
+	{
+		int64_t		mid = (lo + hi + 1) / 2;
+
+		if (cand_off[mid] <= t)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * The end of one warp-wide round of the sorted count pass over candidates
+ * [base, base + 32): lane's candidate belongs to step row j (-1: none) and
+ * has verdict res.  Lanes of one row add their matches with one atomic;
+ * lane 0 stores the round's verdict words.
+ */
+__device__ __forceinline__ void
+gjc_sorted_round(const GjcSortedArgs *a, uint64_t base, int64_t j, int res)
+{
+	int			lane = threadIdx.x & 31;
+	unsigned	same = __match_any_sync(0xffffffffu, j);
+	unsigned	hits = __ballot_sync(0xffffffffu, res != GJ_RESULT_FALSE);
+
+	if (j >= 0 && lane == __ffs(same) - 1 && (same & hits) != 0)
+		atomicAdd(&a->count[j], (unsigned long long) __popc(same & hits));
+	if (a->match_bits != NULL)
+	{
+		unsigned	rechecks = __ballot_sync(0xffffffffu, res == GJ_RESULT_RECHECK);
+
+		if (lane == 0)
+		{
+			a->match_bits[base / 32] = hits;
+			a->recheck_bits[base / 32] = rechecks;
+		}
+	}
+}
 
 /* What the kernel body does with the pairs it evaluates. */
 #define GJC_MODE_COUNT		0	/* count per outer row and in total */
@@ -563,6 +640,50 @@ extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
 gjc_count_kernel(const GjcArgs a)
 {
 	gjc_kernel_body<GJC_MODE_COUNT>(a);
+}
+#elif GJC_KIND == 3
+
+/*
+ * The count pass of a filtered sort-merge or hash step (cuda_sorted.cu's
+ * count_pairs_kernel with the program compiled): a candidate pair a thread,
+ * in warp-wide rounds of a grid-stride loop, the whole program evaluated
+ * from global memory (the candidates' rows are scattered: there is no tile
+ * to stage).
+ */
+extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
+gjc_sorted_count_kernel(const GjcSortedArgs a)
+{
+	uint64_t	total = *a.npairs_at;
+	uint64_t	warp = ((uint64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	uint64_t	nwarps = ((uint64_t) gridDim.x * blockDim.x) >> 5;
+
+	for (uint64_t base = warp * 32; base < total; base += nwarps * 32)
+	{
+		uint64_t	t = base + (threadIdx.x & 31);
+		int64_t		j = -1;
+		int			res = GJ_RESULT_FALSE;
+
+		if (t < total)
+		{
+			uint32_t	orow,
+						irow;
+
+			j = gjc_pair_row(a.cand_off, a.nrows, t);
+			orow = a.outer_perm[a.o_begin + j];
+			irow = a.inner_perm[(int64_t) a.first[j] + (int64_t) (t - a.cand_off[j])];
+			res = gj_program_eval_fixed<GjcProgram, 0, 0, true>(
+				[&] (bool outer, int col, GjSlot *slot, bool *isnull)
+				{
+					const GjKeyColumns *side = outer ? &a.outer : &a.inner;
+					uint32_t	row = outer ? orow : irow;
+					unsigned	nullable = outer ? GJC_OUTER_NULLABLE : GJC_INNER_NULLABLE;
+
+					slot->i = side->values[col][row];
+					*isnull = GJC_HAS(nullable, col) && side->isnull[col][row];
+				});
+		}
+		gjc_sorted_round(&a, base, j, res);
+	}
 }
 #else
 extern "C" __global__ void __launch_bounds__(GJC_BLOCK)

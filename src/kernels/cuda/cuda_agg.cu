@@ -302,6 +302,8 @@ typedef struct FoldArgs
 	const uint32_t *inner_perm;
 	const uint32_t *first;		/* sorted, per step row: first candidate position */
 	const uint64_t *cand_off;	/* sorted, per step row: scanned candidates */
+	const uint32_t *match_bits; /* sorted: the compiled count pass's verdicts, or NULL */
+	const uint32_t *recheck_bits;
 	unsigned long long *group_pairs;
 	GjAggDeviceAcc *accs;
 	unsigned long long *host_pairs; /* pairs the host must see */
@@ -533,7 +535,7 @@ fold_block_bytes(int64_t ngroups, int nargs)
  */
 template <bool COUNT_HOST>
 __device__ __forceinline__ void
-fold_candidate(const FoldArgs *a, uint32_t orow, uint32_t irow, uint32_t g,
+fold_candidate(const FoldArgs *a, uint64_t t, uint32_t orow, uint32_t irow, uint32_t g,
 			   unsigned long long *group_pairs, GjAggDeviceAcc *accs, LaneAcc *acc,
 			   unsigned long long *pairs, unsigned long long *host)
 {
@@ -545,7 +547,15 @@ fold_candidate(const FoldArgs *a, uint32_t orow, uint32_t irow, uint32_t g,
 	bool		exact = true;
 	int64_t		pg = g;
 
-	if (a->filter)
+	if (a->filter && a->match_bits != NULL)
+	{
+		/* candidate t's verdict, from the compiled count pass */
+		uint32_t	bit = 1u << (t % 32);
+
+		r = (a->match_bits[t / 32] & bit) == 0 ? GJ_RESULT_FALSE :
+			(a->recheck_bits[t / 32] & bit) != 0 ? GJ_RESULT_RECHECK : GJ_RESULT_TRUE;
+	}
+	else if (a->filter)
 		r = gj_program_eval(a->program.instrs, a->program.ninstrs,
 							&a->outer, orow - a->outer_base,
 							&a->inner, irow - a->inner_base);
@@ -670,7 +680,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 			lane_acc_init(&acc[k]);
 
 		for (int64_t c = lane; c < ncand; c += 32)
-			fold_candidate<COUNT_HOST>(&a, orow,
+			fold_candidate<COUNT_HOST>(&a, SORTED ? a.cand_off[j] + (uint64_t) c : 0, orow,
 									   SORTED ? a.inner_perm[first + c] : (uint32_t) (first + c),
 									   g, group_pairs, accs, acc, &pairs, &host);
 
@@ -726,8 +736,9 @@ fold_rows_kernel(const __grid_constant__ FoldArgs a)
 		uint32_t	g = spec->outer_group != NULL ? spec->outer_group[orow] : 0;
 
 		for (int64_t c = 0; c < ncand; c++)
-			fold_candidate<COUNT_HOST>(&a, orow, a.inner_perm[first + c], g, group_pairs, accs,
-									   acc, &pairs, &host);
+			fold_candidate<COUNT_HOST>(&a, a.cand_off[j] + (uint64_t) c, orow,
+									   a.inner_perm[first + c], g, group_pairs, accs, acc,
+									   &pairs, &host);
 		if (!COUNT_HOST && outer_groups && pairs > 0)
 		{
 			atomicAdd(&group_pairs[g], pairs);
@@ -991,6 +1002,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	int64_t		o_begin = *outer_next;
 	int64_t		rows,
 				pairs;
+	const void *verdicts = NULL;
 	FoldArgs	a;
 
 	matches->count = 0;
@@ -1027,9 +1039,34 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 			rows = gj_min64(rows, state->outer_all - o_begin);
 		CUDA_TRY(cudaEventRecord(state->events[EV_UPLOADED], state->stream),
 				 "could not record a CUDA event");
-		if (!gj_cuda_sorted_candidates(state, tile, o_begin, rows, &rows, &pairs, err))
-			return false;
 		a.filter = state->input.filter_needed || o_begin < state->outer_all;
+		if (a.filter)
+			verdicts = gj_cuda_sorted_verdict_kernel(state, tile, rows, stats);
+		if (!gj_cuda_sorted_candidates(state, tile, o_begin, rows,
+									   verdicts != NULL ? SORTED_VERDICT_PAIRS :
+									   SORTED_PAIRS_PER_STEP, &rows, &pairs, err))
+			return false;
+		if (a.filter)
+		{
+			/* what the steps so far say the join's candidates are */
+			state->sorted_candidates += (double) pairs;
+			state->sorted_rows += rows;
+		}
+		if (verdicts != NULL)
+		{
+			/* the program compiled, once for every candidate; the folds read its verdicts */
+			if (!gj_cuda_sorted_verdicts(state, verdicts, o_begin, rows, err))
+				return false;
+			a.match_bits = state->d_match_bits;
+			a.recheck_bits = state->d_recheck_bits;
+			stats->program_steps_compiled++;
+			stats->program_steps_quick += state->sorted_kernels.quick;
+		}
+		else if (a.filter)
+		{
+			stats->program_steps_interpreted++;
+			stats->interpreted_why = state->sorted_kernels.why;
+		}
 		gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.outer);
 		gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.inner);
 		a.outer_perm = state->d_outer_perm;

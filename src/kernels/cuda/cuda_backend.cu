@@ -68,6 +68,8 @@ cuda_end_join(void *arg)
 	gj_device_free(state, state->d_cut);
 	gj_pinned_free(state->h_cut);
 	gj_device_free(state, state->d_pair_args);
+	gj_device_free(state, state->d_match_bits);
+	gj_device_free(state, state->d_recheck_bits);
 	gj_agg_runs_free(state->agg_runs);
 	gj_cuda_agg_free(state);
 	free(state->h_outer_perm);

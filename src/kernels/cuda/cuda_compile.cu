@@ -119,6 +119,7 @@ typedef struct CacheEntry
 	uint32_t	inner_nullable;
 	int			rows;			/* gj_compiled_rows_per_thread's, when compiled */
 	bool		quick_only;		/* kernel_test: the quick kernel is the final one */
+	bool		store_missed;	/* the kernel store was asked, and had no usable copy */
 	int			ninstrs;
 	GjInstr		instrs[GJ_MAX_INSTRS];
 	CacheState	state;
@@ -137,6 +138,11 @@ kind_kernel_names(int kind, const char **names)
 		names[0] = "gjc_pairs_count_kernel";
 		names[1] = "gjc_pairs_write_kernel";
 		return 2;
+	}
+	if (kind == GJ_COMPILED_SORTED)
+	{
+		names[0] = "gjc_sorted_count_kernel";
+		return 1;
 	}
 	names[0] = "gjc_count_kernel";
 	return 1;
@@ -604,8 +610,13 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 	}
 	if (use_store)
 		key = stored_key(source, arch, &key_len);
-	/* a stored cubin the driver refuses is compiled again, and replaced */
-	if (key != NULL && gj_kernel_store_read(key, key_len, &cubin, &cubin_len))
+
+	/*
+	 * A stored cubin the driver refuses is compiled again, and replaced.
+	 * The compile that follows a miss does not ask the store again.
+	 */
+	if (key != NULL && !e->store_missed &&
+		gj_kernel_store_read(key, key_len, &cubin, &cubin_len))
 	{
 		loaded = module_load(e, cubin, m);
 		m->stored = loaded;
@@ -690,7 +701,8 @@ build_thread(void *arg)
 	CacheEntry *e = job->e;
 	CacheState	state;
 
-	if (!e->quick_only)
+	/* the sorted count kernel has no quick form: nothing in it unrolls */
+	if (!e->quick_only && e->kind != GJ_COMPILED_SORTED)
 	{
 		CompiledModule quick;
 		int			why;
@@ -856,6 +868,7 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		e->inner_nullable = inner_nullable;
 		e->rows = gj_compiled_rows_per_thread(instrs, ninstrs);
 		e->quick_only = quick_only;
+		e->store_missed = false;
 		e->ninstrs = ninstrs;
 		memcpy(e->instrs, instrs, sizeof(GjInstr) * ninstrs);
 		e->state = CACHE_COMPILING;
@@ -869,20 +882,24 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 			pthread_cond_broadcast(&cache_ready);
 			*compile_ms = now_ms() - t0;
 		}
-		else if (!wait && build_in_background(e, arch))
-		{
-			*why = GJ_INTERPRETED_COMPILING;
-			*final = false;
-			return NULL;
-		}
 		else
 		{
-			CacheState	state = entry_build(e, arch);
+			e->store_missed = true;
+			if (!wait && build_in_background(e, arch))
+			{
+				*why = GJ_INTERPRETED_COMPILING;
+				*final = false;
+				return NULL;
+			}
+			else
+			{
+				CacheState	state = entry_build(e, arch);
 
-			pthread_mutex_lock(&cache_lock);
-			e->state = state;
-			pthread_cond_broadcast(&cache_ready);
-			*compile_ms = now_ms() - t0;
+				pthread_mutex_lock(&cache_lock);
+				e->state = state;
+				pthread_cond_broadcast(&cache_ready);
+				*compile_ms = now_ms() - t0;
+			}
 		}
 	}
 	if (e->state == CACHE_READY || (e->state == CACHE_COMPILING && e->quick_ready))
@@ -929,7 +946,8 @@ side_nullable(const GjKeyColumns *host)
  * The join's compiled kernels of a kind (GJ_COMPILED_*), found in the
  * process's cache or compiled, asked for by every step until the answer is
  * final; a step whose answer has kernel NULL interprets.  Joins of fewer
- * than GJ_COMPILE_MIN_PAIRS pairs are not worth compiling unless the input
+ * than GJ_COMPILE_MIN_PAIRS pairs (GJ_COMPILE_MIN_CANDIDATES candidates for
+ * a sorted step) are not worth compiling unless the input
  * says GJ_COMPILE_ALWAYS: they take a kernel only where the cache has it.
  * With GJ_COMPILE_AUTO a kernel compiles in the background while the
  * steps interpret; with GJ_COMPILE_ALWAYS the first step waits for it.
@@ -938,11 +956,10 @@ side_nullable(const GjKeyColumns *host)
  * took, or a cache hit.
  */
 const GjCompiledKernels *
-gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
+gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats, double pairs)
 {
 	GjCompiledKernels *k = kind == GJ_COMPILED_PAIRS ? &state->pairs_kernels :
-		&state->count_kernels;
-	double		pairs = (double) state->input.outer_nrows * (double) state->input.inner_nrows;
+		kind == GJ_COMPILED_SORTED ? &state->sorted_kernels : &state->count_kernels;
 	bool		always = state->input.compile_programs == GJ_COMPILE_ALWAYS;
 	bool		final;
 	bool		stored;
@@ -951,6 +968,8 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 
 	if (k->known)
 		return k;
+	if (pairs < 0)
+		pairs = (double) state->input.outer_nrows * (double) state->input.inner_nrows;
 	if (state->input.compile_programs == GJ_COMPILE_OFF)
 	{
 		k->known = true;
@@ -961,7 +980,9 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 										state->program.instrs, state->program.ninstrs,
 										side_nullable(&state->input.outer),
 										side_nullable(&state->input.inner),
-										always || pairs >= GJ_COMPILE_MIN_PAIRS, always,
+										always || pairs >= (kind == GJ_COMPILED_SORTED ?
+															GJ_COMPILE_MIN_CANDIDATES :
+															GJ_COMPILE_MIN_PAIRS), always,
 										&k->second, &k->rows, &final, &stored, &ms, &built,
 										&k->why);
 	k->quick = !final && k->kernel != NULL;
@@ -971,7 +992,11 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats)
 		k->waited = true;
 		return k;
 	}
-	k->known = true;
+	/*
+	 * A sorted step's estimate of the pairs grows with the steps it has
+	 * seen: one that found too few asks again at the next step
+	 */
+	k->known = kind != GJ_COMPILED_SORTED || k->kernel != NULL || k->why != GJ_INTERPRETED_SMALL;
 	if (k->kernel != NULL && stored && ms > 0)
 	{
 		stats->programs_loaded++;

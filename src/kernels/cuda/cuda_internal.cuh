@@ -114,6 +114,12 @@
  */
 #define SORTED_ROWS_PER_STEP	((int64_t) 1 << 20)
 #define SORTED_PAIRS_PER_STEP	GEN_PAIRS_PER_STEP
+/*
+ * A filtered step that keeps its candidates' verdicts for the write pass
+ * (cuda_sorted.cu, count_filtered) evaluates about SORTED_VERDICT_PAIRS
+ * candidates: two bitmaps of 32 MB.
+ */
+#define SORTED_VERDICT_PAIRS	((int64_t) 1 << 28)
 #define SORTED_BLOCK			256
 #define SORTED_BLOCKS_PER_SM	8
 
@@ -255,6 +261,11 @@ typedef struct CudaJoinState
 	uint64_t   *d_cut;			/* sorted_cut_kernel's answer */
 	uint64_t   *h_cut;			/* pinned */
 	struct PairArgs *d_pair_args;	/* a filtered step's arguments, for CUB */
+	uint32_t   *d_match_bits;	/* a filtered step's verdicts, a bit a candidate */
+	uint32_t   *d_recheck_bits;
+	int64_t		verdict_words;	/* words each of them holds */
+	double		sorted_candidates;	/* candidates of the filtered steps so far */
+	int64_t		sorted_rows;	/* their step rows */
 	GjAggRuns  *agg_runs;		/* aggregate fast path, at the first agg_step */
 	uint32_t   *h_outer_perm;	/* its host copy of d_outer_perm */
 	uint32_t   *h_run_first;	/* pinned, per step row: the run's first position */
@@ -308,6 +319,7 @@ typedef struct CudaJoinState
 	 */
 	GjCompiledKernels count_kernels;
 	GjCompiledKernels pairs_kernels;
+	GjCompiledKernels sorted_kernels;	/* a filtered sorted step's count pass */
 } CudaJoinState;
 
 /*
@@ -496,7 +508,12 @@ extern bool gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_
 extern bool gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 								  int64_t rows, GjError *err);
 extern bool gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
-									  int64_t rows, int64_t *k, int64_t *pairs, GjError *err);
+									  int64_t rows, int64_t limit, int64_t *k, int64_t *pairs,
+									  GjError *err);
+extern const void *gj_cuda_sorted_verdict_kernel(CudaJoinState *state, const GjTile *tile,
+												 int64_t rows, GjStats *stats);
+extern bool gj_cuda_sorted_verdicts(CudaJoinState *state, const void *kernel, int64_t o_begin,
+									int64_t rows, GjError *err);
 extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
 							 const GjAggSpec *spec, GjAggPartial *partial,
 							 GjMatches *matches, GjStats *stats, GjError *err);
@@ -520,10 +537,14 @@ extern bool gj_cuda_rowcount(CudaJoinState *state, const GjCompareConjunction *c
  * Device programs compiled to GPU code (cuda_compile.cu).  Kinds of
  * kernel (compiled_count.cuh's GJC_KIND): GJ_COMPILED_COUNT, the program
  * count path's gjc_count_kernel; GJ_COMPILED_PAIRS, the nested loop's
- * gjc_pairs_count_kernel and gjc_pairs_write_kernel.
+ * gjc_pairs_count_kernel and gjc_pairs_write_kernel; GJ_COMPILED_SORTED,
+ * the count pass of a filtered sort-merge or hash step,
+ * gjc_sorted_count_kernel.  gj_cuda_program_kernels decides on pairs, the
+ * pairs the join evaluates (< 0: every pair of its two sides).
  */
 #define GJ_COMPILED_COUNT	1
 #define GJ_COMPILED_PAIRS	2
+#define GJ_COMPILED_SORTED	3
 
 extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
 										   const GjInstr *instrs, int ninstrs,
@@ -532,7 +553,7 @@ extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
 										   int *rows, bool *final, bool *stored,
 										   double *compile_ms, double *built_ms, int *why);
 extern const GjCompiledKernels *gj_cuda_program_kernels(CudaJoinState *state, int kind,
-														GjStats *stats);
+														GjStats *stats, double pairs);
 extern int	gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs);
 extern bool gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs,
 									uint32_t outer_nullable, uint32_t inner_nullable,

@@ -559,7 +559,7 @@ gj_cuda_nestloop_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_n
 	 */
 	if (!state->simple)
 	{
-		const GjCompiledKernels *k = gj_cuda_program_kernels(state, GJ_COMPILED_PAIRS, stats);
+		const GjCompiledKernels *k = gj_cuda_program_kernels(state, GJ_COMPILED_PAIRS, stats, -1);
 
 		if (k->kernel != NULL)
 		{

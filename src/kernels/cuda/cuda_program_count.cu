@@ -273,7 +273,7 @@ pc_slices(const CudaJoinState *state, int64_t oblocks, int64_t ninner, int resid
 int64_t
 gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *stats)
 {
-	return gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats)->kernel != NULL ?
+	return gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats, -1)->kernel != NULL ?
 		PROGRAM_COUNT_PAIRS_PER_STEP * 16 : PROGRAM_COUNT_PAIRS_PER_STEP;
 }
 
@@ -399,7 +399,7 @@ gj_cuda_program_count(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 							 state->stream),
 			 "could not clear device scratch memory");
 	/* the compiled kernel where there is one for the columns as they are */
-	compiled = gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats);
+	compiled = gj_cuda_program_kernels(state, GJ_COMPILED_COUNT, stats, -1);
 	kernel = compiled->kernel;
 	if (kernel != NULL)
 	{

@@ -31,6 +31,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include "cuda_internal.cuh"
+#include "kernels/cuda/compiled_count.cuh"
 
 /* ---------------------------------------------------------------------
  * Sort-merge and hash kernels
@@ -259,43 +260,28 @@ sorted_cut_kernel(const uint64_t *cand_off, const uint64_t *match_off, int64_t n
 	cut[5] = 0;
 }
 
-/* Arguments of the pair kernels of a sorted step (well under 4 KB). */
+/*
+ * Arguments of the pair kernels of a sorted step (well under 4 KB): the
+ * count pass's (compiled_count.cuh's, which the compiled count kernel
+ * takes), the program and the write pass's.
+ */
 typedef struct PairArgs
 {
+	GjcSortedArgs s;
 	GjProgram	program;
-	GjKeyColumns outer;			/* device columns of the whole side, by row */
-	GjKeyColumns inner;
-	const uint32_t *outer_perm;	/* position -> row */
-	const uint32_t *inner_perm;
-	const uint32_t *first;		/* per step row */
-	const uint64_t *cand_off;	/* per step row, scanned */
-	int64_t		o_begin;
-	int64_t		nrows;
-	const uint64_t *npairs_at;	/* count pass: pairs to do, on the device */
 	uint64_t	npairs;			/* write pass: pairs to do */
 	int32_t		filter;			/* evaluate the program (else every pair matches) */
-	uint64_t   *count;			/* count pass: matches per step row */
 	uint32_t   *out_outer;
 	uint32_t   *out_inner;
 } PairArgs;
 
-/* The step row of candidate pair t: the last j with cand_off[j] <= t. */
-__device__ __forceinline__ int64_t
-pair_row(const uint64_t *cand_off, int64_t nrows, uint64_t t)
+/* The rows of candidate pair t: its step row j, outer and inner row. */
+__device__ __forceinline__ void
+pair_rows(const GjcSortedArgs *s, uint64_t t, int64_t *j, uint32_t *orow, uint32_t *irow)
 {
-	int64_t		lo = 0,
-				hi = nrows - 1;
-
-	while (lo < hi)
-	{
-		int64_t		mid = (lo + hi + 1) / 2;
-
-		if (cand_off[mid] <= t)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	*j = gjc_pair_row(s->cand_off, s->nrows, t);
+	*orow = s->outer_perm[s->o_begin + *j];
+	*irow = s->inner_perm[(int64_t) s->first[*j] + (int64_t) (t - s->cand_off[*j])];
 }
 
 /*
@@ -305,49 +291,39 @@ pair_row(const uint64_t *cand_off, int64_t nrows, uint64_t t)
 __device__ __forceinline__ int
 eval_pair(const PairArgs *a, uint64_t t, int64_t *j, uint32_t *orow, uint32_t *irow)
 {
-	int64_t		pos;
-
-	*j = pair_row(a->cand_off, a->nrows, t);
-	pos = (int64_t) a->first[*j] + (int64_t) (t - a->cand_off[*j]);
-	*orow = a->outer_perm[a->o_begin + *j];
-	*irow = a->inner_perm[pos];
+	pair_rows(&a->s, t, j, orow, irow);
 	if (!a->filter)
 		return GJ_RESULT_TRUE;
 	return gj_program_eval(a->program.instrs, a->program.ninstrs,
-						   &a->outer, *orow, &a->inner, *irow);
+						   &a->s.outer, *orow, &a->s.inner, *irow);
 }
 
 /*
  * Count pass of a filtered step, one candidate pair per thread (so a hot key
  * or a wide range is spread over the whole device, not one thread), in
- * warp-wide rounds of a grid-stride loop.  Lanes of one step row add their
- * matches with one atomic.
+ * warp-wide rounds of a grid-stride loop (gjc_sorted_round: the counts per
+ * step row, and the verdicts where the step keeps them).  The program
+ * interpreted; compiled_count.cuh's gjc_sorted_count_kernel is the same
+ * pass with the program compiled.
  */
 __global__ void __launch_bounds__(SORTED_BLOCK)
 count_pairs_kernel(const __grid_constant__ PairArgs a)
 {
-	uint64_t	total = *a.npairs_at;
-	int			lane = threadIdx.x & 31;
+	uint64_t	total = *a.s.npairs_at;
 	uint64_t	warp = ((uint64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 	uint64_t	nwarps = ((uint64_t) gridDim.x * blockDim.x) >> 5;
 
 	for (uint64_t base = warp * 32; base < total; base += nwarps * 32)
 	{
-		uint64_t	t = base + lane;
+		uint64_t	t = base + (threadIdx.x & 31);
 		int64_t		j = -1;
 		uint32_t	orow,
 					irow;
-		bool		hit = false;
-		unsigned	same,
-					hits;
+		int			res = GJ_RESULT_FALSE;
 
 		if (t < total)
-			hit = eval_pair(&a, t, &j, &orow, &irow) != GJ_RESULT_FALSE;
-		same = __match_any_sync(0xffffffffu, j);
-		hits = __ballot_sync(0xffffffffu, hit);
-		if (j >= 0 && lane == __ffs(same) - 1 && (same & hits) != 0)
-			atomicAdd((unsigned long long *) &a.count[j],
-					  (unsigned long long) __popc(same & hits));
+			res = eval_pair(&a, t, &j, &orow, &irow);
+		gjc_sorted_round(&a.s, base, j, res);
 	}
 }
 
@@ -390,7 +366,20 @@ struct PackPair
 		int64_t		j;
 		uint32_t	orow,
 					irow;
-		int			r = eval_pair(args, t, &j, &orow, &irow);
+		int			r;
+
+		if (args->s.match_bits != NULL)
+		{
+			/* the count pass's verdict: no program evaluated again */
+			uint32_t	bit = 1u << (t % 32);
+
+			if ((args->s.match_bits[t / 32] & bit) == 0)
+				return NO_PAIR;
+			pair_rows(&args->s, t, &j, &orow, &irow);
+			r = (args->s.recheck_bits[t / 32] & bit) != 0 ? GJ_RESULT_RECHECK : GJ_RESULT_TRUE;
+		}
+		else
+			r = eval_pair(args, t, &j, &orow, &irow);
 
 		if (r == GJ_RESULT_FALSE)
 			return NO_PAIR;
@@ -790,21 +779,21 @@ gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 
 /*
  * The candidates of an aggregate step (cuda_agg.cu): bounds and their scan
- * for up to rows step rows from o_begin, cut at the work limit of a filtered
- * step.  *k receives the rows the step takes and *pairs their candidates;
+ * for up to rows step rows from o_begin, cut at limit candidates (the work
+ * limit of a filtered step: SORTED_PAIRS_PER_STEP, or SORTED_VERDICT_PAIRS
+ * where the step keeps its verdicts).  *k receives the rows the step takes and *pairs their candidates;
  * d_first and d_cand (scanned: row j's candidates are [d_cand[j],
  * d_cand[j + 1])) describe them.  Synchronises the stream.
  */
 bool
 gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
-						  int64_t rows, int64_t *k, int64_t *pairs, GjError *err)
+						  int64_t rows, int64_t limit, int64_t *k, int64_t *pairs, GjError *err)
 {
 	if (!gj_cuda_launch_bounds(state, tile, o_begin, rows, err))
 		return false;
 	if (!scan_counts(state, state->d_cand, rows + 1, err))
 		return false;
-	work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, rows,
-												 (uint64_t) SORTED_PAIRS_PER_STEP,
+	work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, rows, (uint64_t) limit,
 												 state->d_cut);
 	CUDA_LAUNCHED("the work cut kernel");
 	CUDA_TRY(cudaMemcpyAsync(state->h_cut, state->d_cut, 2 * sizeof(uint64_t),
@@ -855,6 +844,159 @@ write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjE
 }
 
 /*
+ * The verdict bitmaps of a filtered step of rows step rows
+ * (GjcSortedArgs.match_bits): a bit for each candidate the step may
+ * evaluate, which is at most every inner row of the tile for each row, and
+ * at most SORTED_VERDICT_PAIRS and one more row (the work cut lets the
+ * last row of a step run past its limit).  Grown at least twofold.  false
+ * where the device has no memory for them: the step then runs without,
+ * its write pass evaluating the program again.
+ */
+static bool
+ensure_verdict_bits(CudaJoinState *state, const GjTile *tile, int64_t rows)
+{
+	int64_t		ninner = tile->inner_end - tile->inner_begin;
+	int64_t		candidates = ninner > 0 && rows > SORTED_VERDICT_PAIRS / ninner ?
+		SORTED_VERDICT_PAIRS + ninner : rows * ninner + ninner;
+	int64_t		words = candidates / 32 + 2;
+
+	if (state->verdict_words >= words)
+		return true;
+	words = gj_max64(words, 2 * state->verdict_words);
+	gj_device_free(state, state->d_match_bits);
+	gj_device_free(state, state->d_recheck_bits);
+	state->d_match_bits = state->d_recheck_bits = NULL;
+	state->verdict_words = 0;
+	if (gj_device_alloc(state, (void **) &state->d_match_bits, sizeof(uint32_t) * words) != cudaSuccess ||
+		gj_device_alloc(state, (void **) &state->d_recheck_bits, sizeof(uint32_t) * words) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		gj_device_free(state, state->d_match_bits);
+		state->d_match_bits = NULL;
+		return false;
+	}
+	state->verdict_words = words;
+	return true;
+}
+
+/*
+ * The compiled count pass of a filtered step where there is one, as
+ * gj_cuda_program_kernels decides.  Whether to compile is decided on the
+ * candidates of the steps run so far, projected over the join's outer
+ * rows: before the first step's count only a kernel compiled already is
+ * taken (and gpujoin.compile_programs = always compiles).
+ */
+static const void *
+sorted_compiled_kernel(CudaJoinState *state, GjStats *stats)
+{
+	double		pairs = 0;
+
+	if (state->sorted_rows > 0)
+		pairs = state->sorted_candidates / (double) state->sorted_rows *
+			(double) state->input.outer_nrows;
+	return gj_cuda_program_kernels(state, GJ_COMPILED_SORTED, stats, pairs)->kernel;
+}
+
+/*
+ * The count pass of a filtered step (a->s describes its rows): cut the
+ * rows at the work limit, clear and fill the per-row match counts, keep
+ * the verdicts where the device has room for them, scan the counts.  The
+ * program runs compiled where it can, which needs the verdicts (the write
+ * pass cannot call a compiled program).
+ */
+static bool
+count_filtered(CudaJoinState *state, const GjTile *tile, PairArgs *a, GjStats *stats,
+			   GjError *err)
+{
+	bool		verdicts = ensure_verdict_bits(state, tile, a->s.nrows);
+	const void *compiled = verdicts ? sorted_compiled_kernel(state, stats) : NULL;
+	unsigned	blocks = (unsigned) state->sm_count * SORTED_BLOCKS_PER_SM;
+
+	work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, a->s.nrows,
+												 (uint64_t) (verdicts ? SORTED_VERDICT_PAIRS :
+															 SORTED_PAIRS_PER_STEP),
+												 state->d_cut);
+	CUDA_LAUNCHED("the work cut kernel");
+	CUDA_TRY(cudaMemsetAsync(state->d_count, 0, sizeof(uint64_t) * (a->s.nrows + 1),
+							 state->stream),
+			 "could not clear device scratch memory");
+	a->s.npairs_at = state->d_cut + 1;
+	if (verdicts)
+	{
+		a->s.match_bits = state->d_match_bits;
+		a->s.recheck_bits = state->d_recheck_bits;
+	}
+	if (compiled != NULL)
+	{
+		void	   *params[1] = {&a->s};
+
+		CUDA_TRY(cudaLaunchKernel(compiled, dim3(blocks), dim3(GJC_BLOCK), params, 0,
+								  state->stream),
+				 "could not launch the compiled pair count kernel");
+		stats->program_steps_compiled++;
+		stats->program_steps_quick += state->sorted_kernels.quick;
+	}
+	else
+	{
+		count_pairs_kernel<<<blocks, SORTED_BLOCK, 0, state->stream>>>(*a);
+		CUDA_LAUNCHED("the pair count kernel");
+		stats->program_steps_interpreted++;
+		stats->interpreted_why = verdicts ? state->sorted_kernels.why : GJ_INTERPRETED_NO_MEMORY;
+	}
+	return scan_counts(state, state->d_count, a->s.nrows + 1, err);
+}
+
+/*
+ * For an aggregate step of a filtered sort-merge or hash join (cuda_agg.cu):
+ * the compiled count kernel, where the program has one and the device room
+ * for the verdicts of a step of rows step rows, else NULL (the fold then
+ * evaluates the program itself).  A step that takes it cuts its candidates
+ * at SORTED_VERDICT_PAIRS and runs gj_cuda_sorted_verdicts before folding.
+ */
+const void *
+gj_cuda_sorted_verdict_kernel(CudaJoinState *state, const GjTile *tile, int64_t rows,
+							  GjStats *stats)
+{
+	if (!ensure_verdict_bits(state, tile, rows))
+		return NULL;
+	return sorted_compiled_kernel(state, stats);
+}
+
+/*
+ * The compiled count pass over the candidates gj_cuda_sorted_candidates
+ * found for rows step rows from o_begin: their verdicts into d_match_bits
+ * and d_recheck_bits (a bit a candidate, in the order cand_off numbers
+ * them), each row's matches into d_count.  Queued on the stream.
+ */
+bool
+gj_cuda_sorted_verdicts(CudaJoinState *state, const void *kernel, int64_t o_begin,
+						int64_t rows, GjError *err)
+{
+	GjcSortedArgs s;
+	void	   *params[1] = {&s};
+
+	memset(&s, 0, sizeof(s));
+	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &s.outer);
+	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &s.inner);
+	s.outer_perm = state->d_outer_perm;
+	s.inner_perm = state->d_inner_perm;
+	s.first = state->d_first;
+	s.cand_off = state->d_cand;
+	s.o_begin = o_begin;
+	s.nrows = rows;
+	s.npairs_at = state->d_cut + 1;
+	s.count = (unsigned long long *) state->d_count;
+	s.match_bits = state->d_match_bits;
+	s.recheck_bits = state->d_recheck_bits;
+	CUDA_TRY(cudaMemsetAsync(state->d_count, 0, sizeof(uint64_t) * (rows + 1), state->stream),
+			 "could not clear device scratch memory");
+	CUDA_TRY(cudaLaunchKernel(kernel, dim3((unsigned) state->sm_count * SORTED_BLOCKS_PER_SM),
+							  dim3(GJC_BLOCK), params, 0, state->stream),
+			 "could not launch the compiled pair count kernel");
+	return true;
+}
+
+/*
  * One step of a sorted tile, count then write:
  *
  *	1. per step row, its candidates: a binary search of its bounds in the
@@ -901,34 +1043,20 @@ gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_nex
 
 	memset(&a, 0, sizeof(a));
 	a.program = state->program;
-	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.outer);
-	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.inner);
-	a.outer_perm = state->d_outer_perm;
-	a.inner_perm = state->d_inner_perm;
-	a.first = state->d_first;
-	a.cand_off = state->d_cand;
-	a.o_begin = o_begin;
-	a.nrows = rows;
+	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.s.outer);
+	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.s.inner);
+	a.s.outer_perm = state->d_outer_perm;
+	a.s.inner_perm = state->d_inner_perm;
+	a.s.first = state->d_first;
+	a.s.cand_off = state->d_cand;
+	a.s.o_begin = o_begin;
+	a.s.nrows = rows;
+	a.s.count = (unsigned long long *) state->d_count;
 	a.filter = filter;
-	a.count = state->d_count;
 	a.out_outer = state->d_out_outer;
 	a.out_inner = state->d_out_inner;
-	if (filter)
-	{
-		work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, rows,
-													 (uint64_t) SORTED_PAIRS_PER_STEP,
-													 state->d_cut);
-		CUDA_LAUNCHED("the work cut kernel");
-		CUDA_TRY(cudaMemsetAsync(state->d_count, 0, sizeof(uint64_t) * (rows + 1),
-								 state->stream),
-				 "could not clear device scratch memory");
-		a.npairs_at = state->d_cut + 1;
-		count_pairs_kernel<<<(unsigned) state->sm_count * SORTED_BLOCKS_PER_SM,
-			SORTED_BLOCK, 0, state->stream>>>(a);
-		CUDA_LAUNCHED("the pair count kernel");
-		if (!scan_counts(state, state->d_count, rows + 1, err))
-			return false;
-	}
+	if (filter && !count_filtered(state, tile, &a, stats, err))
+		return false;
 	sorted_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand,
 												  filter ? state->d_count : NULL, rows,
 												  (uint64_t) state->d_capacity, state->d_cut);
@@ -944,6 +1072,12 @@ gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_nex
 	pairs = (int64_t) state->h_cut[4];
 	stats->bytes_from_device += sizeof(uint64_t) * CUT_ENTRIES;
 	stats->kernel_ms += gj_cuda_event_ms(state, EV_UPLOADED, EV_COUNTED);
+	if (filter)
+	{
+		/* what the steps so far say the join's candidates are */
+		state->sorted_candidates += (double) pairs;
+		state->sorted_rows += k;
+	}
 	if (k < 1 || total > state->d_capacity || total > pairs)
 	{
 		/* cannot happen: one row has at most inner_rows <= d_capacity matches */
