@@ -690,6 +690,8 @@ bench_sorted_filter(int64_t n)
 				if (run == 1 || (run > 1 && ms < best))
 					best = ms;
 			}
+			if (rc != 0)
+				break;
 			printf("| %s | %s | %lld | %lld | %lld | %.1f | %.3g |\n", names[which],
 				   mode == 0 ? "interpreted" : "compiled", (long long) candidates,
 				   (long long) matches, (long long) steps, best,

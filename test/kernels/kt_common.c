@@ -343,10 +343,10 @@ report(bool ok, const char *fmt, const char *a, const char *b)
 	fflush(stdout);
 }
 
-/* The input of a join spec over two sides; budget 1 GB, capacity as given. */
 /* The tests' gpujoin.compile_programs (compiled-sorted sets always) */
 int			kt_compile_programs = GJ_COMPILE_OFF;
 
+/* The input of a join spec over two sides; budget 1 GB, capacity as given. */
 void
 spec_input(GjJoinInput *input, const Side *outer, const Side *inner, const JoinSpec *spec,
 		   int64_t capacity)

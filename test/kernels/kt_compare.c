@@ -31,6 +31,9 @@ extern bool gj_cuda_test_inner_borrowed(const void *state);
 /* cuda_agg.cu: which fold kernel a sorted aggregate step runs (0: by its candidates) */
 extern void gj_cuda_test_fold_by_row(int mode);
 
+/* cuda_sorted.cu: where steps that keep their verdicts are cut (0: the default) */
+extern void gj_cuda_test_set_verdict_pairs(int64_t n);
+
 static void
 compare_join(const Side *outer, const Side *inner, const JoinSpec *spec, const Schedule *s,
 			 const void *cuda_prepared, const char *variant)
@@ -755,7 +758,8 @@ run_tests(bool quick)
  * pairs, their order and recheck flags, and every filtered step run by the
  * compiled count kernel (cuda_sorted.cu's count_filtered), none
  * interpreted; then each join's aggregate steps in every grouping, whose
- * folds read that kernel's verdicts (cuda_agg.cu).
+ * folds read that kernel's verdicts (cuda_agg.cu); then, with steps cut
+ * at 5,000 candidates, the pairs and an aggregate again.
  */
 int
 run_compiled_sorted_tests(void)
@@ -786,7 +790,7 @@ run_compiled_sorted_tests(void)
 		free(joins);
 		return 0;
 	}
-	printf("1..%d\n", nsorted * (nsched + 1 + 2 * AGG_NGROUPINGS));
+	printf("1..%d\n", nsorted * (nsched + 3 + 2 * AGG_NGROUPINGS));
 	kt_compile_programs = GJ_COMPILE_ALWAYS;
 	kt_expect_compiled = true;
 	make_side(&outer, N_OUTER, outer_nulls);
@@ -803,6 +807,19 @@ run_compiled_sorted_tests(void)
 				test_agg(&outer, &inner, &joins[i], &schedules[0], g);
 				test_agg(&outer, &inner, &joins[i], &schedules[2], g);
 			}
+	/*
+	 * steps cut at 5,000 candidates: the cut, and a step's last row running
+	 * past it, with the bitmaps sized for the cut
+	 */
+	gj_cuda_test_set_verdict_pairs(5000);
+	for (int i = 0; i < njoins; i++)
+		if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
+		{
+			compare_join(&outer, &inner, &joins[i], &schedules[0], NULL,
+						 "compiled, steps cut at 5000 candidates");
+			test_agg(&outer, &inner, &joins[i], &schedules[0], 0);
+		}
+	gj_cuda_test_set_verdict_pairs(0);
 	make_skewed(&outer, 7, 3);
 	make_skewed(&inner, 7, 3);
 	for (int i = 0; i < njoins; i++)

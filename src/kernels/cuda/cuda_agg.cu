@@ -1003,6 +1003,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	int64_t		rows,
 				pairs;
 	const void *verdicts = NULL;
+	int			why = GJ_INTERPRETED_NONE;
 	FoldArgs	a;
 
 	matches->count = 0;
@@ -1041,9 +1042,9 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 				 "could not record a CUDA event");
 		a.filter = state->input.filter_needed || o_begin < state->outer_all;
 		if (a.filter)
-			verdicts = gj_cuda_sorted_verdict_kernel(state, tile, rows, stats);
+			verdicts = gj_cuda_sorted_verdict_kernel(state, tile, rows, stats, &why);
 		if (!gj_cuda_sorted_candidates(state, tile, o_begin, rows,
-									   verdicts != NULL ? SORTED_VERDICT_PAIRS :
+									   verdicts != NULL ? gj_cuda_verdict_pairs() :
 									   SORTED_PAIRS_PER_STEP, &rows, &pairs, err))
 			return false;
 		if (a.filter)
@@ -1065,7 +1066,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 		else if (a.filter)
 		{
 			stats->program_steps_interpreted++;
-			stats->interpreted_why = state->sorted_kernels.why;
+			stats->interpreted_why = why;
 		}
 		gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.outer);
 		gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.inner);

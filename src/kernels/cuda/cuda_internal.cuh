@@ -511,7 +511,8 @@ extern bool gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, 
 									  int64_t rows, int64_t limit, int64_t *k, int64_t *pairs,
 									  GjError *err);
 extern const void *gj_cuda_sorted_verdict_kernel(CudaJoinState *state, const GjTile *tile,
-												 int64_t rows, GjStats *stats);
+												 int64_t rows, GjStats *stats, int *why);
+extern int64_t gj_cuda_verdict_pairs(void);
 extern bool gj_cuda_sorted_verdicts(CudaJoinState *state, const void *kernel, int64_t o_begin,
 									int64_t rows, GjError *err);
 extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,

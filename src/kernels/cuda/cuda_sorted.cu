@@ -780,10 +780,11 @@ gj_cuda_launch_bounds(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
 /*
  * The candidates of an aggregate step (cuda_agg.cu): bounds and their scan
  * for up to rows step rows from o_begin, cut at limit candidates (the work
- * limit of a filtered step: SORTED_PAIRS_PER_STEP, or SORTED_VERDICT_PAIRS
- * where the step keeps its verdicts).  *k receives the rows the step takes and *pairs their candidates;
- * d_first and d_cand (scanned: row j's candidates are [d_cand[j],
- * d_cand[j + 1])) describe them.  Synchronises the stream.
+ * limit of a filtered step: SORTED_PAIRS_PER_STEP, or gj_cuda_verdict_pairs()
+ * where the step keeps its verdicts).  *k receives the rows the step takes
+ * and *pairs their candidates; d_first and d_cand (scanned: row j's
+ * candidates are [d_cand[j], d_cand[j + 1])) describe them.  Synchronises
+ * the stream.
  */
 bool
 gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, int64_t o_begin,
@@ -848,21 +849,40 @@ write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjE
  * (GjcSortedArgs.match_bits): a bit for each candidate the step may
  * evaluate, which is at most every inner row of the tile for each row, and
  * at most SORTED_VERDICT_PAIRS and one more row (the work cut lets the
- * last row of a step run past its limit).  Grown at least twofold.  false
- * where the device has no memory for them: the step then runs without,
- * its write pass evaluating the program again.
+ * last row of a step run past its limit): 2 x 32 MB at most, and the
+ * inner tile's bits.  false where the device has no memory for them: the
+ * step then runs without, its write pass evaluating the program again.
  */
+static int64_t verdict_pairs = SORTED_VERDICT_PAIRS;
+
+/*
+ * For test/kernels (kernel_test compiled-sorted) only: cut the steps that
+ * keep their verdicts at n candidates instead (n <= 0: SORTED_VERDICT_PAIRS),
+ * so that sides of a few thousand rows meet the cut.
+ */
+extern "C" void
+gj_cuda_test_set_verdict_pairs(int64_t n)
+{
+	verdict_pairs = n > 0 ? n : SORTED_VERDICT_PAIRS;
+}
+
+/* Candidates a step that keeps its verdicts is cut at. */
+int64_t
+gj_cuda_verdict_pairs(void)
+{
+	return verdict_pairs;
+}
+
 static bool
 ensure_verdict_bits(CudaJoinState *state, const GjTile *tile, int64_t rows)
 {
 	int64_t		ninner = tile->inner_end - tile->inner_begin;
-	int64_t		candidates = ninner > 0 && rows > SORTED_VERDICT_PAIRS / ninner ?
-		SORTED_VERDICT_PAIRS + ninner : rows * ninner + ninner;
+	int64_t		candidates = ninner > 0 && rows > verdict_pairs / ninner ?
+		verdict_pairs + ninner : rows * ninner + ninner;
 	int64_t		words = candidates / 32 + 2;
 
 	if (state->verdict_words >= words)
 		return true;
-	words = gj_max64(words, 2 * state->verdict_words);
 	gj_device_free(state, state->d_match_bits);
 	gj_device_free(state, state->d_recheck_bits);
 	state->d_match_bits = state->d_recheck_bits = NULL;
@@ -908,12 +928,12 @@ static bool
 count_filtered(CudaJoinState *state, const GjTile *tile, PairArgs *a, GjStats *stats,
 			   GjError *err)
 {
+	const void *compiled = sorted_compiled_kernel(state, stats);
 	bool		verdicts = ensure_verdict_bits(state, tile, a->s.nrows);
-	const void *compiled = verdicts ? sorted_compiled_kernel(state, stats) : NULL;
 	unsigned	blocks = (unsigned) state->sm_count * SORTED_BLOCKS_PER_SM;
 
 	work_cut_kernel<<<1, 1, 0, state->stream>>>(state->d_cand, a->s.nrows,
-												 (uint64_t) (verdicts ? SORTED_VERDICT_PAIRS :
+												 (uint64_t) (verdicts ? verdict_pairs :
 															 SORTED_PAIRS_PER_STEP),
 												 state->d_cut);
 	CUDA_LAUNCHED("the work cut kernel");
@@ -926,7 +946,7 @@ count_filtered(CudaJoinState *state, const GjTile *tile, PairArgs *a, GjStats *s
 		a->s.match_bits = state->d_match_bits;
 		a->s.recheck_bits = state->d_recheck_bits;
 	}
-	if (compiled != NULL)
+	if (compiled != NULL && verdicts)
 	{
 		void	   *params[1] = {&a->s};
 
@@ -941,7 +961,8 @@ count_filtered(CudaJoinState *state, const GjTile *tile, PairArgs *a, GjStats *s
 		count_pairs_kernel<<<blocks, SORTED_BLOCK, 0, state->stream>>>(*a);
 		CUDA_LAUNCHED("the pair count kernel");
 		stats->program_steps_interpreted++;
-		stats->interpreted_why = verdicts ? state->sorted_kernels.why : GJ_INTERPRETED_NO_MEMORY;
+		stats->interpreted_why = compiled != NULL ? GJ_INTERPRETED_NO_MEMORY :
+			state->sorted_kernels.why;
 	}
 	return scan_counts(state, state->d_count, a->s.nrows + 1, err);
 }
@@ -949,17 +970,24 @@ count_filtered(CudaJoinState *state, const GjTile *tile, PairArgs *a, GjStats *s
 /*
  * For an aggregate step of a filtered sort-merge or hash join (cuda_agg.cu):
  * the compiled count kernel, where the program has one and the device room
- * for the verdicts of a step of rows step rows, else NULL (the fold then
- * evaluates the program itself).  A step that takes it cuts its candidates
- * at SORTED_VERDICT_PAIRS and runs gj_cuda_sorted_verdicts before folding.
+ * for the verdicts of a step of rows step rows, else NULL with *why set
+ * (the fold then evaluates the program itself).  A step that takes it cuts
+ * its candidates at gj_cuda_verdict_pairs() and runs gj_cuda_sorted_verdicts
+ * before folding.
  */
 const void *
 gj_cuda_sorted_verdict_kernel(CudaJoinState *state, const GjTile *tile, int64_t rows,
-							  GjStats *stats)
+							  GjStats *stats, int *why)
 {
-	if (!ensure_verdict_bits(state, tile, rows))
+	const void *kernel = sorted_compiled_kernel(state, stats);
+
+	*why = state->sorted_kernels.why;
+	if (kernel != NULL && !ensure_verdict_bits(state, tile, rows))
+	{
+		*why = GJ_INTERPRETED_NO_MEMORY;
 		return NULL;
-	return sorted_compiled_kernel(state, stats);
+	}
+	return kernel;
 }
 
 /*

@@ -142,6 +142,13 @@ gj_cuda_test_fold_by_row(int mode)
 {
 }
 
+extern void gj_cuda_test_set_verdict_pairs(int64_t n);
+
+void
+gj_cuda_test_set_verdict_pairs(int64_t n)
+{
+}
+
 extern char *gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 										  uint32_t outer_nullable, uint32_t inner_nullable,
 										  int arch, double *ms, char *message,
