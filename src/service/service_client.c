@@ -130,14 +130,18 @@ typedef struct GjServiceJoinClient
  * after an exit).  Returns whether it is ready.  A service that found no
  * device is not waited for: it does not come back.  Nor is one this
  * process already waited for in vain (one failing at each start), until it
- * is seen ready again: a session pays the wait once, not every query.
+ * is seen ready again: a session pays the wait once, not every query.  The
+ * time waited is added to gj_service_start_wait_ms, for EXPLAIN ANALYZE.
  */
+double		gj_service_start_wait_ms = 0;
+
 bool
 gpujoin_service_await_start(void)
 {
 	static bool gave_up = false;
 	instr_time	start,
 				now;
+	double		waited = 0;
 
 	if (gj_service == NULL || gj_service->staging_granules == 0)
 		return false;
@@ -149,6 +153,7 @@ gpujoin_service_await_start(void)
 		if (gpujoin_service_ready())
 		{
 			gave_up = false;
+			gj_service_start_wait_ms += waited;
 			return true;
 		}
 		if (gave_up)
@@ -157,12 +162,17 @@ gpujoin_service_await_start(void)
 		state = gj_service->status.state;
 		SpinLockRelease(&gj_service->mutex);
 		if (state == GJ_SERVICE_NO_DEVICE)
+		{
+			gj_service_start_wait_ms += waited;
 			return false;
+		}
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MILLISEC(now) >= SERVICE_START_WAIT_MS)
+		waited = INSTR_TIME_GET_MILLISEC(now);
+		if (waited >= SERVICE_START_WAIT_MS)
 		{
 			gave_up = true;
+			gj_service_start_wait_ms += waited;
 			return false;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

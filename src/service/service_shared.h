@@ -190,6 +190,7 @@ gj_backend_in_service(const GjBackend *backend)
 }
 extern int64 gj_service_max_matches(void);
 extern double gj_service_queue_ms;
+extern double gj_service_start_wait_ms;	/* gpujoin_service_await_start's */
 extern bool gj_service_join_wait_open(void *state, GjError *err);
 
 /* service_shared_join.c, the client's side: shared inner sides */

@@ -22,8 +22,12 @@
 # fourth way: after a restart of the server, the warm runs' program as the
 # first query of the new server (EXPLAIN (ANALYZE, VERBOSE), timed by
 # \timing; its kernel comes from the kernel store,
-# gpujoin.compiled_kernel_dir), and its Program line; the log has that
-# EXPLAIN and the same query's from a second connection after it.
+# gpujoin.compiled_kernel_dir), its Program line, and how long of it the
+# join waited for the GPU service, which starts again with the server
+# (opening CUDA and pinning its staging memory), to be ready ("Service
+# Start Wait" in EXPLAIN ANALYZE; pg_ctl's -w waits for connections, not
+# for the service); the log has that EXPLAIN and the same query's from a
+# second connection after it.
 #
 # Environment:
 #   N           rows of each table              default 1000000
@@ -83,6 +87,14 @@ query() {
 	esac
 }
 
+# a query that failed leaves no time worth printing: stop, naming its error
+failed() {
+	if echo "$1" | grep -q '^ERROR:'; then
+		echo "a query failed (see $LOG): $(echo "$1" | grep -m1 '^ERROR:')" >&2
+		exit 1
+	fi
+}
+
 # median of the numbers on stdin
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -113,11 +125,13 @@ for shape in ${SHAPES:-count rows}; do
 		echo '\timing on'
 		for r in $(seq "$RUNS"); do echo '\echo @@warm'; echo "$(query $shape 0) \\g /dev/null"; done
 	} | psql_run -At 2>&1 | tee -a "$LOG")
+	failed "$out"
 	pick() { echo "$out" | awk -v w="@@$1" '$0 == w { take = 1; next } take && /^Time: / { sub(/^Time: /, ""); print $1 + 0; take = 0 }' | median; }
 	program=$(echo "$out" | grep -E 'Program:' | head -1 | sed -E 's/^ *Program: //')
 	times="$(pick off)|$(pick cold)|$(pick warm)"
 	restart=""
 	restart_program=""
+	restart_wait=""
 	if [ -n "${CLUSTER_DIR:-}" ] && [ -z "${PGHOST_GIVEN:-}" ]; then
 		# the server restarted: the warm runs' program is new to every process
 		as_owner "'$PG_BINDIR/pg_ctl' -D '$CLUSTER_DIR/data' -l '$CLUSTER_DIR/server.log' -m fast -w -t 60 restart >/dev/null 2>&1" ||
@@ -129,6 +143,7 @@ for shape in ${SHAPES:-count rows}; do
 			echo '\echo @@restart'
 			echo "EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) $(query $shape 0);"
 		} | psql_run -At 2>&1 | tee -a "$LOG")
+		failed "$out_restart"
 		# and once more, from a new connection to the same server
 		{
 			echo "$PRELUDE"
@@ -139,8 +154,9 @@ for shape in ${SHAPES:-count rows}; do
 		} | psql_run -At >>"$LOG" 2>&1
 		restart=$(echo "$out_restart" | awk '$0 == "@@restart" { take = 1; next } take && /^Time: / { sub(/^Time: /, ""); print $1 + 0; take = 0 }')
 		restart_program=$(echo "$out_restart" | grep -E 'Program:' | head -1 | sed -E 's/^ *Program: //')
+		restart_wait=$(echo "$out_restart" | grep -E 'Service Start Wait:' | head -1 | sed -E 's/^ *Service Start Wait: //; s/ ms$//')
 	fi
-	echo "$shape|$times|$program|$restart|$restart_program" >>"$ROWS"
+	echo "$shape|$times|$program|$restart|$restart_program|$restart_wait" >>"$ROWS"
 done
 
 MD=$OUTDIR/compiled.md
@@ -149,15 +165,15 @@ MD=$OUTDIR/compiled.md
 	echo
 	echo "r x s, $N x $N random int4 rows, serial, nested loop, at $(git rev-parse --short HEAD 2>/dev/null), $(nproc) cores."
 	echo
-	echo "| shape | query | off (interpreted) | on, cold (compiles) | on, warm (cached) | off / warm | a cold run's Program line | first query after a restart | its Program line |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"
-	while IFS='|' read -r shape off cold warm program restart restart_program; do
+	echo "| shape | query | off (interpreted) | on, cold (compiles) | on, warm (cached) | off / warm | a cold run's Program line | first query after a restart | its Program line | of it, waiting for the GPU service to start |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: |"
+	while IFS='|' read -r shape off cold warm program restart restart_program restart_wait; do
 		ratio=$(awk -v a="$off" -v b="$warm" 'BEGIN { if (b > 0 && a != "") printf "%.1f", a / b }')
 		case $shape in
 			count) q='count(*) of r.a < s.a AND r.b > s.b AND r.a + s.b > C' ;;
 			rows) q='r.id, s.id of r.b < s.a AND r.a + s.b > 1999000000 + C' ;;
 		esac
-		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program | $restart | $restart_program |"
+		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program | $restart | $restart_program | ${restart_wait:-0} |"
 	done <"$ROWS"
 } >"$MD"
 cat "$MD"

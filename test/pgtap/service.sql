@@ -2,7 +2,8 @@
 -- It runs, shows in pg_stat_activity and in gpujoin_devices(), runs the
 -- joins of sessions that set gpujoin.device = service (same rows as the
 -- native plan, every algorithm and join type, many tiles, a cancel), and
--- the postmaster starts it again after it is terminated.
+-- the postmaster starts it again after it is terminated; a join sent
+-- meanwhile waits for it, and EXPLAIN ANALYZE shows the wait.
 -- test/run_tests.sh runs it on the cpu backend, so CI needs no GPU; on the
 -- GPU machine (test/gpu_checks.sh) the same tests run with the service on
 -- cuda; on a cluster without the service they are skipped.
@@ -11,7 +12,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(92);
+SELECT plan(94);
 
 -- the service's pid once it is ready (waits up to 15 s), NULL if it is not
 CREATE FUNCTION pg_temp.service_pid(old_pid int DEFAULT 0) RETURNS int LANGUAGE plpgsql AS $$
@@ -274,8 +275,24 @@ SELECT matches((SELECT status FROM gpujoin_devices() WHERE backend = 'service'),
                '^ready \(' || :'backend' || ' backend\), pid ' || :second_pid || ',', 'gpujoin_devices() shows the new pid');
 SELECT is((SELECT count(*)::int FROM sr JOIN ss ON sr.a = ss.a), (SELECT cardinality(rows) FROM native WHERE name = 'hash, inner'),
           'a join in the restarted service works');
+-- the wait is shown: EXPLAIN ANALYZE's Service Start Wait (with timing)
+CREATE FUNCTION pg_temp.start_wait(q text) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE line text; waited numeric := 0;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF) ' || q LOOP
+        IF line ~ 'Service Start Wait: ' THEN
+            waited := substring(line FROM 'Service Start Wait: ([0-9.]+) ms')::numeric;
+        END IF;
+    END LOOP;
+    RETURN waited;
+END $$;
+SELECT is(pg_temp.start_wait('SELECT count(*) FROM sr JOIN ss ON sr.a = ss.a'), 0::numeric,
+          'a join in the ready service shows no Service Start Wait');
+SELECT ok(pg_terminate_backend(:second_pid) AND pg_temp.service_gone() AND
+          pg_temp.start_wait('SELECT count(*) FROM sr JOIN ss ON sr.a = ss.a') > 0,
+          'a join sent while the service restarts shows its wait as Service Start Wait');
 \else
-SELECT skip('the cluster runs no GPU service', 91);
+SELECT skip('the cluster runs no GPU service', 93);
 \endif
 
 SELECT * FROM finish();

@@ -208,6 +208,7 @@ typedef struct GpuJoinCounters
 	int64		steps_overlapped;	/* steps run while rows were emitted */
 	double		overlap_wait_ms;	/* emission waited for them this long */
 	double		service_queue_ms;	/* waited for room in the GPU service */
+	double		service_start_ms;	/* waited for the GPU service to start */
 	/* host spill, per side, outer then inner: */
 	int64		spill_chunks[2];	/* chunks written to temporary files */
 	int64		spill_bytes[2]; /* bytes written there */

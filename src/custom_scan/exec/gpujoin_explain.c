@@ -512,6 +512,9 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyFloat("Overlap Wait Time", "ms", counters.overlap_wait_ms, 3, es);
 		if (counters.service_queue_ms > 0)
 			ExplainPropertyFloat("Service Queue Time", "ms", counters.service_queue_ms, 3, es);
+		/* a join that came while the GPU service started (or restarted) */
+		if (counters.service_start_ms > 0)
+			ExplainPropertyFloat("Service Start Wait", "ms", counters.service_start_ms, 3, es);
 		/* this process's own, as the device's clock is per process */
 		if (gjs->counters.stats.transfer_ms > 0)
 			ExplainPropertyFloat("Transfer Time", "ms", gjs->counters.stats.transfer_ms, 3, es);

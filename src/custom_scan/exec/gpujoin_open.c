@@ -373,8 +373,12 @@ static const GjInstr host_decides_program[] = {
 static void
 gpujoin_pick_backend(GpuJoinState *gjs)
 {
+	/* a join that comes while the service starts waits for it: the wait is shown */
+	gj_service_start_wait_ms = 0;
 	if (gjs->backend == NULL)
 		gpujoin_service_await_if_chosen();
+	gjs->counters.service_start_ms += gj_service_start_wait_ms;
+	gj_service_start_wait_ms = 0;
 	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe &&
 		!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
 		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))

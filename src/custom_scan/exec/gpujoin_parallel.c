@@ -143,6 +143,7 @@ gpujoin_counters_add(GpuJoinCounters *total, const GpuJoinCounters *c)
 	total->steps_overlapped += c->steps_overlapped;
 	total->overlap_wait_ms += c->overlap_wait_ms;
 	total->service_queue_ms += c->service_queue_ms;
+	total->service_start_ms += c->service_start_ms;
 	total->inner_shared += c->inner_shared;
 	total->inner_shared_drains += c->inner_shared_drains;
 	total->inner_share_drains += c->inner_share_drains;
