@@ -251,6 +251,26 @@ bench_sorted_once(const GjBackend *backend, const GjJoinInput *input, double *ms
 }
 
 /*
+ * A sort-merge join over inner column 0 (int), lo <= i.a <= hi, with
+ * program prog: the range part of the input.
+ */
+static void
+band_input(GjJoinInput *input, const Program *prog, const Program *lo, const Program *hi)
+{
+	input->algorithm = GJ_ALGO_SORTMERGE;
+	input->instrs = prog->instrs;
+	input->ninstrs = prog->ninstrs;
+	input->range.inner_col = 0;
+	input->range.cls = GJ_CLASS_INT;
+	memcpy(input->range.lo_instrs, lo->instrs, sizeof(GjInstr) * lo->ninstrs);
+	input->range.lo_ninstrs = lo->ninstrs;
+	input->range.lo_inclusive = 1;
+	memcpy(input->range.hi_instrs, hi->instrs, sizeof(GjInstr) * hi->ninstrs);
+	input->range.hi_ninstrs = hi->ninstrs;
+	input->range.hi_inclusive = 1;
+}
+
+/*
  * A band join "i.a BETWEEN o.a - 2 AND o.a + 2" (keys uniform in [0, 4n),
  * about 1.25 n matches) and a hash join "o.a = i.a" (keys uniform in
  * [0, n), about n matches), n x n rows, on both backends.  keys/s counts
@@ -314,17 +334,7 @@ bench_sorted(int64_t n)
 		input.budget_bytes = (int64_t) 1 << 34;
 		if (which == 0)
 		{
-			input.algorithm = GJ_ALGO_SORTMERGE;
-			input.instrs = band.instrs;
-			input.ninstrs = band.ninstrs;
-			input.range.inner_col = 0;
-			input.range.cls = GJ_CLASS_INT;
-			memcpy(input.range.lo_instrs, lo.instrs, sizeof(GjInstr) * lo.ninstrs);
-			input.range.lo_ninstrs = lo.ninstrs;
-			input.range.lo_inclusive = 1;
-			memcpy(input.range.hi_instrs, hi.instrs, sizeof(GjInstr) * hi.ninstrs);
-			input.range.hi_ninstrs = hi.ninstrs;
-			input.range.hi_inclusive = 1;
+			band_input(&input, &band, &lo, &hi);
 		}
 		else
 		{
@@ -652,18 +662,8 @@ bench_sorted_filter(int64_t n)
 		input.inner_nrows = n;
 		input.match_capacity = (int64_t) 1 << 26;
 		input.budget_bytes = (int64_t) 1 << 34;
-		input.algorithm = GJ_ALGO_SORTMERGE;
-		input.instrs = prog.instrs;
-		input.ninstrs = prog.ninstrs;
+		band_input(&input, &prog, &lo, &hi);
 		input.filter_needed = 1;
-		input.range.inner_col = 0;
-		input.range.cls = GJ_CLASS_INT;
-		memcpy(input.range.lo_instrs, lo.instrs, sizeof(GjInstr) * lo.ninstrs);
-		input.range.lo_ninstrs = lo.ninstrs;
-		input.range.lo_inclusive = 1;
-		memcpy(input.range.hi_instrs, hi.instrs, sizeof(GjInstr) * hi.ninstrs);
-		input.range.hi_ninstrs = hi.ninstrs;
-		input.range.hi_inclusive = 1;
 		for (int mode = 0; mode < 2; mode++)
 		{
 			double		best = 0;

@@ -845,6 +845,27 @@ write_filtered_pairs(CudaJoinState *state, const PairArgs *a, int64_t total, GjE
 }
 
 /*
+ * The count pass's arguments for rows step rows from o_begin (after the
+ * bounds and their scan): the sides' device columns, their row orders, the
+ * rows' first candidates and scanned candidate counts, and the per-row
+ * match counts; no verdicts yet.
+ */
+static void
+sorted_args(CudaJoinState *state, int64_t o_begin, int64_t rows, GjcSortedArgs *s)
+{
+	memset(s, 0, sizeof(*s));
+	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &s->outer);
+	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &s->inner);
+	s->outer_perm = state->d_outer_perm;
+	s->inner_perm = state->d_inner_perm;
+	s->first = state->d_first;
+	s->cand_off = state->d_cand;
+	s->o_begin = o_begin;
+	s->nrows = rows;
+	s->count = (unsigned long long *) state->d_count;
+}
+
+/*
  * The verdict bitmaps of a filtered step of rows step rows
  * (GjcSortedArgs.match_bits): a bit for each candidate the step may
  * evaluate, which is at most every inner row of the tile for each row, and
@@ -1003,17 +1024,8 @@ gj_cuda_sorted_verdicts(CudaJoinState *state, const void *kernel, int64_t o_begi
 	GjcSortedArgs s;
 	void	   *params[1] = {&s};
 
-	memset(&s, 0, sizeof(s));
-	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &s.outer);
-	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &s.inner);
-	s.outer_perm = state->d_outer_perm;
-	s.inner_perm = state->d_inner_perm;
-	s.first = state->d_first;
-	s.cand_off = state->d_cand;
-	s.o_begin = o_begin;
-	s.nrows = rows;
+	sorted_args(state, o_begin, rows, &s);
 	s.npairs_at = state->d_cut + 1;
-	s.count = (unsigned long long *) state->d_count;
 	s.match_bits = state->d_match_bits;
 	s.recheck_bits = state->d_recheck_bits;
 	CUDA_TRY(cudaMemsetAsync(state->d_count, 0, sizeof(uint64_t) * (rows + 1), state->stream),
@@ -1071,15 +1083,7 @@ gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_nex
 
 	memset(&a, 0, sizeof(a));
 	a.program = state->program;
-	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.s.outer);
-	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &a.s.inner);
-	a.s.outer_perm = state->d_outer_perm;
-	a.s.inner_perm = state->d_inner_perm;
-	a.s.first = state->d_first;
-	a.s.cand_off = state->d_cand;
-	a.s.o_begin = o_begin;
-	a.s.nrows = rows;
-	a.s.count = (unsigned long long *) state->d_count;
+	sorted_args(state, o_begin, rows, &a.s);
 	a.filter = filter;
 	a.out_outer = state->d_out_outer;
 	a.out_inner = state->d_out_inner;
