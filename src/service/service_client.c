@@ -142,6 +142,7 @@ gpujoin_service_await_start(void)
 	instr_time	start,
 				now;
 	double		waited = 0;
+	bool		slept = false;
 
 	if (gj_service == NULL || gj_service->staging_granules == 0)
 		return false;
@@ -149,8 +150,13 @@ gpujoin_service_await_start(void)
 	for (;;)
 	{
 		GjServiceState state;
+		bool		ready = gpujoin_service_ready();
 
-		if (gpujoin_service_ready())
+		/* the time waited so far, whatever comes of this pass: none unless it slept */
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		waited = slept ? INSTR_TIME_GET_MILLISEC(now) : 0;
+		if (ready)
 		{
 			gave_up = false;
 			gj_service_start_wait_ms += waited;
@@ -161,17 +167,9 @@ gpujoin_service_await_start(void)
 		SpinLockAcquire(&gj_service->mutex);
 		state = gj_service->status.state;
 		SpinLockRelease(&gj_service->mutex);
-		if (state == GJ_SERVICE_NO_DEVICE)
+		if (state == GJ_SERVICE_NO_DEVICE || waited >= SERVICE_START_WAIT_MS)
 		{
-			gj_service_start_wait_ms += waited;
-			return false;
-		}
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		waited = INSTR_TIME_GET_MILLISEC(now);
-		if (waited >= SERVICE_START_WAIT_MS)
-		{
-			gave_up = true;
+			gave_up = state != GJ_SERVICE_NO_DEVICE;
 			gj_service_start_wait_ms += waited;
 			return false;
 		}
@@ -179,6 +177,7 @@ gpujoin_service_await_start(void)
 						 10, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		slept = true;
 	}
 }
 

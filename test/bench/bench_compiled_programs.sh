@@ -173,7 +173,7 @@ MD=$OUTDIR/compiled.md
 			count) q='count(*) of r.a < s.a AND r.b > s.b AND r.a + s.b > C' ;;
 			rows) q='r.id, s.id of r.b < s.a AND r.a + s.b > 1999000000 + C' ;;
 		esac
-		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program | $restart | $restart_program | ${restart_wait:-0} |"
+		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program | $restart | $restart_program | ${restart:+${restart_wait:-0}} |"
 	done <"$ROWS"
 } >"$MD"
 cat "$MD"

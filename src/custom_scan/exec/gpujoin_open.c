@@ -371,14 +371,10 @@ static const GjInstr host_decides_program[] = {
  * process, which would each open its own CUDA context on the same device.
  */
 static void
-gpujoin_pick_backend(GpuJoinState *gjs)
+gpujoin_pick_backend_once(GpuJoinState *gjs)
 {
-	/* a join that comes while the service starts waits for it: the wait is shown */
-	gj_service_start_wait_ms = 0;
 	if (gjs->backend == NULL)
 		gpujoin_service_await_if_chosen();
-	gjs->counters.service_start_ms += gj_service_start_wait_ms;
-	gj_service_start_wait_ms = 0;
 	if (gjs->backend == NULL && gjs->css.ss.ps.plan->parallel_safe &&
 		!(gpujoin_device == GPUJOIN_DEVICE_SERVICE && gpujoin_service_ready()) &&
 		!(gpujoin_device != GPUJOIN_DEVICE_CPU && gpujoin_service_runs_cuda()))
@@ -406,6 +402,20 @@ gpujoin_pick_backend(GpuJoinState *gjs)
 		gjs->fallback_reason = psprintf("%s has no aggregate kernel", gjs->backend->name);
 		gjs->backend = &gj_cpu_backend;
 	}
+}
+
+/*
+ * gpujoin_pick_backend_once, and the time it waited for the GPU service to
+ * start (with the server, or again after it exited), which EXPLAIN ANALYZE
+ * shows as Service Start Wait.
+ */
+static void
+gpujoin_pick_backend(GpuJoinState *gjs)
+{
+	gj_service_start_wait_ms = 0;
+	gpujoin_pick_backend_once(gjs);
+	gjs->counters.service_start_ms += gj_service_start_wait_ms;
+	gj_service_start_wait_ms = 0;
 }
 
 /*
