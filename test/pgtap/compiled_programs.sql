@@ -6,7 +6,9 @@
 -- pairs (those pairs are the host's to recheck, and PostgreSQL raises its
 -- error for them in both plans); a nested loop that returns its rows
 -- (the pairs kernels) gives the native plan's rows with the setting off
--- and always; EXPLAIN ANALYZE names how the program ran; the kernel store's
+-- and always; a band join with a residual qual (the sort-merge steps'
+-- count pass) gives the native count with the setting off and always;
+-- EXPLAIN ANALYZE names how the program ran; the kernel store's
 -- directory is pg_gpujoin/kernels, set by the server's configuration only,
 -- and holds the kernel compiled on cuda.  Where the join ran on the cuda backend (directly or in the GPU
 -- service), always compiles the program at CI size, the next run finds it
@@ -17,7 +19,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(24);
+SELECT plan(28);
 
 \ir lib/plans.sql
 
@@ -116,6 +118,26 @@ SELECT ok(pg_temp.program_line(:'qr') ~ '^compiled', 'cuda, always: the pairs ke
 \else
 SELECT is(pg_temp.program_line(:'qr'), '(none)', 'cpu, always: no program line for the rows either');
 \endif
+
+-- a band join with a residual qual: the sort-merge steps' count pass (its
+-- verdicts read by the aggregate fold), compiled on cuda with always
+\set qb 'SELECT count(*) FROM cp_r r JOIN cp_s s ON s.a BETWEEN r.a - 20 AND r.a + 20 AND r.x + s.y > 0'
+SET LOCAL gpujoin.enabled = off;
+SELECT (:qb) AS native_qb \gset
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL gpujoin.algorithm = sortmerge;
+SET LOCAL gpujoin.compile_programs = always;
+SELECT ok(pg_temp.explain_analyze(:'qb') ~ 'Algorithm: sortmerge', 'the band join runs as a sort-merge GpuJoin');
+SELECT is((:qb), :native_qb::bigint, 'band and residual, always: the native count');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT is((:qb), :native_qb::bigint, 'band and residual, off: the native count');
+SET LOCAL gpujoin.compile_programs = always;
+\if :on_cuda
+SELECT ok(pg_temp.program_line(:'qb') ~ '^compiled', 'cuda, always: the sort-merge steps ran their program compiled');
+\else
+SELECT is(pg_temp.program_line(:'qb'), '(none)', 'cpu, always: no program line for the sort-merge steps');
+\endif
+SELECT pg_temp.serial_gpu_nestloop() \g /dev/null
 
 -- an int4 overflow in the program: the pairs are rechecked on the host,
 -- whose int4pl raises PostgreSQL's error in both plans
