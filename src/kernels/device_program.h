@@ -242,6 +242,34 @@ gj_float_cmp_holds(int op, double a, double b)
 	}
 }
 
+/*
+ * gj_float_cmp_holds where one operand is known not to be NaN (b where
+ * b_not_nan, else a): one compare, ordered or unordered as the NaN the
+ * other may be must sort.  A compiled program's compare with a float
+ * constant (gj_program_steps_fixed) takes this form; gj_float_cmp_holds'
+ * for a column against a constant folds to one compare for > and >= but
+ * keeps a NaN test for <, <= (a NaN column must not pass "x < 0.5").
+ */
+GJ_HD bool
+gj_float_cmp_holds_known(int op, double a, double b, bool b_not_nan)
+{
+	switch (op)
+	{
+		case GJOP_EQ:
+			return a == b;
+		case GJOP_NE:
+			return !(a == b);
+		case GJOP_LT:
+			return b_not_nan ? a < b : !(a >= b);
+		case GJOP_LE:
+			return b_not_nan ? a <= b : !(a > b);
+		case GJOP_GT:
+			return b_not_nan ? !(a <= b) : a > b;
+		default:				/* GJOP_GE */
+			return b_not_nan ? !(a < b) : a >= b;
+	}
+}
+
 GJ_HD int64_t
 gj_float_order_key(double d)
 {
@@ -397,6 +425,45 @@ gj_int_arith(int op, int type, int64_t a, int64_t b, int64_t *result)
 }
 
 /*
+ * The result r of float step op, where no error is possible: a negation or
+ * absolute value is exact, a sum or difference fails only where it is
+ * infinite, a product or quotient only where it is infinite or zero.  The
+ * usual result takes this test alone (one or two compares); the others go
+ * on to gj_float_result_allowed.  Split so that a compiled program's step
+ * costs its operation and one or two compares in the usual case, not the
+ * four to six of the full test (kernel_test bench-program-count: the float
+ * programs were bound by the device's float64 compares).
+ */
+GJ_HD bool
+gj_float_result_usual(int op, double r)
+{
+	if (op == GJOP_NEG || op == GJOP_ABS)
+		return true;
+	if (op == GJOP_ADD || op == GJOP_SUB)
+		return !isinf(r);
+	return !isinf(r) && r != 0.0;
+}
+
+/*
+ * The full test, PostgreSQL's float8_pl .. float8_div (and float4's): an
+ * infinite result of finite operands overflows, a zero product of nonzero
+ * operands or a zero quotient of a nonzero dividend and a finite divisor
+ * underflows.  (A division by zero never gets here.)
+ */
+GJ_HD bool
+gj_float_result_allowed(int op, double a, double b, double r)
+{
+	if (op == GJOP_NEG || op == GJOP_ABS)
+		return true;
+	if (isinf(r) && !isinf(a) && !isinf(b))
+		return false;
+	if (r == 0.0 && a != 0.0 &&
+		((op == GJOP_MUL && b != 0.0) || (op == GJOP_DIV && !isinf(b))))
+		return false;
+	return true;
+}
+
+/*
  * Float arithmetic.  Returns false whenever PostgreSQL might raise an error
  * (overflow, underflow, division by zero); the host then decides.  Being more
  * cautious than PostgreSQL costs a recheck, never a wrong answer.
@@ -435,11 +502,8 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 				fr = fabsf(fa);
 				break;
 		}
-		/* a negation or absolute value is exact: it cannot overflow */
-		if (op != GJOP_NEG && op != GJOP_ABS && isinf(fr) && !isinf(fa) && !isinf(fb))
-			return false;
-		if (fr == 0.0f && fa != 0.0f &&
-			((op == GJOP_MUL && fb != 0.0f) || (op == GJOP_DIV && !isinf(fb))))
+		if (!gj_float_result_usual(op, fr) &&
+			!gj_float_result_allowed(op, fa, fb, fr))
 			return false;
 		*result = (double) fr;
 		return true;
@@ -468,10 +532,7 @@ gj_float_arith(int op, int type, double a, double b, double *result)
 			r = fabs(a);
 			break;
 	}
-	if (op != GJOP_NEG && op != GJOP_ABS && isinf(r) && !isinf(a) && !isinf(b))
-		return false;
-	if (r == 0.0 && a != 0.0 &&
-		((op == GJOP_MUL && b != 0.0) || (op == GJOP_DIV && !isinf(b))))
+	if (!gj_float_result_usual(op, r) && !gj_float_result_allowed(op, a, b, r))
 		return false;
 	*result = r;
 	return true;
@@ -1126,6 +1187,59 @@ gj_program_apply_op(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 }
 
 /*
+ * Is instruction pc of Prog a constant that is not a float NaN (as bits of
+ * a double: an integer constant is never read as a float)?
+ */
+template <typename Prog>
+__host__ __device__ constexpr bool
+gj_fixed_not_nan_const(int pc)
+{
+	return pc >= 0 && Prog::instrs[pc].op == GJOP_CONST &&
+		(((uint64_t) Prog::instrs[pc].imm & 0x7ff0000000000000ULL) != 0x7ff0000000000000ULL ||
+		 ((uint64_t) Prog::instrs[pc].imm & 0x000fffffffffffffULL) == 0);
+}
+
+/*
+ * Which operand of the float compare at pc is a constant other than NaN:
+ * 2 the right one (the instruction before pushed it), 1 the left one (a
+ * constant, then one load), 0 neither or not a float compare.
+ */
+template <typename Prog>
+__host__ __device__ constexpr int
+gj_fixed_known_operand(int pc)
+{
+	constexpr int n = Prog::ninstrs;
+	GjInstr		in = Prog::instrs[pc < n ? pc : 0];
+
+	if (!(in.op >= GJOP_EQ && in.op <= GJOP_GE) || in.type != GJ_CLASS_FLOAT)
+		return 0;
+	if (gj_fixed_not_nan_const<Prog>(pc - 1))
+		return 2;
+	if (pc >= 2 && (Prog::instrs[pc - 1].op == GJOP_LOAD_OUTER ||
+					Prog::instrs[pc - 1].op == GJOP_LOAD_INNER) &&
+		gj_fixed_not_nan_const<Prog>(pc - 2))
+		return 1;
+	return 0;
+}
+
+/* gj_apply_compare of floats, one operand a constant other than NaN */
+template <bool B_NOT_NAN>
+__device__ __forceinline__ bool
+gj_apply_compare_known(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	stack[sp - 1].i = gj_float_cmp_holds_known(in->op, stack[sp - 1].f, stack[sp].f,
+											   B_NOT_NAN);
+	return true;
+}
+
+/*
  * The same in 32 bits, for an instruction gj_program_narrow marked (an
  * integer compare, int2/int4 arithmetic).
  */
@@ -1163,6 +1277,9 @@ gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &loa
 		}
 		else if constexpr (Prog::op32[PC])
 			*ok = gj_program_apply_op32<in.op>(&in, stack, isnull, sp) & *ok;
+		else if constexpr (gj_fixed_known_operand<Prog>(PC) != 0)
+			gj_apply_compare_known<gj_fixed_known_operand<Prog>(PC) == 2>(&in, stack, isnull,
+																			sp);
 		else if constexpr (!CHECKED && in.op >= GJOP_ADD && in.op <= GJOP_MOD)
 			gj_apply_arith_value(&in, stack, isnull, sp);
 		else if constexpr (!CHECKED && (in.op == GJOP_NEG || in.op == GJOP_ABS))

@@ -45,6 +45,7 @@ extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 #define KT_KIND_COUNT	1
 #define KT_KIND_PAIRS	2
 #define KT_KIND_SORTED	3
+#define KT_KIND_BITS	4
 
 /* ---------------------------------------------------------------------
  * Programs of up to 8 operators over int4, int8 and float8
@@ -383,8 +384,8 @@ n32_test_narrow(void)
 }
 
 /*
- * gj_float_cmp_holds against gj_cmp_holds over gj_float_cmp, the order it
- * shortens: every pair of edge values (NaNs of either sign and another
+ * gj_float_cmp_holds, and gj_float_cmp_holds_known where its operand is not
+ * NaN, against gj_cmp_holds over gj_float_cmp, the order they shorten: every pair of edge values (NaNs of either sign and another
  * payload, infinities, zeros of both signs, the smallest subnormals and
  * normals, the largest finite) and random bit patterns, each op.
  */
@@ -431,15 +432,142 @@ n32_test_float_cmp(void)
 		for (int op = GJOP_EQ; op <= GJOP_GE; op++)
 		{
 			checked++;
-			if (gj_float_cmp_holds(op, a, b) != gj_cmp_holds(op, gj_float_cmp(a, b)) &&
-				bad++ < 5)
+			bool		want = gj_cmp_holds(op, gj_float_cmp(a, b));
+
+			if (gj_float_cmp_holds(op, a, b) != want && bad++ < 5)
 				printf("# op %d, %.17g against %.17g: %d, the order says %d\n", op, a, b,
-					   gj_float_cmp_holds(op, a, b), gj_cmp_holds(op, gj_float_cmp(a, b)));
+					   gj_float_cmp_holds(op, a, b), want);
+			/* the forms for a constant operand, where it is not NaN */
+			for (int known = 0; known < 2; known++)
+			{
+				if (isnan(known ? b : a))
+					continue;
+				checked++;
+				if (gj_float_cmp_holds_known(op, a, b, known) != want && bad++ < 5)
+					printf("# op %d, %.17g against %.17g, %s not NaN: %d, the order says %d\n",
+						   op, a, b, known ? "b" : "a",
+						   gj_float_cmp_holds_known(op, a, b, known), want);
+			}
 		}
 	}
 	snprintf(cases, sizeof(cases), "%lld", (long long) checked);
-	report(bad == 0, "gj_float_cmp_holds: the float order's compares, NaN, infinities and "
+	report(bad == 0, "gj_float_cmp_holds(_known): the float order's compares, NaN, infinities and "
 		   "zeros included (%s cases%s", cases, ")");
+}
+
+/*
+ * PostgreSQL's error tests of float8_pl, _mi, _mul and _div (float.h), and
+ * of float4's, where b == 0 divides: does "a op b" raise an error?
+ */
+static bool
+pg_float_op_fails(int op, double a, double b, double r)
+{
+	switch (op)
+	{
+		case GJOP_ADD:
+		case GJOP_SUB:
+			return isinf(r) && !isinf(a) && !isinf(b);
+		case GJOP_MUL:
+			return (isinf(r) && !isinf(a) && !isinf(b)) ||
+				(r == 0.0 && a != 0.0 && b != 0.0);
+		default:				/* GJOP_DIV */
+			return (b == 0.0 && !isnan(a)) || (isinf(r) && !isinf(a)) ||
+				(r == 0.0 && a != 0.0 && !isinf(b));
+	}
+}
+
+/*
+ * gj_float_arith's float8 and float4 + - * / against PostgreSQL's: where
+ * PostgreSQL raises an error the step fails (the pair goes to the host),
+ * and otherwise it gives PostgreSQL's result, bit for bit (any NaN for a
+ * NaN), but for a division by zero of NaN, which it leaves to the host
+ * too.  Edge values (NaN, infinities, zeros, subnormals, the largest
+ * finite, values whose sum or product overflows or underflows) and random
+ * bit patterns.
+ */
+static void
+n32_test_float_arith(void)
+{
+	double		edges[20];
+	int			nedges = 0;
+	int			bad = 0;
+	int64_t		checked = 0;
+	char		cases[32];
+
+	edges[nedges++] = NAN;
+	edges[nedges++] = INFINITY;
+	edges[nedges++] = -INFINITY;
+	edges[nedges++] = 0.0;
+	edges[nedges++] = -0.0;
+	edges[nedges++] = gj_bits_to_double(1);
+	edges[nedges++] = -gj_bits_to_double(1);
+	edges[nedges++] = DBL_MIN;
+	edges[nedges++] = DBL_MAX;
+	edges[nedges++] = -DBL_MAX;
+	edges[nedges++] = 1e-200;
+	edges[nedges++] = 1e200;
+	edges[nedges++] = FLT_MAX;
+	edges[nedges++] = FLT_MIN;
+	edges[nedges++] = 1e-30;
+	edges[nedges++] = 1e30;
+	edges[nedges++] = 1.0;
+	edges[nedges++] = -0.5;
+	for (int k = 0; k < nedges * nedges + 200000; k++)
+	{
+		double		a,
+					b;
+
+		if (k < nedges * nedges)
+		{
+			a = edges[k / nedges];
+			b = edges[k % nedges];
+		}
+		else
+		{
+			a = gj_bits_to_double((int64_t) rng());
+			b = rng() % 2 ? edges[rng() % nedges] : gj_bits_to_double((int64_t) rng());
+		}
+		for (int type = 0; type < 2; type++)
+		{
+			int			gtype = type ? GJT_FLOAT4 : GJT_FLOAT8;
+			double		ta = type ? (double) (float) a : a,
+						tb = type ? (double) (float) b : b;
+
+			for (int op = GJOP_ADD; op <= GJOP_DIV; op++)
+			{
+				double		r = 0,
+							want;
+				bool		ok,
+							want_ok;
+
+				if (type)
+				{
+					float		fa = (float) ta,
+								fb = (float) tb;
+
+					want = op == GJOP_ADD ? fa + fb : op == GJOP_SUB ? fa - fb :
+						op == GJOP_MUL ? fa * fb : fb == 0.0f ? 0 : fa / fb;
+				}
+				else
+					want = op == GJOP_ADD ? ta + tb : op == GJOP_SUB ? ta - tb :
+						op == GJOP_MUL ? ta * tb : tb == 0.0 ? 0 : ta / tb;
+				want_ok = !pg_float_op_fails(op, ta, tb, want) &&
+					!(op == GJOP_DIV && tb == 0.0);
+				ok = gj_float_arith(op, gtype, ta, tb, &r);
+				checked++;
+				if ((ok != want_ok ||
+					 (ok && !(isnan(r) ? isnan(want) :
+							  gj_double_to_bits(r) == gj_double_to_bits(want)))) &&
+					bad++ < 5)
+					printf("# %s op %d, %.17g and %.17g: %s %.17g, PostgreSQL %s %.17g\n",
+						   type ? "float4" : "float8", op, ta, tb, ok ? "gives" : "fails", r,
+						   want_ok ? "gives" : "fails", want);
+			}
+		}
+	}
+	snprintf(cases, sizeof(cases), "%lld", (long long) checked);
+	report(bad == 0, "gj_float_arith: float8 and float4 + - * / fail where PostgreSQL's "
+		   "raise an error, else give its result (%s cases%s", cases, ")");
 }
 
 /*
@@ -506,7 +634,7 @@ n32_test_int8_arith(void)
 		   "against 128-bit arithmetic (%s cases%s", cases, ")");
 }
 
-#define N32_TESTS	4
+#define N32_TESTS	5
 
 /* ---------------------------------------------------------------------
  * NVRTC alone (no GPU)
@@ -536,7 +664,8 @@ nv_programs(Program *progs, int limit)
 /*
  * NVRTC compiles the count kernel of each program, its columns with and
  * without NULLs, its nested loop's pairs kernels with NULLs, the quick
- * count kernel and the sorted steps' count kernel, for sm_90; the PTX has no local memory (the stack and the columns are in
+ * count kernel, the sorted steps' count kernel and the nested loop's
+ * verdict kernel, for sm_90; the PTX has no local memory (the stack and the columns are in
  * registers) and no indirect branch (the interpreter's switch is gone).
  * One test per program.
  */
@@ -545,7 +674,7 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 {
 	for (int i = 0; i < n; i++)
 	{
-		double		ms[5] = {0, 0, 0, 0, 0};
+		double		ms[6] = {0, 0, 0, 0, 0, 0};
 		char		message[2048];
 		bool		ok = true;
 
@@ -555,7 +684,7 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			printf("ok %d - NVRTC compiles %s # SKIP %s\n", test_number, progs[i].name, skip);
 			continue;
 		}
-		for (int v = 0; v < 5 && ok; v++)
+		for (int v = 0; v < 6 && ok; v++)
 		{
 			int			nulls = v > 0;
 			uint32_t	mask = nulls ? 0xffu : 0;
@@ -564,7 +693,8 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			/* v 3: the quick count kernel a background compile loads first */
 			gj_cuda_test_set_quick_only(v == 3);
 			ptx = gj_cuda_test_compile_program(v == 2 ? KT_KIND_PAIRS :
-											   v == 4 ? KT_KIND_SORTED : KT_KIND_COUNT,
+											   v == 4 ? KT_KIND_SORTED :
+											   v == 5 ? KT_KIND_BITS : KT_KIND_COUNT,
 											   progs[i].instrs, progs[i].ninstrs, mask, mask,
 											   KT_ARCH, &ms[v], message, sizeof(message));
 			gj_cuda_test_set_quick_only(false);
@@ -588,11 +718,13 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 
 			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
 			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms, pairs kernels %.0f ms, "
-				   "quick %.0f ms, sorted %.0f ms\n",
-				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2], ms[3], ms[4]);
+				   "quick %.0f ms, sorted %.0f ms, verdicts %.0f ms\n",
+				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2], ms[3], ms[4],
+				   ms[5]);
 		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
-			   "(count, pairs, quick and sorted kernels: no local memory, no indirect branch)");
+			   "(count, pairs, quick, sorted and verdict kernels: no local memory, no indirect "
+			   "branch)");
 	}
 }
 
@@ -628,6 +760,7 @@ run_nvrtc_cpu_tests(void)
 	n32_test_arith();
 	n32_test_narrow();
 	n32_test_float_cmp();
+	n32_test_float_arith();
 	n32_test_int8_arith();
 	nv_check_programs(progs, n, nv_skip_reason());
 	free(progs);
