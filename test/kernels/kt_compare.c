@@ -468,9 +468,16 @@ test_agg(const Side *outer, const Side *inner, const JoinSpec *join, const Sched
 				   (long long) gpu->partial.pairs, (long long) gpu->pairs.n);
 			ok = false;
 		}
-		if (kt_expect_compiled && input.filter_needed &&
-			(gpu->pairs.stats.program_steps_compiled == 0 ||
-			 gpu->pairs.stats.program_steps_interpreted > 0))
+		/*
+		 * compiled: a sorted join's filtered steps, every one; a nested
+		 * loop's none interpreted (its row counts of plain compares run no
+		 * program)
+		 */
+		if (kt_expect_compiled &&
+			(join->algorithm == GJ_ALGO_NESTLOOP ?
+			 gpu->pairs.stats.program_steps_interpreted > 0 :
+			 input.filter_needed && (gpu->pairs.stats.program_steps_compiled == 0 ||
+									 gpu->pairs.stats.program_steps_interpreted > 0)))
 		{
 			printf("# cuda folded %lld steps compiled, %lld interpreted (why %d)\n",
 				   (long long) gpu->pairs.stats.program_steps_compiled,
@@ -759,7 +766,10 @@ run_tests(bool quick)
  * compiled count kernel (cuda_sorted.cu's count_filtered), none
  * interpreted; then each join's aggregate steps in every grouping, whose
  * folds read that kernel's verdicts (cuda_agg.cu); then, with steps cut
- * at 5,000 candidates, the pairs and an aggregate again.
+ * at 5,000 candidates, the pairs and an aggregate again.  Then the
+ * aggregate steps of each program's nested loop, whose folds read the
+ * verdict kernel's bits (GJ_COMPILED_BITS), none interpreted, on one tile
+ * and on 42, and with steps cut at 5,000 pairs.
  */
 int
 run_compiled_sorted_tests(void)
@@ -775,6 +785,8 @@ run_compiled_sorted_tests(void)
 	int			nsched = sizeof(schedules) / sizeof(schedules[0]);
 	JoinSpec   *joins = xmalloc(sizeof(JoinSpec) * 64);
 	int			njoins = build_joins(joins);
+	Program    *progs = xmalloc(sizeof(Program) * 32);
+	int			nprogs = build_programs(progs);
 	int			nsorted = 0;
 	GjDeviceInfo info;
 	GjError		err;
@@ -788,9 +800,11 @@ run_compiled_sorted_tests(void)
 	{
 		printf("1..0 # SKIP no CUDA device: %s\n", err.message);
 		free(joins);
+		free(progs);
 		return 0;
 	}
-	printf("1..%d\n", nsorted * (nsched + 3 + 2 * AGG_NGROUPINGS));
+	printf("1..%d\n", nsorted * (nsched + 3 + 2 * AGG_NGROUPINGS) +
+		   nprogs * (2 * AGG_NGROUPINGS + 1));
 	kt_compile_programs = GJ_COMPILE_ALWAYS;
 	kt_expect_compiled = true;
 	make_side(&outer, N_OUTER, outer_nulls);
@@ -820,6 +834,21 @@ run_compiled_sorted_tests(void)
 			test_agg(&outer, &inner, &joins[i], &schedules[0], 0);
 		}
 	gj_cuda_test_set_verdict_pairs(0);
+	/* nested loops: the folds read the verdict kernel's bits */
+	for (int i = 0; i < nprogs; i++)
+	{
+		JoinSpec	nl;
+
+		nestloop_join(&nl, &progs[i]);
+		for (int g = 0; g < AGG_NGROUPINGS; g++)
+		{
+			test_agg(&outer, &inner, &nl, &schedules[0], g);
+			test_agg(&outer, &inner, &nl, &schedules[2], g);
+		}
+		gj_cuda_test_set_verdict_pairs(5000);
+		test_agg(&outer, &inner, &nl, &schedules[2], AGG_NGROUPINGS - 1);
+		gj_cuda_test_set_verdict_pairs(0);
+	}
 	make_skewed(&outer, 7, 3);
 	make_skewed(&inner, 7, 3);
 	for (int i = 0; i < njoins; i++)
@@ -830,6 +859,7 @@ run_compiled_sorted_tests(void)
 	free_side(&outer);
 	free_side(&inner);
 	free(joins);
+	free(progs);
 	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
 	return failures > 0 ? 1 : 0;
 }

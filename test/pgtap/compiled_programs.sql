@@ -8,6 +8,8 @@
 -- (the pairs kernels) gives the native plan's rows with the setting off
 -- and always; a band join with a residual qual (the sort-merge steps'
 -- count pass) gives the native count with the setting off and always;
+-- aggregates over both sides of the nested loop (folded on the device,
+-- from the verdict kernel's bits on cuda) give the native aggregates;
 -- EXPLAIN ANALYZE names how the program ran; the kernel store's
 -- directory is pg_gpujoin/kernels, set by the server's configuration only,
 -- and holds the kernel compiled on cuda.  Where the join ran on the cuda backend (directly or in the GPU
@@ -19,7 +21,7 @@
 \pset tuples_only true
 \pset pager off
 BEGIN;
-SELECT plan(28);
+SELECT plan(32);
 
 \ir lib/plans.sql
 
@@ -138,6 +140,27 @@ SELECT ok(pg_temp.program_line(:'qb') ~ '^compiled', 'cuda, always: the sort-mer
 SELECT is(pg_temp.program_line(:'qb'), '(none)', 'cpu, always: no program line for the sort-merge steps');
 \endif
 SELECT pg_temp.serial_gpu_nestloop() \g /dev/null
+
+-- aggregates over both sides of the nested loop: its steps fold on the
+-- device, reading each pair's verdict from the compiled verdict kernel on
+-- cuda with always
+\set qa 'SELECT count(*) AS n, sum(s.y) AS sy, min(r.x - s.y) AS m FROM cp_r r JOIN cp_s s ON r.a < s.a AND r.b > s.b AND r.x + s.y > 0'
+SET LOCAL gpujoin.enabled = off;
+CREATE TEMP TABLE cp_native_agg AS :qa;
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL gpujoin.compile_programs = always;
+SELECT ok(pg_temp.explain_analyze(:'qa') ~ 'GPU Aggregates', 'the aggregates fold in the nested-loop GpuJoin');
+SELECT is((SELECT row(n, sy, m)::text FROM (:qa) q), (SELECT row(n, sy, m)::text FROM cp_native_agg),
+          'nested-loop aggregates, always: the native aggregates');
+SET LOCAL gpujoin.compile_programs = off;
+SELECT is((SELECT row(n, sy, m)::text FROM (:qa) q), (SELECT row(n, sy, m)::text FROM cp_native_agg),
+          'nested-loop aggregates, off: the native aggregates');
+SET LOCAL gpujoin.compile_programs = always;
+\if :on_cuda
+SELECT ok(pg_temp.program_line(:'qa') ~ '^compiled', 'cuda, always: the folds read the compiled verdicts');
+\else
+SELECT is(pg_temp.program_line(:'qa'), '(none)', 'cpu, always: no program line for the folds');
+\endif
 
 -- an int4 overflow in the program: the pairs are rechecked on the host,
 -- whose int4pl raises PostgreSQL's error in both plans

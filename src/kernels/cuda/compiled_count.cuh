@@ -12,7 +12,10 @@
  *
  * GJC_KIND 3 is the count pass of a filtered sort-merge or hash step
  * (cuda_sorted.cu), a candidate pair a thread, which also keeps each
- * candidate's verdict for the write pass.
+ * candidate's verdict for the write pass.  GJC_KIND 4, the same body as
+ * the nested loop's, leaves each pair's verdict in two bitmaps (a row of
+ * bits per outer row of the step) for an aggregate step's fold
+ * (cuda_agg.cu), which reads them instead of interpreting the program.
  *
  * Both compilers read this file.  nvcc, in cuda_program_count.cu, sees
  * only the arguments (GjcArgs) and the tuning constants, to launch the
@@ -110,6 +113,10 @@ typedef struct GjcArgs
 	uint32_t   *out_inner;		/* inner_first + the tile's row */
 	uint32_t	outer_first;
 	uint32_t	inner_first;
+	/* the verdict kernel (GJ_COMPILED_BITS): row j's bits from word j * words_per_row */
+	uint32_t   *match_bits;
+	uint32_t   *recheck_bits;
+	int64_t		words_per_row;
 } GjcArgs;
 
 /*
@@ -189,6 +196,7 @@ gjc_sorted_round(const GjcSortedArgs *a, uint64_t base, int64_t j, int res)
 #define GJC_MODE_COUNT		0	/* count per outer row and in total */
 #define GJC_MODE_PAIR_COUNT 1	/* count per (outer row, slice) */
 #define GJC_MODE_PAIR_WRITE 2	/* write each match at its offset */
+#define GJC_MODE_BITS		3	/* each pair's verdict into two bitmaps */
 
 /* backend.h's GJ_PAIR_RECHECK, which NVRTC does not see */
 #define GJC_PAIR_RECHECK	0x80000000u
@@ -328,6 +336,8 @@ gjc_kernel_body(const GjcArgs &a)
 	bool		valid[GJC_ROWS];
 	uint32_t	count[GJC_ROWS];
 	unsigned long long pos[MODE == GJC_MODE_PAIR_WRITE ? GJC_ROWS : 1];
+	uint32_t	mword[MODE == GJC_MODE_BITS ? GJC_ROWS : 1];
+	uint32_t	rword[MODE == GJC_MODE_BITS ? GJC_ROWS : 1];
 	uint32_t	host[GJC_ROWS];
 	unsigned long long host_sum = 0;
 	unsigned long long sum = 0;
@@ -347,6 +357,8 @@ gjc_kernel_body(const GjcArgs &a)
 		valid[r] = j < a.nrows;
 		count[r] = 0;
 		host[r] = 0;
+		if constexpr (MODE == GJC_MODE_BITS)
+			mword[r] = rword[r] = 0;
 		if constexpr (MODE == GJC_MODE_PAIR_WRITE)
 			pos[r] = valid[r] ? a.scratch[j * a.nslices + blockIdx.y] : 0;
 #pragma unroll
@@ -554,12 +566,42 @@ gjc_kernel_body(const GjcArgs &a)
 					/* a pair the host rechecks is returned, flagged */
 					gjc_add_if(count[r], pass & (res != GJ_RESULT_FALSE));
 				}
+				else if constexpr (MODE == GJC_MODE_BITS)
+				{
+					mword[r] |= (uint32_t) (pass & (res != GJ_RESULT_FALSE)) << (t & 31);
+					if (decltype(checked)::value)
+						rword[r] |= (uint32_t) (pass & (res == GJ_RESULT_RECHECK)) << (t & 31);
+				}
 				else if (valid[r] & pass & (res != GJ_RESULT_FALSE))
 				{
 					a.out_outer[pos[r]] = (a.outer_first + (uint32_t) (first + r * GJC_BLOCK)) |
 						(res == GJ_RESULT_RECHECK ? GJC_PAIR_RECHECK : 0u);
 					a.out_inner[pos[r]] = a.inner_first + (uint32_t) (ib + t);
 					pos[r]++;
+				}
+			}
+			if constexpr (MODE == GJC_MODE_BITS)
+			{
+				/*
+				 * A word of 32 inner rows is done (chunks start at multiples
+				 * of 32): each row stores its words, zero for a row whose
+				 * compare key is NULL
+				 */
+				if (((t & 31) == 31) | (t == n - 1))
+				{
+#pragma unroll
+					for (int r = 0; r < GJC_ROWS; r++)
+					{
+						int64_t		j = first + r * GJC_BLOCK;
+						int64_t		w = j * a.words_per_row + (ib + t) / 32;
+
+						if (j < a.nrows)
+						{
+							a.match_bits[w] = valid[r] ? mword[r] : 0u;
+							a.recheck_bits[w] = valid[r] ? rword[r] : 0u;
+						}
+						mword[r] = rword[r] = 0;
+					}
 				}
 			}
 		}
@@ -576,7 +618,7 @@ gjc_kernel_body(const GjcArgs &a)
 			pairs(GjcChecked<true>());
 	}
 
-	if constexpr (MODE == GJC_MODE_PAIR_WRITE)
+	if constexpr (MODE == GJC_MODE_PAIR_WRITE || MODE == GJC_MODE_BITS)
 		return;
 	if constexpr (MODE == GJC_MODE_PAIR_COUNT)
 	{
@@ -684,6 +726,18 @@ gjc_sorted_count_kernel(const GjcSortedArgs a)
 		}
 		gjc_sorted_round(&a, base, j, res);
 	}
+}
+#elif GJC_KIND == 4
+
+/*
+ * The verdicts of a nested-loop aggregate step (cuda_agg.cu): each pair's
+ * into match_bits and recheck_bits, which the fold reads instead of
+ * evaluating the program.
+ */
+extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
+gjc_bits_kernel(const GjcArgs a)
+{
+	gjc_kernel_body<GJC_MODE_BITS>(a);
 }
 #else
 extern "C" __global__ void __launch_bounds__(GJC_BLOCK)

@@ -23,7 +23,11 @@
  *	  lane 0 adds the warp's partials to the row's group in device memory
  *	  with atomics (128-bit integer sums as two halves with a carry); a
  *	  sorted step of few candidates a row (an equi-join) runs
- *	  fold_rows_kernel instead, a thread per row.  Only
+ *	  fold_rows_kernel instead, a thread per row.  Where the program is
+ *	  compiled to GPU code, the lanes read each candidate's verdict from
+ *	  bitmaps that a compiled kernel filled first (a sorted step's count
+ *	  pass, cuda_sorted.cu; a nested-loop step's verdict kernel,
+ *	  nestloop_verdicts) instead of interpreting the program.  Only
  *	  those accumulators come back, once, at agg_finish.  Where a step has a
  *	  pair the host must see (a recheck, a deferred group, an argument the
  *	  device cannot compute exactly), a counting pass of the same kernel
@@ -42,6 +46,7 @@
 #include <math.h>
 
 #include "cuda_internal.cuh"
+#include "kernels/cuda/compiled_count.cuh"
 
 /*
  * The host side of the aggregate fast path: the sorted sides' row order and
@@ -302,8 +307,9 @@ typedef struct FoldArgs
 	const uint32_t *inner_perm;
 	const uint32_t *first;		/* sorted, per step row: first candidate position */
 	const uint64_t *cand_off;	/* sorted, per step row: scanned candidates */
-	const uint32_t *match_bits; /* sorted: the compiled count pass's verdicts, or NULL */
+	const uint32_t *match_bits; /* the compiled program's verdicts, or NULL */
 	const uint32_t *recheck_bits;
+	int64_t		words_per_row;	/* nested loop: row j's bits from word j * words_per_row */
 	unsigned long long *group_pairs;
 	GjAggDeviceAcc *accs;
 	unsigned long long *host_pairs; /* pairs the host must see */
@@ -680,7 +686,8 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 			lane_acc_init(&acc[k]);
 
 		for (int64_t c = lane; c < ncand; c += 32)
-			fold_candidate<COUNT_HOST>(&a, SORTED ? a.cand_off[j] + (uint64_t) c : 0, orow,
+			fold_candidate<COUNT_HOST>(&a, SORTED ? a.cand_off[j] + (uint64_t) c :
+									   (uint64_t) (j * a.words_per_row * 32 + c), orow,
 									   SORTED ? a.inner_perm[first + c] : (uint32_t) (first + c),
 									   g, group_pairs, accs, acc, &pairs, &host);
 
@@ -988,6 +995,70 @@ cuda_agg_pairs_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_nex
 }
 
 /*
+ * The verdicts of a nested-loop fold step from the program compiled (k, the
+ * join's GJ_COMPILED_BITS kernels), where there is one and the device has
+ * room for the bits of a step cut at gj_cuda_verdict_pairs() pairs: *rows
+ * is cut to that, the verdict kernel queued, and a's bits set; the fold
+ * then reads a pair's verdict where it would evaluate the program.
+ * Otherwise the fold interprets.  Counts the step compiled or interpreted.
+ */
+static bool
+nestloop_verdicts(CudaJoinState *state, const GjCompiledKernels *k, const GjTile *tile,
+				  int64_t o_begin, int64_t *rows, FoldArgs *a, GjStats *stats, GjError *err)
+{
+	int64_t		ninner = tile->inner_end - tile->inner_begin;
+	int64_t		wpr = gj_ceil_div(gj_max64(ninner, 1), 32);
+	int64_t		step_rows = gj_min64(*rows, gj_max64(gj_cuda_verdict_pairs() / (wpr * 32), 1));
+	int64_t		row_blocks,
+				slices;
+	GjcArgs		g;
+	void	   *params[1] = {&g};
+
+	if (k->kernel == NULL || ninner == 0 ||
+		!gj_cuda_ensure_verdict_words(state, step_rows * wpr))
+	{
+		stats->program_steps_interpreted++;
+		stats->interpreted_why = k->kernel != NULL && ninner > 0 ?
+			GJ_INTERPRETED_NO_MEMORY : k->why;
+		return true;
+	}
+	memset(&g, 0, sizeof(g));
+	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &g.outer);
+	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &g.inner);
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		/* the kernel reads the inner tile from its first row */
+		if (g.inner.values[c] != NULL)
+			g.inner.values[c] += tile->inner_begin - state->inner.begin;
+		if (g.inner.isnull[c] != NULL)
+			g.inner.isnull[c] += tile->inner_begin - state->inner.begin;
+	}
+	g.outer_base = state->outer.begin;
+	g.o_begin = o_begin;
+	g.nrows = step_rows;
+	g.ninner = ninner;
+	/* slices of the inner tile (whole chunks) until the grid has enough blocks */
+	row_blocks = gj_ceil_div(step_rows, (int64_t) GJC_BLOCK * k->rows);
+	slices = gj_ceil_div((int64_t) state->sm_count * TARGET_BLOCKS_PER_SM, row_blocks);
+	slices = gj_max64(gj_min64(gj_min64(slices, gj_ceil_div(ninner, GJC_CHUNK)), 65535), 1);
+	g.slice_len = gj_ceil_div(gj_ceil_div(ninner, slices), GJC_CHUNK) * GJC_CHUNK;
+	slices = gj_ceil_div(ninner, g.slice_len);
+	g.match_bits = state->d_match_bits;
+	g.recheck_bits = state->d_recheck_bits;
+	g.words_per_row = wpr;
+	CUDA_TRY(cudaLaunchKernel(k->kernel, dim3((unsigned) row_blocks, (unsigned) slices),
+							  dim3(GJC_BLOCK), params, 0, state->stream),
+			 "could not launch the compiled verdict kernel");
+	a->match_bits = state->d_match_bits;
+	a->recheck_bits = state->d_recheck_bits;
+	a->words_per_row = wpr;
+	*rows = step_rows;
+	stats->program_steps_compiled++;
+	stats->program_steps_quick += k->quick;
+	return true;
+}
+
+/*
  * The folding path (see the file's header): a nested-loop step of about
  * GEN_PAIRS_PER_STEP pairs, or a sorted step cut at the same work, folded
  * into the device accumulators.
@@ -1003,7 +1074,9 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	int64_t		rows,
 				pairs;
 	const void *verdicts = NULL;
+	const GjCompiledKernels *bits = NULL;
 	int			why = GJ_INTERPRETED_NONE;
+	int64_t		steps_counted;
 	FoldArgs	a;
 
 	matches->count = 0;
@@ -1015,6 +1088,11 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 			return false;
 		stats->times.open_ms += gj_clock_ms() - start;
 	}
+
+	/* a compile the step waits for is no kernel's time: before the events */
+	if (!sorted)
+		bits = gj_cuda_program_kernels(state, GJ_COMPILED_BITS, stats, -1);
+	steps_counted = stats->program_steps_compiled + stats->program_steps_interpreted;
 
 	memset(&a, 0, sizeof(a));
 	a.spec = state->agg_dspec;
@@ -1089,6 +1167,8 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 				 "could not record a CUDA event");
 		rows = gj_min64(gj_max64(GEN_PAIRS_PER_STEP / gj_max64(ninner, 1), 1),
 						tile->outer_end - o_begin);
+		if (!nestloop_verdicts(state, bits, tile, o_begin, &rows, &a, stats, err))
+			return false;
 		pairs = rows * ninner;
 		a.filter = 1;
 		gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &a.outer);
@@ -1114,8 +1194,22 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 				 "could not copy a count from the device");
 		CUDA_TRY(cudaStreamSynchronize(state->stream), "the aggregate fold kernel failed");
 		if (*state->h_host_pairs > 0)
+		{
+			/* the pairs step counts its own program step: this one is not run */
+			if (stats->program_steps_compiled + stats->program_steps_interpreted > steps_counted)
+			{
+				if (a.match_bits != NULL)
+				{
+					stats->program_steps_compiled--;
+					stats->program_steps_quick -= sorted ? state->sorted_kernels.quick :
+						bits->quick;
+				}
+				else
+					stats->program_steps_interpreted--;
+			}
 			return cuda_agg_pairs_step(state, tile, outer_next, spec, partial, matches,
 									   stats, err);
+		}
 	}
 	if (!launch_fold(state, &a, sorted, by_row, false, err))
 		return false;

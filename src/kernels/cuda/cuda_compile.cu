@@ -144,6 +144,11 @@ kind_kernel_names(int kind, const char **names)
 		names[0] = "gjc_sorted_count_kernel";
 		return 1;
 	}
+	if (kind == GJ_COMPILED_BITS)
+	{
+		names[0] = "gjc_bits_kernel";
+		return 1;
+	}
 	names[0] = "gjc_count_kernel";
 	return 1;
 }
@@ -959,7 +964,8 @@ const GjCompiledKernels *
 gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats, double pairs)
 {
 	GjCompiledKernels *k = kind == GJ_COMPILED_PAIRS ? &state->pairs_kernels :
-		kind == GJ_COMPILED_SORTED ? &state->sorted_kernels : &state->count_kernels;
+		kind == GJ_COMPILED_SORTED ? &state->sorted_kernels :
+		kind == GJ_COMPILED_BITS ? &state->bits_kernels : &state->count_kernels;
 	bool		always = state->input.compile_programs == GJ_COMPILE_ALWAYS;
 	bool		final;
 	bool		stored;

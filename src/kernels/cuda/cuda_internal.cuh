@@ -320,6 +320,7 @@ typedef struct CudaJoinState
 	GjCompiledKernels count_kernels;
 	GjCompiledKernels pairs_kernels;
 	GjCompiledKernels sorted_kernels;	/* a filtered sorted step's count pass */
+	GjCompiledKernels bits_kernels;	/* a nested-loop aggregate step's verdicts */
 } CudaJoinState;
 
 /*
@@ -513,6 +514,7 @@ extern bool gj_cuda_sorted_candidates(CudaJoinState *state, const GjTile *tile, 
 extern const void *gj_cuda_sorted_verdict_kernel(CudaJoinState *state, const GjTile *tile,
 												 int64_t rows, GjStats *stats, int *why);
 extern int64_t gj_cuda_verdict_pairs(void);
+extern bool gj_cuda_ensure_verdict_words(CudaJoinState *state, int64_t words);
 extern bool gj_cuda_sorted_verdicts(CudaJoinState *state, const void *kernel, int64_t o_begin,
 									int64_t rows, GjError *err);
 extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,
@@ -540,12 +542,14 @@ extern bool gj_cuda_rowcount(CudaJoinState *state, const GjCompareConjunction *c
  * count path's gjc_count_kernel; GJ_COMPILED_PAIRS, the nested loop's
  * gjc_pairs_count_kernel and gjc_pairs_write_kernel; GJ_COMPILED_SORTED,
  * the count pass of a filtered sort-merge or hash step,
- * gjc_sorted_count_kernel.  gj_cuda_program_kernels decides on pairs, the
+ * gjc_sorted_count_kernel; GJ_COMPILED_BITS, the verdicts of a nested-loop
+ * aggregate step, gjc_bits_kernel.  gj_cuda_program_kernels decides on pairs, the
  * pairs the join evaluates (< 0: every pair of its two sides).
  */
 #define GJ_COMPILED_COUNT	1
 #define GJ_COMPILED_PAIRS	2
 #define GJ_COMPILED_SORTED	3
+#define GJ_COMPILED_BITS	4
 
 extern const void *gj_cuda_compiled_kernel(int kind, int device, int arch,
 										   const GjInstr *instrs, int ninstrs,

@@ -900,8 +900,17 @@ ensure_verdict_bits(CudaJoinState *state, const GjTile *tile, int64_t rows)
 	int64_t		ninner = tile->inner_end - tile->inner_begin;
 	int64_t		candidates = ninner > 0 && rows > verdict_pairs / ninner ?
 		verdict_pairs + ninner : rows * ninner + ninner;
-	int64_t		words = candidates / 32 + 2;
 
+	return gj_cuda_ensure_verdict_words(state, candidates / 32 + 2);
+}
+
+/*
+ * d_match_bits and d_recheck_bits of at least words words each (they
+ * never shrink); false where the device has no memory for them.
+ */
+bool
+gj_cuda_ensure_verdict_words(CudaJoinState *state, int64_t words)
+{
 	if (state->verdict_words >= words)
 		return true;
 	gj_device_free(state, state->d_match_bits);
