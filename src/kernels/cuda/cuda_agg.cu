@@ -1129,7 +1129,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 		{
 			/* what the steps so far say the join's candidates are */
 			state->sorted_candidates += (double) pairs;
-			state->sorted_rows += rows;
+			state->sorted_cross += (double) rows * (double) (tile->inner_end - tile->inner_begin);
 		}
 		if (verdicts != NULL)
 		{

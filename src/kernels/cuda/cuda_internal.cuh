@@ -265,7 +265,7 @@ typedef struct CudaJoinState
 	uint32_t   *d_recheck_bits;
 	int64_t		verdict_words;	/* words each of them holds */
 	double		sorted_candidates;	/* candidates of the filtered steps so far */
-	int64_t		sorted_rows;	/* their step rows */
+	double		sorted_cross;	/* their step rows times their tiles' inner rows */
 	GjAggRuns  *agg_runs;		/* aggregate fast path, at the first agg_step */
 	uint32_t   *h_outer_perm;	/* its host copy of d_outer_perm */
 	uint32_t   *h_run_first;	/* pinned, per step row: the run's first position */

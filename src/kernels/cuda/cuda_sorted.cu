@@ -932,8 +932,8 @@ gj_cuda_ensure_verdict_words(CudaJoinState *state, int64_t words)
 /*
  * The compiled count pass of a filtered step where there is one, as
  * gj_cuda_program_kernels decides.  Whether to compile is decided on the
- * candidates of the steps run so far, projected over the join's outer
- * rows: before the first step's count only a kernel compiled already is
+ * candidates of the steps run so far, projected over the join's cross
+ * product: before the first step's count only a kernel compiled already is
  * taken (and gpujoin.compile_programs = always compiles).
  */
 static const void *
@@ -941,9 +941,13 @@ sorted_compiled_kernel(CudaJoinState *state, GjStats *stats)
 {
 	double		pairs = 0;
 
-	if (state->sorted_rows > 0)
-		pairs = state->sorted_candidates / (double) state->sorted_rows *
-			(double) state->input.outer_nrows;
+	/*
+	 * the candidates' share of the pairs the steps covered, over the whole
+	 * cross product: an outer row meets each inner tile
+	 */
+	if (state->sorted_cross > 0)
+		pairs = state->sorted_candidates / state->sorted_cross *
+			(double) state->input.outer_nrows * (double) state->input.inner_nrows;
 	return gj_cuda_program_kernels(state, GJ_COMPILED_SORTED, stats, pairs)->kernel;
 }
 
@@ -1117,7 +1121,7 @@ gj_cuda_sorted_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_nex
 	{
 		/* what the steps so far say the join's candidates are */
 		state->sorted_candidates += (double) pairs;
-		state->sorted_rows += k;
+		state->sorted_cross += (double) k * (double) (tile->inner_end - tile->inner_begin);
 	}
 	if (k < 1 || total > state->d_capacity || total > pairs)
 	{
