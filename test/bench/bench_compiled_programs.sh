@@ -12,6 +12,9 @@
 #   rows    SELECT r.id, s.id ... ON r.b < s.a AND r.a + s.b > C
 #           (the nested loop's pairs kernels; C near 2e9 keeps a few
 #           thousand rows, so that the program, not the output, is the work)
+#   sum     SELECT sum(s.b) ... ON r.a < s.a AND r.b > s.b AND r.a + s.b > 0
+#           (an aggregate step folded on the device: compiled, it reads
+#           the verdict kernel's bits; not in the default SHAPES)
 #
 # each timed with psql's \timing three ways: gpujoin.compile_programs = off
 # (interpreted); on, cold (a program the process has never seen: the
@@ -84,6 +87,7 @@ query() {
 	case $1 in
 		count) echo "SELECT count(*) FROM r JOIN s ON r.a < s.a AND r.b > s.b AND r.a + s.b > $2" ;;
 		rows) echo "SELECT r.id, s.id FROM r JOIN s ON r.b < s.a AND r.a + s.b > $((1999000000 + $2))" ;;
+		sum) echo "SELECT sum(s.b) FROM r JOIN s ON r.a < s.a AND r.b > s.b AND r.a + s.b > $2" ;;
 	esac
 }
 
@@ -172,6 +176,7 @@ MD=$OUTDIR/compiled.md
 		case $shape in
 			count) q='count(*) of r.a < s.a AND r.b > s.b AND r.a + s.b > C' ;;
 			rows) q='r.id, s.id of r.b < s.a AND r.a + s.b > 1999000000 + C' ;;
+			sum) q='sum(s.b) of r.a < s.a AND r.b > s.b AND r.a + s.b > C' ;;
 		esac
 		echo "| $shape | \`$q\` | $off | $cold | $warm | $ratio | $program | $restart | $restart_program | ${restart:+${restart_wait:-0}} |"
 	done <"$ROWS"
