@@ -383,57 +383,88 @@ n32_test_narrow(void)
 		   " run in 32 bits (int4, int2, int8, bool-typed loads, oids, constants, narrowing)");
 }
 
+#define KT_FLOAT_EDGES 24
+
+/*
+ * The floats whose every pair the float tests try first: NaNs of either
+ * sign and another payload, infinities, zeros of both signs, the smallest
+ * subnormals and normals, the largest finite, values whose sums and
+ * products overflow or underflow float8 or float4, and a few plain ones.
+ */
+static int
+float_edges(double *edges)
+{
+	int			n = 0;
+
+	edges[n++] = NAN;
+	edges[n++] = -NAN;
+	edges[n++] = gj_bits_to_double(INT64_C(0x7ff0000000000123));
+	edges[n++] = INFINITY;
+	edges[n++] = -INFINITY;
+	edges[n++] = 0.0;
+	edges[n++] = -0.0;
+	edges[n++] = gj_bits_to_double(1);
+	edges[n++] = -gj_bits_to_double(1);
+	edges[n++] = DBL_MIN;
+	edges[n++] = DBL_MAX;
+	edges[n++] = -DBL_MAX;
+	edges[n++] = 1e-200;
+	edges[n++] = 1e200;
+	edges[n++] = FLT_MAX;
+	edges[n++] = FLT_MIN;
+	edges[n++] = 1e-30;
+	edges[n++] = 1e30;
+	edges[n++] = 1.0;
+	edges[n++] = -1.0;
+	edges[n++] = 0.5;
+	edges[n++] = -0.5;
+	return n;
+}
+
+/*
+ * Operands k of a float test: every pair of edges, then a random bit
+ * pattern against an edge or another random one (or, with same, a
+ * quarter of the time against itself).
+ */
+static void
+float_test_pair(const double *edges, int nedges, int k, bool same, double *a, double *b)
+{
+	if (k < nedges * nedges)
+	{
+		*a = edges[k / nedges];
+		*b = edges[k % nedges];
+		return;
+	}
+	*a = gj_bits_to_double((int64_t) rng());
+	*b = same && rng() % 4 == 0 ? *a : rng() % 2 ? edges[rng() % nedges] :
+		gj_bits_to_double((int64_t) rng());
+}
+
 /*
  * gj_float_cmp_holds, and gj_float_cmp_holds_known where its operand is not
- * NaN, against gj_cmp_holds over gj_float_cmp, the order they shorten: every pair of edge values (NaNs of either sign and another
- * payload, infinities, zeros of both signs, the smallest subnormals and
- * normals, the largest finite) and random bit patterns, each op.
+ * NaN, against gj_cmp_holds over gj_float_cmp, the order they shorten:
+ * every pair of float_edges and random bit patterns, each op.
  */
 static void
 n32_test_float_cmp(void)
 {
-	double		edges[16];
-	int			nedges = 0;
+	double		edges[KT_FLOAT_EDGES];
+	int			nedges = float_edges(edges);
 	int			bad = 0;
 	int64_t		checked = 0;
 	char		cases[32];
 
-	edges[nedges++] = NAN;
-	edges[nedges++] = -NAN;
-	edges[nedges++] = gj_bits_to_double(INT64_C(0x7ff0000000000123));
-	edges[nedges++] = INFINITY;
-	edges[nedges++] = -INFINITY;
-	edges[nedges++] = 0.0;
-	edges[nedges++] = -0.0;
-	edges[nedges++] = gj_bits_to_double(1);
-	edges[nedges++] = -gj_bits_to_double(1);
-	edges[nedges++] = DBL_MIN;
-	edges[nedges++] = DBL_MAX;
-	edges[nedges++] = -DBL_MAX;
-	edges[nedges++] = 1.0;
-	edges[nedges++] = -1.0;
-	edges[nedges++] = 0.5;
 	for (int k = 0; k < nedges * nedges + 200000; k++)
 	{
 		double		a,
 					b;
 
-		if (k < nedges * nedges)
-		{
-			a = edges[k / nedges];
-			b = edges[k % nedges];
-		}
-		else
-		{
-			a = gj_bits_to_double((int64_t) rng());
-			b = rng() % 4 == 0 ? a : rng() % 2 ? edges[rng() % nedges] :
-				gj_bits_to_double((int64_t) rng());
-		}
+		float_test_pair(edges, nedges, k, true, &a, &b);
 		for (int op = GJOP_EQ; op <= GJOP_GE; op++)
 		{
-			checked++;
 			bool		want = gj_cmp_holds(op, gj_float_cmp(a, b));
 
+			checked++;
 			if (gj_float_cmp_holds(op, a, b) != want && bad++ < 5)
 				printf("# op %d, %.17g against %.17g: %d, the order says %d\n", op, a, b,
 					   gj_float_cmp_holds(op, a, b), want);
@@ -481,52 +512,23 @@ pg_float_op_fails(int op, double a, double b, double r)
  * PostgreSQL raises an error the step fails (the pair goes to the host),
  * and otherwise it gives PostgreSQL's result, bit for bit (any NaN for a
  * NaN), but for a division by zero of NaN, which it leaves to the host
- * too.  Edge values (NaN, infinities, zeros, subnormals, the largest
- * finite, values whose sum or product overflows or underflows) and random
- * bit patterns.
+ * too.  Every pair of float_edges and random bit patterns.
  */
 static void
 n32_test_float_arith(void)
 {
-	double		edges[20];
-	int			nedges = 0;
+	double		edges[KT_FLOAT_EDGES];
+	int			nedges = float_edges(edges);
 	int			bad = 0;
 	int64_t		checked = 0;
 	char		cases[32];
 
-	edges[nedges++] = NAN;
-	edges[nedges++] = INFINITY;
-	edges[nedges++] = -INFINITY;
-	edges[nedges++] = 0.0;
-	edges[nedges++] = -0.0;
-	edges[nedges++] = gj_bits_to_double(1);
-	edges[nedges++] = -gj_bits_to_double(1);
-	edges[nedges++] = DBL_MIN;
-	edges[nedges++] = DBL_MAX;
-	edges[nedges++] = -DBL_MAX;
-	edges[nedges++] = 1e-200;
-	edges[nedges++] = 1e200;
-	edges[nedges++] = FLT_MAX;
-	edges[nedges++] = FLT_MIN;
-	edges[nedges++] = 1e-30;
-	edges[nedges++] = 1e30;
-	edges[nedges++] = 1.0;
-	edges[nedges++] = -0.5;
 	for (int k = 0; k < nedges * nedges + 200000; k++)
 	{
 		double		a,
 					b;
 
-		if (k < nedges * nedges)
-		{
-			a = edges[k / nedges];
-			b = edges[k % nedges];
-		}
-		else
-		{
-			a = gj_bits_to_double((int64_t) rng());
-			b = rng() % 2 ? edges[rng() % nedges] : gj_bits_to_double((int64_t) rng());
-		}
+		float_test_pair(edges, nedges, k, false, &a, &b);
 		for (int type = 0; type < 2; type++)
 		{
 			int			gtype = type ? GJT_FLOAT4 : GJT_FLOAT8;

@@ -1022,21 +1022,7 @@ nestloop_verdicts(CudaJoinState *state, const GjCompiledKernels *k, const GjTile
 			GJ_INTERPRETED_NO_MEMORY : k->why;
 		return true;
 	}
-	memset(&g, 0, sizeof(g));
-	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &g.outer);
-	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &g.inner);
-	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
-	{
-		/* the kernel reads the inner tile from its first row */
-		if (g.inner.values[c] != NULL)
-			g.inner.values[c] += tile->inner_begin - state->inner.begin;
-		if (g.inner.isnull[c] != NULL)
-			g.inner.isnull[c] += tile->inner_begin - state->inner.begin;
-	}
-	g.outer_base = state->outer.begin;
-	g.o_begin = o_begin;
-	g.nrows = step_rows;
-	g.ninner = ninner;
+	gj_cuda_compiled_tile_args(state, tile, o_begin, step_rows, &g);
 	/* slices of the inner tile (whole chunks) until the grid has enough blocks */
 	row_blocks = gj_ceil_div(step_rows, (int64_t) GJC_BLOCK * k->rows);
 	slices = gj_ceil_div((int64_t) state->sm_count * TARGET_BLOCKS_PER_SM, row_blocks);

@@ -515,6 +515,9 @@ extern const void *gj_cuda_sorted_verdict_kernel(CudaJoinState *state, const GjT
 												 int64_t rows, GjStats *stats, int *why);
 extern int64_t gj_cuda_verdict_pairs(void);
 extern bool gj_cuda_ensure_verdict_words(CudaJoinState *state, int64_t words);
+struct GjcArgs;
+extern void gj_cuda_compiled_tile_args(const CudaJoinState *state, const GjTile *tile,
+									   int64_t o_begin, int64_t nrows, struct GjcArgs *g);
 extern bool gj_cuda_sorted_verdicts(CudaJoinState *state, const void *kernel, int64_t o_begin,
 									int64_t rows, GjError *err);
 extern bool gj_cuda_agg_step(void *arg, const GjTile *tile, int64_t *outer_next,

@@ -381,6 +381,33 @@ compare_kernel_for(int op)
 	}
 }
 
+/*
+ * The arguments of a compiled kernel of the nested-loop body
+ * (compiled_count.cuh) over outer rows [o_begin, o_begin + nrows) of the
+ * tile against its inner rows, the rest zeroed: the nested loop's passes
+ * and an aggregate step's verdict kernel (cuda_agg.cu) fill in theirs.
+ */
+void
+gj_cuda_compiled_tile_args(const CudaJoinState *state, const GjTile *tile, int64_t o_begin,
+						   int64_t nrows, GjcArgs *g)
+{
+	memset(g, 0, sizeof(*g));
+	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &g->outer);
+	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &g->inner);
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		/* the kernel reads the inner tile from its first row */
+		if (g->inner.values[c] != NULL)
+			g->inner.values[c] += tile->inner_begin - state->inner.begin;
+		if (g->inner.isnull[c] != NULL)
+			g->inner.isnull[c] += tile->inner_begin - state->inner.begin;
+	}
+	g->outer_base = state->outer.begin;
+	g->o_begin = o_begin;
+	g->nrows = nrows;
+	g->ninner = tile->inner_end - tile->inner_begin;
+}
+
 /* Launch a compiled pairs kernel: the count pass or the write pass. */
 static bool
 launch_compiled_pass(CudaJoinState *state, const GjTile *tile, const StepPlan *plan,
@@ -390,21 +417,7 @@ launch_compiled_pass(CudaJoinState *state, const GjTile *tile, const StepPlan *p
 	void	   *params[1];
 	GjcArgs		g;
 
-	memset(&g, 0, sizeof(g));
-	gj_cuda_device_columns(&state->outer, state->input.outer.ncols, &g.outer);
-	gj_cuda_device_columns(&state->inner, state->input.inner.ncols, &g.inner);
-	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
-	{
-		/* the kernel reads the inner tile from its first row */
-		if (g.inner.values[c] != NULL)
-			g.inner.values[c] += tile->inner_begin - state->inner.begin;
-		if (g.inner.isnull[c] != NULL)
-			g.inner.isnull[c] += tile->inner_begin - state->inner.begin;
-	}
-	g.outer_base = state->outer.begin;
-	g.o_begin = o_begin;
-	g.nrows = nrows;
-	g.ninner = tile->inner_end - tile->inner_begin;
+	gj_cuda_compiled_tile_args(state, tile, o_begin, nrows, &g);
 	g.slice_len = plan->slice_len;
 	g.scratch = (unsigned long long *) state->d_scratch;
 	g.nslices = plan->nslices;
