@@ -610,11 +610,14 @@ cost_gpujoin_agg(PlannerInfo *root, CustomPath *cpath, Path *outer_path, Path *i
 	 * with the program count kernel as costed above.  three_qual_group of
 	 * bench_plan_quality.sh (r.a < s.a AND r.b > s.b AND r.a + s.b > 0,
 	 * grouped by a column of r, 250k x 1M) ran past 5 s on the H200 folding
-	 * with r inner, where r outer counts in 0.1-3 s.  The fold kernel never
-	 * runs a compiled program, so fold stays at the interpreter's rate, while
-	 * counted is what gpujoin_join_work_cost charged above for the same pairs
-	 * (at the compiled rate where gpujoin_program_runs_compiled says so):
-	 * the difference is what folding adds.  The constants are cuda's by their
+	 * with r inner, where r outer counts in 0.1-3 s.  Where the program
+	 * compiles, a verdict kernel now evaluates it and the fold reads each
+	 * pair's bit (cuda_agg.c, nestloop_verdicts); that has not been timed
+	 * end to end yet (bench_compiled_programs.sh SHAPES=sum), so fold stays
+	 * at the interpreter's rate, an upper bound, while counted is what
+	 * gpujoin_join_work_cost charged above for the same pairs (at the
+	 * compiled rate where gpujoin_program_runs_compiled says so): the
+	 * difference is what folding adds.  The constants are cuda's by their
 	 * name, as there, also where gpujoin_costs_against_native scaled them.
 	 */
 	if (strcmp(costs->backend, gpujoin_cuda_costs.backend) == 0 && method == GJ_AGG_METHOD_JOIN &&
