@@ -140,6 +140,22 @@ build_programs(Program *progs)
 	emit(p, GJOP_IS_NULL, 0, 0, 0);
 	emit(p, GJOP_OR, 0, 0, 0);
 
+	/*
+	 * float compares with a constant: on the left (a compiled kernel's one
+	 * compare for an operand known not to be NaN) and a NaN constant (the
+	 * full compare), over columns with NaN, -0.0 and infinities
+	 */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "float 0.25 < i.f OR o.f >= 'NaN'";
+	emit(p, GJOP_CONST, 0, 0, dbits(0.25));
+	emit(p, GJOP_LOAD_INNER, 0, 1, 0);
+	emit(p, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, 0, 1, 0);
+	emit(p, GJOP_CONST, 0, 0, dbits(NAN));
+	emit(p, GJOP_GE, GJ_CLASS_FLOAT, 0, 0);
+	emit(p, GJOP_OR, 0, 0, 0);
+
 	p = &progs[n++];
 	memset(p, 0, sizeof(Program));
 	p->name = "NOT (o.f <> i.f) AND i.a IS NOT NULL";

@@ -568,9 +568,12 @@ gjc_kernel_body(const GjcArgs &a)
 				}
 				else if constexpr (MODE == GJC_MODE_BITS)
 				{
+					/*
+					 * both bits on either path: a match is only ever folded
+					 * on the device without its recheck bit
+					 */
 					mword[r] |= (uint32_t) (pass & (res != GJ_RESULT_FALSE)) << (t & 31);
-					if (decltype(checked)::value)
-						rword[r] |= (uint32_t) (pass & (res == GJ_RESULT_RECHECK)) << (t & 31);
+					rword[r] |= (uint32_t) (pass & (res == GJ_RESULT_RECHECK)) << (t & 31);
 				}
 				else if (valid[r] & pass & (res != GJ_RESULT_FALSE))
 				{

@@ -1063,6 +1063,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 	const GjCompiledKernels *bits = NULL;
 	int			why = GJ_INTERPRETED_NONE;
 	int64_t		steps_counted;
+	int			why_before = stats->interpreted_why;
 	FoldArgs	a;
 
 	matches->count = 0;
@@ -1192,6 +1193,7 @@ cuda_agg_fold_step(CudaJoinState *state, const GjTile *tile, int64_t *outer_next
 				}
 				else
 					stats->program_steps_interpreted--;
+				stats->interpreted_why = why_before;
 			}
 			return cuda_agg_pairs_step(state, tile, outer_next, spec, partial, matches,
 									   stats, err);
