@@ -46,6 +46,10 @@
  *							compiled (gpujoin.compile_programs = always)
  *							against the cpu backend, every filtered step
  *							run compiled (a GPU and NVRTC)
+ *	  kernel_test compiled-agg
+ *							each program's nested-loop aggregate steps on
+ *							cuda, compiled, against the cpu backend: the
+ *							folds read the verdict kernel's bits
  *	  kernel_test bench-sorted-filter [N]
  *							time a band join's filtered steps on cuda, N x
  *							N rows, with residual quals interpreted and
@@ -177,7 +181,9 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "bench-sorted-filter") == 0)
 		return bench_sorted_filter(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "compiled-sorted") == 0)
-		return run_compiled_sorted_tests();
+		return run_compiled_tests(false);
+	if (argc >= 2 && strcmp(argv[1], "compiled-agg") == 0)
+		return run_compiled_tests(true);
 	if (argc >= 2 && strcmp(argv[1], "bench-prepare-inner") == 0)
 		return bench_prepare_inner(argc >= 3 ? atoll(argv[2]) : 1000000);
 	if (argc >= 2 && strcmp(argv[1], "race") == 0)

@@ -147,7 +147,7 @@ extern int	bench_sorted(int64_t n);
 extern int	bench_startup(void);
 extern int	bench_prepare_inner(int64_t n);
 extern int	bench_sorted_filter(int64_t n);
-extern int	run_compiled_sorted_tests(void);
+extern int	run_compiled_tests(bool nestloop_agg);
 extern int	kt_compile_programs;
 extern bool kt_expect_compiled;
 

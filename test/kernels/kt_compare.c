@@ -766,13 +766,16 @@ run_tests(bool quick)
  * compiled count kernel (cuda_sorted.cu's count_filtered), none
  * interpreted; then each join's aggregate steps in every grouping, whose
  * folds read that kernel's verdicts (cuda_agg.cu); then, with steps cut
- * at 5,000 candidates, the pairs and an aggregate again.  Then the
- * aggregate steps of each program's nested loop, whose folds read the
- * verdict kernel's bits (GJ_COMPILED_BITS), none interpreted, on one tile
- * and on 42, and with steps cut at 5,000 pairs.
+ * at 5,000 candidates, the pairs and an aggregate again.
+ *
+ * kernel_test compiled-agg (nestloop_agg): the aggregate steps of each
+ * program's nested loop, whose folds read the verdict kernel's bits
+ * (GJ_COMPILED_BITS), none interpreted, on one tile and on 42, and with
+ * steps cut at 5,000 pairs.  Two modes, so that each fits one call of the
+ * GPU machine.
  */
 int
-run_compiled_sorted_tests(void)
+run_compiled_tests(bool nestloop_agg)
 {
 	static const bool outer_nulls[NCOLS] = {true, true, true};
 	static const bool inner_nulls[NCOLS] = {true, false, true};
@@ -803,12 +806,16 @@ run_compiled_sorted_tests(void)
 		free(progs);
 		return 0;
 	}
-	printf("1..%d\n", nsorted * (nsched + 3 + 2 * AGG_NGROUPINGS) +
-		   nprogs * (2 * AGG_NGROUPINGS + 1));
+	printf("1..%d\n", nestloop_agg ? nprogs * (2 * AGG_NGROUPINGS + 1) :
+		   nsorted * (nsched + 3 + 2 * AGG_NGROUPINGS));
 	kt_compile_programs = GJ_COMPILE_ALWAYS;
 	kt_expect_compiled = true;
 	make_side(&outer, N_OUTER, outer_nulls);
 	make_side(&inner, N_INNER, inner_nulls);
+	if (nestloop_agg)
+		nsched = njoins = 0;
+	else
+		nprogs = 0;
 	for (int j = 0; j < nsched; j++)
 		for (int i = 0; i < njoins; i++)
 			if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
@@ -849,8 +856,11 @@ run_compiled_sorted_tests(void)
 		test_agg(&outer, &inner, &nl, &schedules[2], AGG_NGROUPINGS - 1);
 		gj_cuda_test_set_verdict_pairs(0);
 	}
-	make_skewed(&outer, 7, 3);
-	make_skewed(&inner, 7, 3);
+	if (!nestloop_agg)
+	{
+		make_skewed(&outer, 7, 3);
+		make_skewed(&inner, 7, 3);
+	}
 	for (int i = 0; i < njoins; i++)
 		if (joins[i].algorithm != GJ_ALGO_NESTLOOP)
 			compare_join(&outer, &inner, &joins[i], &schedules[2], NULL, "compiled, skewed");
