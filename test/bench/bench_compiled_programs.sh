@@ -159,6 +159,8 @@ for shape in ${SHAPES:-count rows}; do
 		restart=$(echo "$out_restart" | awk '$0 == "@@restart" { take = 1; next } take && /^Time: / { sub(/^Time: /, ""); print $1 + 0; take = 0 }')
 		restart_program=$(echo "$out_restart" | grep -E 'Program:' | head -1 | sed -E 's/^ *Program: //')
 		restart_wait=$(echo "$out_restart" | grep -E 'Service Start Wait:' | head -1 | sed -E 's/^ *Service Start Wait: //; s/ ms$//')
+		# what the service's start took, by its own LOG lines (pinning the staging area)
+		grep -h "gpujoin service" "$CLUSTER_DIR/server.log" 2>/dev/null | tail -3 >>"$LOG"
 	fi
 	echo "$shape|$times|$program|$restart|$restart_program|$restart_wait" >>"$ROWS"
 done
