@@ -421,23 +421,43 @@ float_edges(double *edges)
 	return n;
 }
 
+/* What a float test counts: the cases checked, and those that failed. */
+typedef struct FloatCheck
+{
+	int			bad;
+	int64_t		checked;
+} FloatCheck;
+
 /*
- * Operands k of a float test: every pair of edges, then a random bit
- * pattern against an edge or another random one (or, with same, a
- * quarter of the time against itself).
+ * Run check on the operands of a float test: every pair of float_edges,
+ * then a random bit pattern against an edge or another random one (or,
+ * with same, a quarter of the time against itself).
  */
 static void
-float_test_pair(const double *edges, int nedges, int k, bool same, double *a, double *b)
+float_pairs_run(bool same, void (*check) (double a, double b, FloatCheck *fc), FloatCheck *fc)
 {
-	if (k < nedges * nedges)
+	double		edges[KT_FLOAT_EDGES];
+	int			nedges = float_edges(edges);
+
+	memset(fc, 0, sizeof(*fc));
+	for (int k = 0; k < nedges * nedges + 200000; k++)
 	{
-		*a = edges[k / nedges];
-		*b = edges[k % nedges];
-		return;
+		double		a,
+					b;
+
+		if (k < nedges * nedges)
+		{
+			a = edges[k / nedges];
+			b = edges[k % nedges];
+		}
+		else
+		{
+			a = gj_bits_to_double((int64_t) rng());
+			b = same && rng() % 4 == 0 ? a : rng() % 2 ? edges[rng() % nedges] :
+				gj_bits_to_double((int64_t) rng());
+		}
+		check(a, b, fc);
 	}
-	*a = gj_bits_to_double((int64_t) rng());
-	*b = same && rng() % 4 == 0 ? *a : rng() % 2 ? edges[rng() % nedges] :
-		gj_bits_to_double((int64_t) rng());
 }
 
 /*
@@ -446,43 +466,39 @@ float_test_pair(const double *edges, int nedges, int k, bool same, double *a, do
  * every pair of float_edges and random bit patterns, each op.
  */
 static void
-n32_test_float_cmp(void)
+float_cmp_check(double a, double b, FloatCheck *fc)
 {
-	double		edges[KT_FLOAT_EDGES];
-	int			nedges = float_edges(edges);
-	int			bad = 0;
-	int64_t		checked = 0;
-	char		cases[32];
-
-	for (int k = 0; k < nedges * nedges + 200000; k++)
+	for (int op = GJOP_EQ; op <= GJOP_GE; op++)
 	{
-		double		a,
-					b;
+		bool		want = gj_cmp_holds(op, gj_float_cmp(a, b));
 
-		float_test_pair(edges, nedges, k, true, &a, &b);
-		for (int op = GJOP_EQ; op <= GJOP_GE; op++)
+		fc->checked++;
+		if (gj_float_cmp_holds(op, a, b) != want && fc->bad++ < 5)
+			printf("# op %d, %.17g against %.17g: %d, the order says %d\n", op, a, b,
+				   gj_float_cmp_holds(op, a, b), want);
+		/* the forms for a constant operand, where it is not NaN */
+		for (int known = 0; known < 2; known++)
 		{
-			bool		want = gj_cmp_holds(op, gj_float_cmp(a, b));
-
-			checked++;
-			if (gj_float_cmp_holds(op, a, b) != want && bad++ < 5)
-				printf("# op %d, %.17g against %.17g: %d, the order says %d\n", op, a, b,
-					   gj_float_cmp_holds(op, a, b), want);
-			/* the forms for a constant operand, where it is not NaN */
-			for (int known = 0; known < 2; known++)
-			{
-				if (isnan(known ? b : a))
-					continue;
-				checked++;
-				if (gj_float_cmp_holds_known(op, a, b, known) != want && bad++ < 5)
-					printf("# op %d, %.17g against %.17g, %s not NaN: %d, the order says %d\n",
-						   op, a, b, known ? "b" : "a",
-						   gj_float_cmp_holds_known(op, a, b, known), want);
-			}
+			if (isnan(known ? b : a))
+				continue;
+			fc->checked++;
+			if (gj_float_cmp_holds_known(op, a, b, known) != want && fc->bad++ < 5)
+				printf("# op %d, %.17g against %.17g, %s not NaN: %d, the order says %d\n",
+					   op, a, b, known ? "b" : "a", gj_float_cmp_holds_known(op, a, b, known),
+					   want);
 		}
 	}
-	snprintf(cases, sizeof(cases), "%lld", (long long) checked);
-	report(bad == 0, "gj_float_cmp_holds(_known): the float order's compares, NaN, infinities and "
+}
+
+static void
+n32_test_float_cmp(void)
+{
+	FloatCheck	fc;
+	char		cases[32];
+
+	float_pairs_run(true, float_cmp_check, &fc);
+	snprintf(cases, sizeof(cases), "%lld", (long long) fc.checked);
+	report(fc.bad == 0, "gj_float_cmp_holds(_known): the float order's compares, NaN, infinities and "
 		   "zeros included (%s cases%s", cases, ")");
 }
 
@@ -515,60 +531,55 @@ pg_float_op_fails(int op, double a, double b, double r)
  * too.  Every pair of float_edges and random bit patterns.
  */
 static void
-n32_test_float_arith(void)
+float_arith_check(double a, double b, FloatCheck *fc)
 {
-	double		edges[KT_FLOAT_EDGES];
-	int			nedges = float_edges(edges);
-	int			bad = 0;
-	int64_t		checked = 0;
-	char		cases[32];
-
-	for (int k = 0; k < nedges * nedges + 200000; k++)
+	for (int type = 0; type < 2; type++)
 	{
-		double		a,
-					b;
+		int			gtype = type ? GJT_FLOAT4 : GJT_FLOAT8;
+		double		ta = type ? (double) (float) a : a,
+					tb = type ? (double) (float) b : b;
 
-		float_test_pair(edges, nedges, k, false, &a, &b);
-		for (int type = 0; type < 2; type++)
+		for (int op = GJOP_ADD; op <= GJOP_DIV; op++)
 		{
-			int			gtype = type ? GJT_FLOAT4 : GJT_FLOAT8;
-			double		ta = type ? (double) (float) a : a,
-						tb = type ? (double) (float) b : b;
+			double		r = 0,
+						want;
+			bool		ok,
+						want_ok;
 
-			for (int op = GJOP_ADD; op <= GJOP_DIV; op++)
+			if (type)
 			{
-				double		r = 0,
-							want;
-				bool		ok,
-							want_ok;
+				float		fa = (float) ta,
+							fb = (float) tb;
 
-				if (type)
-				{
-					float		fa = (float) ta,
-								fb = (float) tb;
-
-					want = op == GJOP_ADD ? fa + fb : op == GJOP_SUB ? fa - fb :
-						op == GJOP_MUL ? fa * fb : fb == 0.0f ? 0 : fa / fb;
-				}
-				else
-					want = op == GJOP_ADD ? ta + tb : op == GJOP_SUB ? ta - tb :
-						op == GJOP_MUL ? ta * tb : tb == 0.0 ? 0 : ta / tb;
-				want_ok = !pg_float_op_fails(op, ta, tb, want) &&
-					!(op == GJOP_DIV && tb == 0.0);
-				ok = gj_float_arith(op, gtype, ta, tb, &r);
-				checked++;
-				if ((ok != want_ok ||
-					 (ok && !(isnan(r) ? isnan(want) :
-							  gj_double_to_bits(r) == gj_double_to_bits(want)))) &&
-					bad++ < 5)
-					printf("# %s op %d, %.17g and %.17g: %s %.17g, PostgreSQL %s %.17g\n",
-						   type ? "float4" : "float8", op, ta, tb, ok ? "gives" : "fails", r,
-						   want_ok ? "gives" : "fails", want);
+				want = op == GJOP_ADD ? fa + fb : op == GJOP_SUB ? fa - fb :
+					op == GJOP_MUL ? fa * fb : fb == 0.0f ? 0 : fa / fb;
 			}
+			else
+				want = op == GJOP_ADD ? ta + tb : op == GJOP_SUB ? ta - tb :
+					op == GJOP_MUL ? ta * tb : tb == 0.0 ? 0 : ta / tb;
+			want_ok = !pg_float_op_fails(op, ta, tb, want) && !(op == GJOP_DIV && tb == 0.0);
+			ok = gj_float_arith(op, gtype, ta, tb, &r);
+			fc->checked++;
+			if ((ok != want_ok ||
+				 (ok && !(isnan(r) ? isnan(want) :
+						  gj_double_to_bits(r) == gj_double_to_bits(want)))) &&
+				fc->bad++ < 5)
+				printf("# %s op %d, %.17g and %.17g: %s %.17g, PostgreSQL %s %.17g\n",
+					   type ? "float4" : "float8", op, ta, tb, ok ? "gives" : "fails", r,
+					   want_ok ? "gives" : "fails", want);
 		}
 	}
-	snprintf(cases, sizeof(cases), "%lld", (long long) checked);
-	report(bad == 0, "gj_float_arith: float8 and float4 + - * / fail where PostgreSQL's "
+}
+
+static void
+n32_test_float_arith(void)
+{
+	FloatCheck	fc;
+	char		cases[32];
+
+	float_pairs_run(false, float_arith_check, &fc);
+	snprintf(cases, sizeof(cases), "%lld", (long long) fc.checked);
+	report(fc.bad == 0, "gj_float_arith: float8 and float4 + - * / fail where PostgreSQL's "
 		   "raise an error, else give its result (%s cases%s", cases, ")");
 }
 
