@@ -804,6 +804,69 @@ gj_int_arith32(int op, int type, int32_t a, int32_t b, int32_t *result)
 }
 
 /*
+ * A 32-bit division by a divisor that many dividends share (an inner row's,
+ * in a compiled kernel that prepares the divisors of a chunk once): the
+ * hardware has no integer divider, and a / b compiles to about 20
+ * instructions (a float reciprocal and its corrections), where a
+ * multiplier prepared for b leaves two multiplies.
+ *
+ * For |b| >= 2 the multiplier (gj_div32_magic) is c = ceil(2^64 / |b|),
+ * and |a| / |b| is the high 64 bits of c * |a|: with c * |b| = 2^64 + e,
+ * 0 <= e < |b|, c * |a| / 2^64 = |a| / |b| + |a| * e / (|b| * 2^64), and as
+ * |a| and e are at most 2^31 the added fraction stays under 1 / |b|, too
+ * little to reach the next integer (the remainder of |a| / |b| is at most
+ * |b| - 1).  |b| = 1 gets 0 (2^64 does not fit) and unit 1: the quotient
+ * is |a|.  b = 0 gets 0 too; its quotient is never read.
+ */
+typedef struct GjDivisor
+{
+	uint64_t	magic;			/* gj_div32_magic */
+	uint32_t	unit;			/* 1 where magic is 0: |b| <= 1 */
+} GjDivisor;
+
+GJ_HD uint64_t
+gj_div32_magic(int32_t b)
+{
+	uint32_t	ub = b < 0 ? 0u - (uint32_t) b : (uint32_t) b;
+
+	return ub <= 1 ? 0 : UINT64_MAX / ub + 1;
+}
+
+/* a * b + c in 64 bits: one instruction (IMAD.WIDE.U32) on the device */
+GJ_HD uint64_t
+gj_mul_wide_add(uint32_t a, uint32_t b, uint64_t c)
+{
+#ifdef __CUDA_ARCH__
+	uint64_t	r;
+
+	asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
+	return r;
+#else
+	return (uint64_t) a * b + c;
+#endif
+}
+
+/*
+ * a / b truncated toward zero, as C's and PostgreSQL's int4div, for the
+ * divisor d of b (d.magic = gj_div32_magic(b), d.unit = d.magic == 0),
+ * b != 0; INT32_MIN / -1 (which overflows) gives INT32_MIN.  kernel_test
+ * checks it against the division.
+ */
+GJ_HD int32_t
+gj_div32_by(int32_t a, int32_t b, GjDivisor d)
+{
+	uint32_t	ua = a < 0 ? 0u - (uint32_t) a : (uint32_t) a;
+
+	/* the high 32 bits of the 96-bit magic * ua */
+	uint64_t	low = gj_mul_wide_add((uint32_t) d.magic, ua, 0);
+	uint64_t	high = gj_mul_wide_add((uint32_t) (d.magic >> 32), ua, low >> 32);
+	uint32_t	q = (uint32_t) (high >> 32) + ua * d.unit;
+	uint32_t	negative = (uint32_t) ((a ^ b) >> 31);	/* all ones: signs differ */
+
+	return (int32_t) ((q ^ negative) - negative);
+}
+
+/*
  * gj_apply_arith, gj_apply_unary and gj_apply_compare (integer class) where
  * every operand is an int within int32 (sign-extended in its slot, see
  * gj_program_narrow): the same slots, the same answer, in 32 bits.  A
@@ -854,6 +917,42 @@ gj_apply_compare32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 	}
 	stack[sp - 1].i = gj_int_cmp_holds(in->op, a, b);
 	return true;
+}
+
+/*
+ * gj_apply_arith32 of a division or remainder whose divisor came prepared
+ * (GjDivisor: a compiled kernel's divisor of an inner row): the same slots
+ * and answer, gj_int_arith32's tests, no divide and no branch (nothing
+ * traps on a NULL operand's value, which the answer then ignores).
+ */
+GJ_HD bool
+gj_apply_divmod32_by(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp,
+					 GjDivisor d)
+{
+	int			sp = --(*spp);
+	int32_t		a = (int32_t) stack[sp - 1].i,
+				b = (int32_t) stack[sp].i,
+				q = gj_div32_by(a, b, d),
+				r;
+	bool		null = isnull[sp - 1] | isnull[sp];
+	bool		ok;
+
+	if (in->op == GJOP_DIV)
+	{
+		ok = b != 0 && !(b == -1 && a == INT32_MIN);
+		r = q;
+	}
+	else
+	{
+		/* a - q * b wraps to 0 for b = -1, as the remainder must be */
+		ok = b != 0;
+		r = (int32_t) ((uint32_t) a - (uint32_t) q * (uint32_t) b);
+	}
+	if (in->type == GJT_INT2)
+		ok = ok && r >= -32768 && r <= 32767;
+	isnull[sp - 1] = null;
+	stack[sp - 1].i = r;
+	return ok | null;
 }
 
 /*
@@ -1255,26 +1354,85 @@ gj_program_apply_op32(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 		return gj_apply_unary32(in, stack, isnull, spp);
 }
 
-/*
- * Instructions PC on of Prog::instrs (a constexpr array of Prog::ninstrs),
- * each applied as the interpreter would, its opcode and operands
- * constants: a kernel compiled for one program (cuda_compile.cu).  Those
- * Prog::op32 marks (gj_program_narrow) run in 32 bits, with the same
- * answers.
- */
-template <typename Prog, int PC, bool CHECKED, typename Load>
-__device__ __forceinline__ void
-gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &load)
+/* The range of Prog's hoisted ones (GjHoisting) that starts at pc, or -1. */
+template <typename Prog>
+__host__ __device__ constexpr int
+gj_fixed_hoisted_at(int pc)
 {
-	if constexpr (PC < Prog::ninstrs)
+	for (int h = 0; h < Prog::nhoisted; h++)
+	{
+		if (Prog::hoisted[h].start == pc)
+			return h;
+	}
+	return -1;
+}
+
+/*
+ * Is the instruction at pc a 32-bit division or remainder whose divisor is
+ * a hoisted range that comes with its gj_div32_magic?
+ */
+template <typename Prog>
+__host__ __device__ constexpr bool
+gj_fixed_magic_divisor(int pc)
+{
+	for (int h = 0; h < Prog::nhoisted; h++)
+	{
+		if (Prog::hoisted[h].end == pc && Prog::hoisted[h].divisor)
+			return true;
+	}
+	return false;
+}
+
+/* The hoisted ranges of a caller that has none. */
+struct GjNoHoisted
+{
+	__device__ bool operator() (int h, GjSlot *slot, bool *isnull, GjDivisor *divisor) const
+	{
+		return true;
+	}
+	__device__ bool operator() (int h, GjBounds *bounds) const
+	{
+		return true;
+	}
+};
+
+/*
+ * Instructions PC to END - 1 of Prog::instrs (a constexpr array of
+ * Prog::ninstrs), each applied as the interpreter would, its opcode and
+ * operands constants: a kernel compiled for one program (cuda_compile.cu).
+ * Those Prog::op32 marks (gj_program_narrow) run in 32 bits, with the same
+ * answers.
+ *
+ * HOIST: a range of Prog::hoisted (gj_program_hoist: the inner row's
+ * alone) is not evaluated; hoisted(h, &slot, &isnull, &divisor) pushes what
+ * the kernel computed for the inner row when it staged it, and whether
+ * its steps succeeded.  A division or remainder of such a divisor
+ * multiplies by what hoisted() prepared for it (GjDivisor).
+ */
+template <typename Prog, int PC, int END, bool HOIST, bool CHECKED, typename Load,
+		  typename Hoisted>
+__device__ __forceinline__ void
+gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, GjDivisor *divisor,
+					   Load &load, Hoisted &hoisted)
+{
+	if constexpr (PC < END)
 	{
 		constexpr GjInstr in = Prog::instrs[PC];
+		constexpr int h = HOIST ? gj_fixed_hoisted_at<Prog>(PC) : -1;
+		constexpr int next = h >= 0 ? Prog::hoisted[h >= 0 ? h : 0].end : PC + 1;
 
-		if constexpr (in.op == GJOP_LOAD_OUTER || in.op == GJOP_LOAD_INNER)
+		if constexpr (h >= 0)
+		{
+			*ok = hoisted(h, &stack[*sp], &isnull[*sp], divisor) & *ok;
+			(*sp)++;
+		}
+		else if constexpr (in.op == GJOP_LOAD_OUTER || in.op == GJOP_LOAD_INNER)
 		{
 			load(in.op == GJOP_LOAD_OUTER, in.arg, &stack[*sp], &isnull[*sp]);
 			(*sp)++;
 		}
+		else if constexpr (HOIST && Prog::op32[PC] && gj_fixed_magic_divisor<Prog>(PC))
+			*ok = gj_apply_divmod32_by(&in, stack, isnull, sp, *divisor) & *ok;
 		else if constexpr (Prog::op32[PC])
 			*ok = gj_program_apply_op32<in.op>(&in, stack, isnull, sp) & *ok;
 		else if constexpr (gj_fixed_known_operand<Prog>(PC) != 0)
@@ -1286,31 +1444,62 @@ gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, Load &loa
 			gj_apply_unary_value(&in, stack, isnull, sp);
 		else
 			*ok = gj_program_apply_op<in.op>(&in, stack, isnull, sp) & *ok;
-		gj_program_steps_fixed<Prog, PC + 1, CHECKED>(stack, isnull, sp, ok, load);
+		gj_program_steps_fixed<Prog, next, END, HOIST, CHECKED>(stack, isnull, sp, ok, divisor,
+																load, hoisted);
 	}
+}
+
+/*
+ * Hoisted range H of Prog for one inner row (the loads read it): its
+ * value and NULL flag; false where one of its steps failed.
+ */
+template <typename Prog, int H, typename Load>
+__device__ __forceinline__ bool
+gj_program_range_fixed(GjSlot *value, bool *isnull, Load load)
+{
+	GjSlot		stack[GJ_MAX_STACK];
+	bool		nulls[GJ_MAX_STACK];
+	int			sp = 0;
+	bool		ok = true;
+	GjDivisor	divisor = {0, 0};
+	GjNoHoisted none;
+
+	gj_program_steps_fixed<Prog, Prog::hoisted[H].start, Prog::hoisted[H].end, false, true>(
+		stack, nulls, &sp, &ok, &divisor, load, none);
+	*value = stack[0];
+	*isnull = nulls[0];
+	return ok;
 }
 
 /*
  * gj_program_bounds over instructions PC on of a program that is a
  * compile-time constant (Prog); load(outer, col, &bounds) pushes a
- * column's bounds.
+ * column's bounds.  HOIST: hoisted(h, &bounds) pushes a hoisted range's
+ * bounds over the chunk, false where a step of it failed for a row.
  */
-template <typename Prog, int PC, typename Load>
+template <typename Prog, int PC, bool HOIST, typename Load, typename Hoisted>
 __device__ __forceinline__ void
-gj_program_bounds_fixed(GjBounds *st, int *sp, bool *ok, Load &load)
+gj_program_bounds_fixed(GjBounds *st, int *sp, bool *ok, Load &load, Hoisted &hoisted)
 {
 	if constexpr (PC < Prog::ninstrs)
 	{
 		constexpr GjInstr in = Prog::instrs[PC];
+		constexpr int h = HOIST ? gj_fixed_hoisted_at<Prog>(PC) : -1;
+		constexpr int next = h >= 0 ? Prog::hoisted[h >= 0 ? h : 0].end : PC + 1;
 
-		if constexpr (in.op == GJOP_LOAD_OUTER || in.op == GJOP_LOAD_INNER)
+		if constexpr (h >= 0)
+		{
+			*ok = hoisted(h, &st[*sp]) & *ok;
+			(*sp)++;
+		}
+		else if constexpr (in.op == GJOP_LOAD_OUTER || in.op == GJOP_LOAD_INNER)
 		{
 			load(in.op == GJOP_LOAD_OUTER, in.arg, &st[*sp]);
 			(*sp)++;
 		}
 		else
 			*ok = gj_bounds_step(&in, st, sp) & *ok;
-		gj_program_bounds_fixed<Prog, PC + 1>(st, sp, ok, load);
+		gj_program_bounds_fixed<Prog, next, HOIST>(st, sp, ok, load, hoisted);
 	}
 }
 
@@ -1332,16 +1521,18 @@ gj_program_bounds_fixed(GjBounds *st, int *sp, bool *ok, Load &load)
  * CHECKED false: the caller proved that no step fails for the pair
  * (gj_program_bounds_fixed), so integer arithmetic computes its result
  * alone and the answer is TRUE or FALSE: the tests for errors are dead
- * code.
+ * code.  HOIST: see gj_program_steps_fixed.
  */
-template <typename Prog, int PC0, int DEPTH0, bool CHECKED, typename Load>
+template <typename Prog, int PC0, int DEPTH0, bool CHECKED, bool HOIST = false,
+		  typename Load, typename Hoisted = GjNoHoisted>
 __device__ __forceinline__ int
-gj_program_eval_fixed(Load load)
+gj_program_eval_fixed(Load load, Hoisted hoisted = Hoisted())
 {
 	GjSlot		stack[GJ_MAX_STACK];
 	bool		isnull[GJ_MAX_STACK];
 	int			sp = DEPTH0;
 	bool		ok = true;
+	GjDivisor	divisor = {0, 0};
 
 #pragma unroll
 	for (int k = 0; k < DEPTH0; k++)
@@ -1349,7 +1540,8 @@ gj_program_eval_fixed(Load load)
 		stack[k].i = 1;
 		isnull[k] = false;
 	}
-	gj_program_steps_fixed<Prog, PC0, CHECKED>(stack, isnull, &sp, &ok, load);
+	gj_program_steps_fixed<Prog, PC0, Prog::ninstrs, HOIST, CHECKED>(stack, isnull, &sp, &ok,
+																	   &divisor, load, hoisted);
 	if (CHECKED && !ok)
 		return GJ_RESULT_RECHECK;
 	return ((!isnull[0]) & (stack[0].i != 0)) ? GJ_RESULT_TRUE : GJ_RESULT_FALSE;
@@ -1589,6 +1781,7 @@ gj_instr_pops(int op)
 typedef struct GjNarrowing
 {
 	uint8_t		op32[GJ_MAX_INSTRS];	/* 1: the instruction runs in 32 bits */
+	uint8_t		v32[GJ_MAX_INSTRS]; /* 1: the slot it leaves is an int in int32 */
 	uint32_t	outer_cols;		/* columns every load of which is an int in int32 */
 	uint32_t	inner_cols;
 	uint32_t	outer_wide;		/* integer columns loaded in 64 bits */
@@ -1615,7 +1808,7 @@ gj_program_narrow(const GjInstr *instrs, int ninstrs, GjNarrowing *nw)
 
 	nw->nops32 = nw->nops64 = 0;
 	for (int pc = 0; pc < GJ_MAX_INSTRS; pc++)
-		nw->op32[pc] = 0;
+		nw->op32[pc] = nw->v32[pc] = 0;
 	for (int pc = 0; pc < ninstrs && pc < GJ_MAX_INSTRS; pc++)
 	{
 		const GjInstr *in = &instrs[pc];
@@ -1631,7 +1824,7 @@ gj_program_narrow(const GjInstr *instrs, int ninstrs, GjNarrowing *nw)
 		{
 			/* not a program the compiler makes: nothing in 32 bits */
 			for (int k = 0; k < GJ_MAX_INSTRS; k++)
-				nw->op32[k] = 0;
+				nw->op32[k] = nw->v32[k] = 0;
 			nw->nops64 += nw->nops32;
 			nw->nops32 = 0;
 			wide[0] = wide_int[0] = loaded[0];
@@ -1708,6 +1901,7 @@ gj_program_narrow(const GjInstr *instrs, int ninstrs, GjNarrowing *nw)
 				break;
 		}
 		nw->op32[pc] = op32;
+		nw->v32[pc] = v;
 		nw->nops32 += op32;
 		nw->nops64 += integer_op && !op32;
 		sp -= pops;
@@ -1731,6 +1925,103 @@ gj_program_variant(const GjNarrowing *nw)
 	bool		some64 = nw->nops64 > 0 || nw->outer_wide != 0 || nw->inner_wide != 0;
 
 	return !some32 ? "compiled64" : some64 ? "compiled32/64" : "compiled32";
+}
+
+/*
+ * Subexpressions of the inner row alone, which a compiled nested-loop
+ * kernel evaluates once per inner row when it stages a chunk, instead of
+ * once per pair: the divisor of "o.x / (i.y + 1)", the bounds of
+ * "o.t BETWEEN i.t - 12 AND i.t + 12".  gj_program_hoist finds the
+ * largest ones that hold an operator (a load alone is staged as it is),
+ * over inner columns and constants, from instruction pc0 on (after the
+ * leading compares); the kernel keeps each one's value, NULL flag and
+ * whether its steps succeeded per inner row of the chunk.
+ *
+ * The answer stays the interpreter's: a program's steps have no
+ * branches (AND and OR combine slots that both sides computed), so a
+ * subexpression's value, NULL flag and failure depend on its operands
+ * alone, and a failure anywhere makes the pair a recheck, wherever it
+ * was computed.
+ *
+ * A range that is the divisor of a 32-bit division or remainder also
+ * keeps its gj_div32_magic, and the division multiplies by it
+ * (gj_apply_divmod32_by).
+ */
+#define GJ_MAX_HOISTED		4
+
+typedef struct GjHoistedRange
+{
+	int32_t		start;			/* its first instruction */
+	int32_t		end;			/* the instruction after its last */
+	int32_t		narrow;			/* its value (not NULL, no step failed) is an int in int32 */
+	int32_t		divisor;		/* the divisor of the op32 DIV or MOD at end */
+} GjHoistedRange;
+
+typedef struct GjHoisting
+{
+	int32_t		n;
+	GjHoistedRange range[GJ_MAX_HOISTED];
+} GjHoisting;
+
+GJ_HD void
+gj_hoist_add(GjHoisting *hs, int start, int end, const GjInstr *instrs, int ninstrs,
+			 const GjNarrowing *nw)
+{
+	GjHoistedRange *r;
+
+	if (hs->n >= GJ_MAX_HOISTED)
+		return;
+	r = &hs->range[hs->n++];
+	r->start = start;
+	r->end = end;
+	r->narrow = nw->v32[end - 1];
+	r->divisor = end < ninstrs && nw->op32[end] &&
+		(instrs[end].op == GJOP_DIV || instrs[end].op == GJOP_MOD);
+}
+
+GJ_HD void
+gj_program_hoist(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
+				 const GjNarrowing *nw, GjHoisting *hs)
+{
+	int			start[GJ_MAX_STACK];	/* where the slot's subexpression starts */
+	bool		inner[GJ_MAX_STACK];	/* it reads no outer column */
+	bool		op[GJ_MAX_STACK];	/* it ends in an operator */
+	int			sp = 0;
+
+	hs->n = 0;
+	for (; sp < depth0 && sp < GJ_MAX_STACK; sp++)
+	{
+		start[sp] = -1;			/* the leading compares' slots */
+		inner[sp] = op[sp] = false;
+	}
+	for (int pc = pc0; pc < ninstrs && pc < GJ_MAX_INSTRS; pc++)
+	{
+		int			pops = gj_instr_pops(instrs[pc].op);
+		bool		all_inner = instrs[pc].op != GJOP_LOAD_OUTER;
+		int			base;
+
+		if (pops < 0 || pops > sp || sp - pops >= GJ_MAX_STACK)
+		{
+			hs->n = 0;			/* not a program the compiler makes */
+			return;
+		}
+		base = sp - pops;
+		for (int k = base; k < sp; k++)
+			all_inner = all_inner && inner[k];
+
+		/* an operand of the inner row alone under one that is not */
+		for (int k = base; k < sp && !all_inner; k++)
+		{
+			if (inner[k] && op[k])
+				gj_hoist_add(hs, start[k], k + 1 < sp ? start[k + 1] : pc, instrs, ninstrs, nw);
+		}
+		start[base] = pops > 0 ? start[base] : pc;
+		inner[base] = all_inner;
+		op[base] = pops > 0;
+		sp = base + 1;
+	}
+	if (sp == 1 && inner[0] && op[0] && start[0] >= 0)
+		gj_hoist_add(hs, start[0], ninstrs, instrs, ninstrs, nw);
 }
 
 /*

@@ -104,6 +104,9 @@
  *							core, and on the device the decode alone, the
  *							pages' copy from pinned memory, the two one after
  *							the other, and overlapped in batches
+ *	  kernel_test bench-compiled [N [rows]]
+ *							bench-program-count's table of compiled
+ *							programs alone
  *	  kernel_test nvrtc		without a GPU: NVRTC compiles the count kernel
  *							of every program kernel_test knows for sm_90,
  *							its PTX free of local memory (skips without
@@ -168,6 +171,9 @@ main(int argc, char **argv)
 		return bench_program_count(n) |
 			bench_program_count_compiled(n, argc >= 4 && strcmp(argv[3], "rows") == 0);
 	}
+	if (argc >= 2 && strcmp(argv[1], "bench-compiled") == 0)
+		return bench_program_count_compiled(argc >= 3 ? atoll(argv[2]) : 1000000,
+											argc >= 4 && strcmp(argv[3], "rows") == 0);
 	if (argc >= 2 && strcmp(argv[1], "page-decode") == 0)
 		return run_page_decode_only();
 	if (argc >= 2 && strcmp(argv[1], "bench-page-decode") == 0)

@@ -647,7 +647,7 @@ n32_test_int8_arith(void)
 		   "against 128-bit arithmetic (%s cases%s", cases, ")");
 }
 
-#define N32_TESTS	5
+#define N32_TESTS	7			/* with kt_hoist.c's 2 */
 
 /* ---------------------------------------------------------------------
  * NVRTC alone (no GPU)
@@ -775,6 +775,7 @@ run_nvrtc_cpu_tests(void)
 	n32_test_float_cmp();
 	n32_test_float_arith();
 	n32_test_int8_arith();
+	run_hoist_tests();
 	nv_check_programs(progs, n, nv_skip_reason());
 	free(progs);
 }

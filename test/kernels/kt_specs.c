@@ -86,6 +86,26 @@ build_programs(Program *progs)
 	emit(p, GJOP_LE, GJ_CLASS_INT, 0, 0);
 	emit(p, GJOP_AND, 0, 0, 0);
 
+	/*
+	 * int4 division and remainder by the inner row's expressions (which a
+	 * compiled kernel evaluates once per inner row, its divisors prepared
+	 * for a multiply): divisors 0 and -1, and i.c + 3 overflowing
+	 */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "int4 o.c / (i.c - 20) >= o.c % (i.c + 3)";
+	emit(p, GJOP_LOAD_OUTER, GJT_INT4, 2, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT4, 2, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 20);
+	emit(p, GJOP_SUB, GJT_INT4, 0, 0);
+	emit(p, GJOP_DIV, GJT_INT4, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, GJT_INT4, 2, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT4, 2, 0);
+	emit(p, GJOP_CONST, GJT_INT4, 0, 3);
+	emit(p, GJOP_ADD, GJT_INT4, 0, 0);
+	emit(p, GJOP_MOD, GJT_INT4, 0, 0);
+	emit(p, GJOP_GE, GJ_CLASS_INT, 0, 0);
+
 	/* o.b + i.b > 0 AND o.a < i.a: the int4 sum overflows -> RECHECK */
 	p = &progs[n++];
 	memset(p, 0, sizeof(Program));

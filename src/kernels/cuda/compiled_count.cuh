@@ -58,6 +58,16 @@
  *	  host counts (there is no pair for the host).  Otherwise, or where
  *	  the data may overflow, the chunk is counted with them.
  *
+ *	- the inner row's subexpressions (gj_program_hoist: "i.y + 1" of
+ *	  "o.x / (i.y + 1)", the bounds of a band): the nested loop's kernels
+ *	  evaluate each once per inner row when they stage a chunk, from the
+ *	  device columns, and keep its value, NULL flag and failure in shared
+ *	  memory (with their bounds and failures, for the proof above); the
+ *	  pair loop reads them as it reads a column.  A 32-bit divisor among
+ *	  them also keeps its multiplier (gj_div32_magic), and the division
+ *	  becomes two multiplies.  The sorted steps' kernel stages nothing and
+ *	  evaluates the whole program.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef GPUJOIN_COMPILED_COUNT_CUH
@@ -217,21 +227,139 @@ gjc_slot(unsigned mask, int col)
 	return gjc_popcount(mask & ((1u << col) - 1));
 }
 
+/*
+ * The hoisted ranges (gj_program_hoist); none where the source has none,
+ * or where kernel_test's -DGJC_NO_HOIST asks for none (to time them).
+ */
+#if !defined(GJC_HOIST_N) || defined(GJC_NO_HOIST)
+#undef GJC_HOIST_N
+#undef GJC_HOIST
+#define GJC_HOIST_N			0
+#define GJC_HOIST			{{0, 0, 0, 0}}
+#endif
+
 /* The program, as gj_program_eval_fixed reads it. */
 struct GjcProgram
 {
 	static constexpr int ninstrs = GJC_NINSTRS;
 	static constexpr GjInstr instrs[GJC_NINSTRS] = GJC_PROGRAM;
 	static constexpr uint8_t op32[GJC_NINSTRS] = GJC_OP32;
+	/* the nested loop's ranges of the inner row alone (gj_program_hoist) */
+	static constexpr int nhoisted = GJC_HOIST_N;
+	static constexpr GjHoistedRange hoisted[GJC_HOIST_N > 0 ? GJC_HOIST_N : 1] = GJC_HOIST;
 };
 
 #define GJC_HAS(mask, col) ((((unsigned) (mask)) >> (col)) & 1u)
 #define GJC_MAX1(n) ((n) > 0 ? (n) : 1)
+/* a shared array's row: a chunk where it has rows, else one entry */
+#define GJC_ROW_LEN(n) ((n) > 0 ? GJC_CHUNK : 1)
+
+/*
+ * The inner columns the pair loop reads: those loaded outside the hoisted
+ * ranges (a column read only inside them is read when the chunk is
+ * staged, from the device column).
+ */
+__host__ __device__ constexpr unsigned
+gjc_inner_pair_cols(void)
+{
+	unsigned	mask = 0;
+
+	for (int pc = 0; pc < GjcProgram::ninstrs; pc++)
+	{
+		int			h = gj_fixed_hoisted_at<GjcProgram>(pc);
+
+		if (h >= 0)
+			pc = GjcProgram::hoisted[h].end - 1;
+		else if (GjcProgram::instrs[pc].op == GJOP_LOAD_INNER)
+			mask |= 1u << GjcProgram::instrs[pc].arg;
+	}
+	return mask;
+}
 
 /* Columns of each side kept in 64 bits and in 32 (gj_program_narrow). */
 #define GJC_OUTER_COLS64 (GJC_OUTER_COLS & ~(unsigned) GJC_OUTER_NARROW)
-#define GJC_INNER_COLS64 (GJC_INNER_COLS & ~(unsigned) GJC_INNER_NARROW)
-#define GJC_INNER_COLS32 (GJC_INNER_COLS & (unsigned) GJC_INNER_NARROW)
+#define GJC_INNER_PAIR (gjc_inner_pair_cols())
+#define GJC_INNER_COLS64 (GJC_INNER_PAIR & ~(unsigned) GJC_INNER_NARROW)
+#define GJC_INNER_COLS32 (GJC_INNER_PAIR & (unsigned) GJC_INNER_NARROW)
+#define GJC_INNER_NULLS (GJC_INNER_PAIR & (unsigned) GJC_INNER_NULLABLE)
+
+/*
+ * The hoisted ranges before h kept in int64 (what 0), in int32 (1), with
+ * a magic divisor (2): h's slot among them.
+ */
+__host__ __device__ constexpr int
+gjc_hoisted_slot(int what, int h)
+{
+	int			n = 0;
+
+	for (int k = 0; k < h; k++)
+	{
+		const GjHoistedRange &r = GjcProgram::hoisted[k];
+
+		n += what == 0 ? !r.narrow : what == 1 ? r.narrow != 0 : r.divisor != 0;
+	}
+	return n;
+}
+
+/* Is hoisted range h's value a float (its bounds prove no arithmetic)? */
+__host__ __device__ constexpr bool
+gjc_hoisted_float(int h)
+{
+	GjInstr		in = GjcProgram::instrs[GjcProgram::hoisted[h].end - 1];
+
+	switch (in.op)
+	{
+		case GJOP_ADD:
+		case GJOP_SUB:
+		case GJOP_MUL:
+		case GJOP_DIV:
+		case GJOP_MOD:
+		case GJOP_NEG:
+		case GJOP_ABS:
+		case GJOP_INT_TO_FLOAT:
+		case GJOP_FLOAT_TO_FLOAT4:
+			return in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8;
+		default:
+			return false;		/* compares and logic: booleans; dates */
+	}
+}
+
+/*
+ * May hoisted range h be NULL: does it load a column that may hold NULLs,
+ * or a NULL constant?  Where it may not, its flag's NULL bit is never
+ * read, and the steps after it fold their tests for NULL away.
+ */
+__host__ __device__ constexpr bool
+gjc_hoisted_may_null(int h)
+{
+	for (int pc = GjcProgram::hoisted[h].start; pc < GjcProgram::hoisted[h].end; pc++)
+	{
+		GjInstr		in = GjcProgram::instrs[pc];
+
+		if (in.op == GJOP_CONST_NULL ||
+			(in.op == GJOP_LOAD_INNER && GJC_HAS(GJC_INNER_NULLABLE, in.arg)))
+			return true;
+	}
+	return false;
+}
+
+/* The hoisted ranges in turn: f(GjcIndex<h>()) for each h. */
+template <int H>
+struct GjcIndex
+{
+	static constexpr int value = H;
+};
+
+template <int H, typename F>
+__device__ __forceinline__ void
+gjc_each_hoisted(F &f)
+{
+	if constexpr (H < GjcProgram::nhoisted)
+	{
+		f(GjcIndex<H>());
+		gjc_each_hoisted<H + 1>(f);
+	}
+}
 
 /* Order key of a value: its compares on integers are the interpreter's. */
 __device__ __forceinline__ int64_t
@@ -255,6 +383,14 @@ gjc_provable(void)
 	{
 		GjInstr		in = GjcProgram::instrs[pc];
 		bool		arith = in.op >= GJOP_ADD && in.op <= GJOP_ABS;
+		int			h = gj_fixed_hoisted_at<GjcProgram>(pc);
+
+		/* a hoisted range's failures are known per inner row */
+		if (h >= 0)
+		{
+			pc = GjcProgram::hoisted[h].end - 1;
+			continue;
+		}
 
 		if ((arith && (in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8)) ||
 			in.op == GJOP_FLOAT_TO_FLOAT4 ||
@@ -317,14 +453,30 @@ gjc_kernel_body(const GjcArgs &a)
 	constexpr GjSimpleCompare lead[GJC_MAX1(GJC_LEAD_N)] = GJC_LEAD;
 	constexpr int nstaged64 = gjc_popcount(GJC_INNER_COLS64);
 	constexpr int nstaged32 = gjc_popcount(GJC_INNER_COLS32);
-	constexpr int nnullable = gjc_popcount(GJC_INNER_NULLABLE);
-	__shared__ int64_t svalues[GJC_MAX1(nstaged64)][GJC_CHUNK];
-	__shared__ int32_t svalues32[GJC_MAX1(nstaged32)][GJC_CHUNK];
-	__shared__ uint8_t snull[GJC_MAX1(nnullable)][GJC_CHUNK];
+	constexpr int nnullable = gjc_popcount(GJC_INNER_NULLS);
+	__shared__ int64_t svalues[GJC_MAX1(nstaged64)][GJC_ROW_LEN(nstaged64)];
+	__shared__ int32_t svalues32[GJC_MAX1(nstaged32)][GJC_ROW_LEN(nstaged32)];
+	__shared__ uint8_t snull[GJC_MAX1(nnullable)][GJC_ROW_LEN(nnullable)];
 	__shared__ unsigned long long swarp[GJC_BLOCK / 32][2];
 	constexpr bool prove = GJC_PROVE && gjc_provable();
-	constexpr int ninner = gjc_popcount(GJC_INNER_COLS);
+	constexpr int ninner = gjc_popcount(GJC_INNER_PAIR);
 	__shared__ int64_t sbounds[prove ? GJC_BLOCK / 32 : 1][GJC_MAX1(ninner)][2];
+
+	/*
+	 * The hoisted ranges' values per inner row of the chunk (int64 or
+	 * int32), their flags (bit 0 NULL, bit 1 a step failed) and a
+	 * divisor's magic; with prove, their bounds and failures per warp.
+	 */
+	constexpr int nhoisted = GjcProgram::nhoisted;
+	constexpr int nhoisted64 = gjc_hoisted_slot(0, nhoisted);
+	constexpr int nhoisted32 = gjc_hoisted_slot(1, nhoisted);
+	constexpr int nmagic = gjc_hoisted_slot(2, nhoisted);
+	__shared__ int64_t shoisted[GJC_MAX1(nhoisted64)][GJC_ROW_LEN(nhoisted64)];
+	__shared__ int32_t shoisted32[GJC_MAX1(nhoisted32)][GJC_ROW_LEN(nhoisted32)];
+	__shared__ uint8_t shflags[GJC_MAX1(nhoisted)][GJC_ROW_LEN(nhoisted)];
+	__shared__ uint64_t smagic[GJC_MAX1(nmagic)][GJC_ROW_LEN(nmagic)];
+	__shared__ int64_t shbounds[prove && nhoisted > 0 ? GJC_BLOCK / 32 : 1][GJC_MAX1(nhoisted)][2];
+	__shared__ uint32_t shfailed[prove && nhoisted > 0 ? GJC_BLOCK / 32 : 1];
 	int64_t		first = (int64_t) blockIdx.x * (GJC_BLOCK * GJC_ROWS) + threadIdx.x;
 	int64_t		slice_begin = (int64_t) blockIdx.y * a.slice_len;
 	int64_t		slice_end = slice_begin + a.slice_len < a.ninner ?
@@ -399,7 +551,7 @@ gjc_kernel_body(const GjcArgs &a)
 			int64_t		lo = INT64_MAX,
 						hi = INT64_MIN;
 
-			if (!GJC_HAS(GJC_INNER_COLS, c))
+			if (!GJC_HAS(GJC_INNER_PAIR, c))
 				continue;
 			for (int t = threadIdx.x; t < n; t += GJC_BLOCK)
 			{
@@ -411,7 +563,7 @@ gjc_kernel_body(const GjcArgs &a)
 				else
 					svalues[gjc_slot(GJC_INNER_COLS64, c)][t] = v;
 				if (GJC_HAS(GJC_INNER_NULLABLE, c))
-					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] = null;
+					snull[gjc_slot(GJC_INNER_NULLS, c)][t] = null;
 				if (prove && !null)
 				{
 					lo = v < lo ? v : lo;
@@ -431,8 +583,90 @@ gjc_kernel_body(const GjcArgs &a)
 				}
 				if (threadIdx.x % 32 == 0)
 				{
-					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_COLS, c)][0] = lo;
-					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_COLS, c)][1] = hi;
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_PAIR, c)][0] = lo;
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_PAIR, c)][1] = hi;
+				}
+			}
+		}
+
+		/*
+		 * The hoisted ranges of each inner row of the chunk, from the
+		 * device columns, once for all the block's outer rows
+		 */
+		if constexpr (nhoisted > 0)
+		{
+			uint32_t	failed = 0;
+			int64_t		hlo[GJC_MAX1(nhoisted)],
+						hhi[GJC_MAX1(nhoisted)];
+
+#pragma unroll
+			for (int h = 0; h < nhoisted; h++)
+			{
+				hlo[h] = INT64_MAX;
+				hhi[h] = INT64_MIN;
+			}
+			for (int t = threadIdx.x; t < n; t += GJC_BLOCK)
+			{
+				auto		load = [&] (bool outer, int col, GjSlot *slot, bool *isnull)
+				{
+					slot->i = a.inner.values[col][ib + t];
+					*isnull = GJC_HAS(GJC_INNER_NULLABLE, col) && a.inner.isnull[col][ib + t];
+				};
+				auto		stage = [&] (auto hi)
+				{
+					constexpr int h = decltype(hi)::value;
+					constexpr GjHoistedRange range = GjcProgram::hoisted[h];
+					constexpr int slot64 = gjc_hoisted_slot(0, h);
+					constexpr int slot32 = gjc_hoisted_slot(1, h);
+					constexpr int slotm = gjc_hoisted_slot(2, h);
+					GjSlot		value;
+					bool		null;
+					bool		ok = gj_program_range_fixed<GjcProgram, h>(&value, &null, load);
+
+					if (range.narrow)
+						shoisted32[slot32][t] = (int32_t) value.i;
+					else
+						shoisted[slot64][t] = value.i;
+					shflags[h][t] = (uint8_t) (null | (!ok << 1));
+					if (range.divisor)
+						smagic[slotm][t] =
+							(null | !ok) ? 0 : gj_div32_magic((int32_t) value.i);
+					failed |= (uint32_t) !ok << h;
+					if (prove && ok && !null)
+					{
+						hlo[h] = value.i < hlo[h] ? value.i : hlo[h];
+						hhi[h] = value.i > hhi[h] ? value.i : hhi[h];
+					}
+				};
+
+				gjc_each_hoisted<0>(stage);
+			}
+			if constexpr (prove)
+			{
+				/* the warp's bounds and failures, as the columns' above */
+#pragma unroll
+				for (int h = 0; h < nhoisted; h++)
+				{
+					for (int off = 16; off > 0; off /= 2)
+					{
+						int64_t		olo = __shfl_xor_sync(0xffffffffu, hlo[h], off);
+						int64_t		ohi = __shfl_xor_sync(0xffffffffu, hhi[h], off);
+
+						hlo[h] = olo < hlo[h] ? olo : hlo[h];
+						hhi[h] = ohi > hhi[h] ? ohi : hhi[h];
+					}
+				}
+				for (int off = 16; off > 0; off /= 2)
+					failed |= __shfl_xor_sync(0xffffffffu, failed, off);
+				if (threadIdx.x % 32 == 0)
+				{
+#pragma unroll
+					for (int h = 0; h < nhoisted; h++)
+					{
+						shbounds[threadIdx.x / 32][h][0] = hlo[h];
+						shbounds[threadIdx.x / 32][h][1] = hhi[h];
+					}
+					shfailed[threadIdx.x / 32] = failed;
 				}
 			}
 		}
@@ -452,14 +686,14 @@ gjc_kernel_body(const GjcArgs &a)
 			{
 				ibounds[c].lo = ibounds[c].hi = 0;
 				ibounds[c].flt = false;
-				if (!GJC_HAS(GJC_INNER_COLS, c))
+				if (!GJC_HAS(GJC_INNER_PAIR, c))
 					continue;
 				ibounds[c].lo = INT64_MAX;
 				ibounds[c].hi = INT64_MIN;
 				for (int w = 0; w < GJC_BLOCK / 32; w++)
 				{
-					int64_t		lo = sbounds[w][gjc_slot(GJC_INNER_COLS, c)][0];
-					int64_t		hi = sbounds[w][gjc_slot(GJC_INNER_COLS, c)][1];
+					int64_t		lo = sbounds[w][gjc_slot(GJC_INNER_PAIR, c)][0];
+					int64_t		hi = sbounds[w][gjc_slot(GJC_INNER_PAIR, c)][1];
 
 					ibounds[c].lo = lo < ibounds[c].lo ? lo : ibounds[c].lo;
 					ibounds[c].hi = hi > ibounds[c].hi ? hi : ibounds[c].hi;
@@ -467,6 +701,34 @@ gjc_kernel_body(const GjcArgs &a)
 				if (ibounds[c].lo > ibounds[c].hi)
 					ibounds[c].lo = ibounds[c].hi = 0;	/* all NULL */
 			}
+
+			/* the same of the hoisted ranges; a failure in one proves nothing */
+			GjBounds	hbounds[GJC_MAX1(nhoisted)];
+			uint32_t	hfailed = 0;
+
+			for (int w = 0; nhoisted > 0 && w < GJC_BLOCK / 32; w++)
+				hfailed |= shfailed[w];
+			auto		hoisted_bounds = [&] (auto hi)
+			{
+				constexpr int h = decltype(hi)::value;
+				constexpr bool flt = gjc_hoisted_float(h);
+
+				hbounds[h].lo = INT64_MAX;
+				hbounds[h].hi = INT64_MIN;
+				hbounds[h].flt = flt;
+				for (int w = 0; w < GJC_BLOCK / 32; w++)
+				{
+					int64_t		lo = shbounds[w][h][0];
+					int64_t		hi = shbounds[w][h][1];
+
+					hbounds[h].lo = lo < hbounds[h].lo ? lo : hbounds[h].lo;
+					hbounds[h].hi = hi > hbounds[h].hi ? hi : hbounds[h].hi;
+				}
+				if (hbounds[h].lo > hbounds[h].hi || hbounds[h].flt)
+					hbounds[h].lo = hbounds[h].hi = 0;	/* all NULL, or a float */
+			};
+
+			gjc_each_hoisted<0>(hoisted_bounds);
 #pragma unroll
 			for (int r = 0; r < GJC_ROWS; r++)
 			{
@@ -494,7 +756,14 @@ gjc_kernel_body(const GjcArgs &a)
 					st[k].hi = 1;
 					st[k].flt = false;
 				}
-				gj_program_bounds_fixed<GjcProgram, GJC_LEAD_PC>(st, &sp, &ok, load);
+				auto		hoisted = [&] (int h, GjBounds *b)
+					{
+						*b = hbounds[h];
+						return ((hfailed >> h) & 1u) == 0;
+					};
+
+				gj_program_bounds_fixed<GjcProgram, GJC_LEAD_PC, true>(st, &sp, &ok, load,
+																	   hoisted);
 				safe = safe && ok;
 			}
 			fast = __all_sync(0xffffffffu, safe);
@@ -511,6 +780,33 @@ gjc_kernel_body(const GjcArgs &a)
 			bool		inull[GJ_MAX_KEY_COLS];
 			int64_t		ikey[GJC_MAX1(GJC_LEAD_N)];
 			bool		ipass = true;
+			int64_t		hv[GJC_MAX1(nhoisted)];
+			uint8_t		hflags[GJC_MAX1(nhoisted)];
+			uint64_t	hmagic[GJC_MAX1(nhoisted)];
+			uint32_t	hunit[GJC_MAX1(nhoisted)];
+			auto		read_hoisted = [&] (auto hi)
+			{
+				constexpr int h = decltype(hi)::value;
+				constexpr GjHoistedRange range = GjcProgram::hoisted[h];
+				constexpr int slot64 = gjc_hoisted_slot(0, h);
+				constexpr int slot32 = gjc_hoisted_slot(1, h);
+				constexpr int slotm = gjc_hoisted_slot(2, h);
+
+				hv[h] = range.narrow ? (int64_t) shoisted32[slot32][t] : shoisted[slot64][t];
+				hflags[h] = shflags[h][t] & (gjc_hoisted_may_null(h) ? 3 : 2);
+				hmagic[h] = range.divisor ? smagic[slotm][t] : 0;
+				hunit[h] = hmagic[h] == 0;
+			};
+			auto		hoisted = [&] (int h, GjSlot *slot, bool *isnull, GjDivisor *divisor)
+			{
+				slot->i = hv[h];
+				*isnull = (hflags[h] & 1) != 0;
+				divisor->magic = hmagic[h];
+				divisor->unit = hunit[h];
+				return (hflags[h] & 2) == 0;
+			};
+
+			gjc_each_hoisted<0>(read_hoisted);
 
 #pragma unroll
 			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
@@ -519,8 +815,8 @@ gjc_kernel_body(const GjcArgs &a)
 					svalues[gjc_slot(GJC_INNER_COLS64, c)][t] : 0;
 				iv32[c] = GJC_HAS(GJC_INNER_COLS32, c) ?
 					svalues32[gjc_slot(GJC_INNER_COLS32, c)][t] : 0;
-				inull[c] = GJC_HAS(GJC_INNER_NULLABLE, c) &&
-					snull[gjc_slot(GJC_INNER_NULLABLE, c)][t] != 0;
+				inull[c] = GJC_HAS(GJC_INNER_NULLS, c) &&
+					snull[gjc_slot(GJC_INNER_NULLS, c)][t] != 0;
 			}
 #pragma unroll
 			for (int k = 0; k < GJC_LEAD_N; k++)
@@ -546,7 +842,7 @@ gjc_kernel_body(const GjcArgs &a)
 						pass = pass & gj_int_cmp_holds(lead[k].op, okey[r][k], ikey[k]);
 				}
 				res = gj_program_eval_fixed<GjcProgram, GJC_LEAD_PC, GJC_LEAD_DEPTH,
-											decltype(checked)::value>(
+											decltype(checked)::value, true>(
 					[&] (bool outer, int col, GjSlot *slot, bool *isnull)
 					{
 						if (outer)
@@ -554,7 +850,7 @@ gjc_kernel_body(const GjcArgs &a)
 						else
 							slot->i = GJC_HAS(GJC_INNER_NARROW, col) ? iv32[col] : iv[col];
 						*isnull = outer ? onull[r][col] : inull[col];
-					});
+					}, hoisted);
 				if constexpr (MODE == GJC_MODE_COUNT)
 				{
 					gjc_add_if(count[r], pass & (res == GJ_RESULT_TRUE));

@@ -259,6 +259,7 @@ static const char nvrtc_prelude[] =
 	"#define INT32_MAX 2147483647\n"
 	"#define INT64_MIN (-9223372036854775807LL - 1)\n"
 	"#define INT64_MAX 9223372036854775807LL\n"
+	"#define UINT64_MAX 18446744073709551615ULL\n"
 	"#ifndef NULL\n#define NULL 0\n#endif\n";
 
 /* The columns of one side the instructions load. */
@@ -380,11 +381,21 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 {
 	GjLeadingCompares lead;
 	GjNarrowing nw;
+	GjHoisting	hs;
 	size_t		at = 0;
 	bool		ok;
 
 	gj_program_leading_compares(instrs, ninstrs, &lead);
 	gj_program_narrow(instrs, ninstrs, &nw);
+
+	/*
+	 * The nested loop's kernels (not the sorted steps', which stage no
+	 * inner rows) evaluate the inner row's subexpressions once a row; the
+	 * quick kernel, compiled for its speed of compiling, does not.
+	 */
+	hs.n = 0;
+	if (kind != GJ_COMPILED_SORTED && !quick)
+		gj_program_hoist(instrs, ninstrs, lead.pc, lead.depth, &nw, &hs);
 	ok = append(buf, len, &at, "%s#include \"kernels/device_program.h\"\n", nvrtc_prelude) &&
 		append(buf, len, &at, "/* %s */\n#define GJC_NINSTRS %d\n#define GJC_PROGRAM {",
 			   gj_program_variant(&nw), ninstrs);
@@ -401,9 +412,19 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 		ok = append(buf, len, &at, "%s{%d, %d, %d, %d}", k > 0 ? ", " : "",
 					lead.conj.cmp[k].op, lead.conj.cmp[k].cls, lead.conj.cmp[k].outer_col,
 					lead.conj.cmp[k].inner_col);
-	return ok &&
+	ok = ok &&
 		append(buf, len, &at, "%s}\n#define GJC_LEAD_PC %d\n#define GJC_LEAD_DEPTH %d\n",
-			   lead.conj.n == 0 ? "{0, 0, 0, 0}" : "", lead.pc, lead.depth) &&
+			   lead.conj.n == 0 ? "{0, 0, 0, 0}" : "", lead.pc, lead.depth);
+	if (hs.n > 0)
+	{
+		ok = ok && append(buf, len, &at, "#define GJC_HOIST_N %d\n#define GJC_HOIST {", hs.n);
+		for (int h = 0; ok && h < hs.n; h++)
+			ok = append(buf, len, &at, "%s{%d, %d, %d, %d}", h > 0 ? ", " : "",
+						hs.range[h].start, hs.range[h].end, hs.range[h].narrow,
+						hs.range[h].divisor);
+		ok = ok && append(buf, len, &at, "}\n");
+	}
+	return ok &&
 		append(buf, len, &at,
 			   "#define GJC_OUTER_COLS 0x%xu\n#define GJC_INNER_COLS 0x%xu\n"
 			   "#define GJC_OUTER_NARROW 0x%xu\n#define GJC_INNER_NARROW 0x%xu\n"
