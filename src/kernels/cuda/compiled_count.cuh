@@ -13,8 +13,9 @@
  * GJC_KIND 3 is the count pass of a filtered sort-merge or hash step
  * (cuda_sorted.cu), a candidate pair a thread, which also keeps each
  * candidate's verdict for the write pass.  GJC_KIND 4, the same body as
- * the nested loop's, leaves each pair's verdict in two bitmaps (a row of
- * bits per outer row of the step) for an aggregate step's fold
+ * the nested loop's, leaves each pair's verdict in two bitmaps (word w of
+ * an outer row's bits after w words of every row of the step) for an
+ * aggregate step's fold
  * (cuda_agg.cu), which reads them instead of interpreting the program.
  *
  * Both compilers read this file.  nvcc, in cuda_program_count.cu, sees
@@ -123,10 +124,13 @@ typedef struct GjcArgs
 	uint32_t   *out_inner;		/* inner_first + the tile's row */
 	uint32_t	outer_first;
 	uint32_t	inner_first;
-	/* the verdict kernel (GJ_COMPILED_BITS): row j's bits from word j * words_per_row */
+	/*
+	 * the verdict kernel (GJ_COMPILED_BITS): the bit of row j and the
+	 * tile's inner row c in word (c / 32) * nrows + j, so that the words a
+	 * warp's rows store together are adjacent
+	 */
 	uint32_t   *match_bits;
 	uint32_t   *recheck_bits;
-	int64_t		words_per_row;
 } GjcArgs;
 
 /*
@@ -892,7 +896,7 @@ gjc_kernel_body(const GjcArgs &a)
 					for (int r = 0; r < GJC_ROWS; r++)
 					{
 						int64_t		j = first + r * GJC_BLOCK;
-						int64_t		w = j * a.words_per_row + (ib + t) / 32;
+						int64_t		w = (ib + t) / 32 * a.nrows + j;
 
 						if (j < a.nrows)
 						{

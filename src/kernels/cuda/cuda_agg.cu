@@ -308,8 +308,8 @@ typedef struct FoldArgs
 	const uint32_t *first;		/* sorted, per step row: first candidate position */
 	const uint64_t *cand_off;	/* sorted, per step row: scanned candidates */
 	const uint32_t *match_bits; /* the compiled program's verdicts, or NULL */
-	const uint32_t *recheck_bits;
-	int64_t		words_per_row;	/* nested loop: row j's bits from word j * words_per_row */
+	const uint32_t *recheck_bits;	/* nested loop: candidate c of row j in word
+									 * (c / 32) * nrows + j (GjcArgs) */
 	unsigned long long *group_pairs;
 	GjAggDeviceAcc *accs;
 	unsigned long long *host_pairs; /* pairs the host must see */
@@ -687,7 +687,7 @@ fold_kernel(const __grid_constant__ FoldArgs a)
 
 		for (int64_t c = lane; c < ncand; c += 32)
 			fold_candidate<COUNT_HOST>(&a, SORTED ? a.cand_off[j] + (uint64_t) c :
-									   (uint64_t) (j * a.words_per_row * 32 + c), orow,
+									   ((uint64_t) (c / 32) * a.nrows + j) * 32 + c % 32, orow,
 									   SORTED ? a.inner_perm[first + c] : (uint32_t) (first + c),
 									   g, group_pairs, accs, acc, &pairs, &host);
 
@@ -1031,13 +1031,11 @@ nestloop_verdicts(CudaJoinState *state, const GjCompiledKernels *k, const GjTile
 	slices = gj_ceil_div(ninner, g.slice_len);
 	g.match_bits = state->d_match_bits;
 	g.recheck_bits = state->d_recheck_bits;
-	g.words_per_row = wpr;
 	CUDA_TRY(cudaLaunchKernel(k->kernel, dim3((unsigned) row_blocks, (unsigned) slices),
 							  dim3(GJC_BLOCK), params, 0, state->stream),
 			 "could not launch the compiled verdict kernel");
 	a->match_bits = state->d_match_bits;
 	a->recheck_bits = state->d_recheck_bits;
-	a->words_per_row = wpr;
 	*rows = step_rows;
 	stats->program_steps_compiled++;
 	stats->program_steps_quick += k->quick;
