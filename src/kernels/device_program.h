@@ -464,6 +464,76 @@ gj_float_result_allowed(int op, double a, double b, double r)
 }
 
 /*
+ * The value of float step op on a and b, no test made: a float4 step
+ * computes in float and rounds as float4pl() does.  A division by zero
+ * gives an infinity or NaN here (the device does not trap); the callers
+ * test the divisor.
+ */
+GJ_HD double
+gj_float_arith_value(int op, int type, double a, double b)
+{
+	if (type == GJT_FLOAT4)
+	{
+		float		fa = (float) a,
+					fb = (float) b;
+
+		switch (op)
+		{
+			case GJOP_ADD:
+				return (double) (fa + fb);
+			case GJOP_SUB:
+				return (double) (fa - fb);
+			case GJOP_MUL:
+				return (double) (fa * fb);
+			case GJOP_DIV:
+				return (double) (fa / fb);
+			case GJOP_NEG:
+				return (double) -fa;
+			default:
+				return (double) fabsf(fa);
+		}
+	}
+	switch (op)
+	{
+		case GJOP_ADD:
+			return a + b;
+		case GJOP_SUB:
+			return a - b;
+		case GJOP_MUL:
+			return a * b;
+		case GJOP_DIV:
+			return a / b;
+		case GJOP_NEG:
+			return -a;
+		default:
+			return fabs(a);
+	}
+}
+
+/*
+ * Does float step op on a and b, of value r (gj_float_arith_value), fail
+ * where PostgreSQL might raise an error (overflow, underflow, division by
+ * zero)?  A float4 step's tests see its float operands and result.
+ */
+GJ_HD bool
+gj_float_arith_ok(int op, int type, double a, double b, double r)
+{
+	if (type == GJT_FLOAT4)
+	{
+		float		fa = (float) a,
+					fb = (float) b,
+					fr = (float) r;
+
+		if (op == GJOP_DIV && fb == 0.0f)
+			return false;
+		return gj_float_result_usual(op, fr) || gj_float_result_allowed(op, fa, fb, fr);
+	}
+	if (op == GJOP_DIV && b == 0.0)
+		return false;
+	return gj_float_result_usual(op, r) || gj_float_result_allowed(op, a, b, r);
+}
+
+/*
  * Float arithmetic.  Returns false whenever PostgreSQL might raise an error
  * (overflow, underflow, division by zero); the host then decides.  Being more
  * cautious than PostgreSQL costs a recheck, never a wrong answer.
@@ -471,68 +541,9 @@ gj_float_result_allowed(int op, double a, double b, double r)
 GJ_HD bool
 gj_float_arith(int op, int type, double a, double b, double *result)
 {
-	double		r;
+	double		r = gj_float_arith_value(op, type, a, b);
 
-	if (type == GJT_FLOAT4)
-	{
-		float		fa = (float) a,
-					fb = (float) b,
-					fr;
-
-		switch (op)
-		{
-			case GJOP_ADD:
-				fr = fa + fb;
-				break;
-			case GJOP_SUB:
-				fr = fa - fb;
-				break;
-			case GJOP_MUL:
-				fr = fa * fb;
-				break;
-			case GJOP_DIV:
-				if (fb == 0.0f)
-					return false;
-				fr = fa / fb;
-				break;
-			case GJOP_NEG:
-				fr = -fa;
-				break;
-			default:
-				fr = fabsf(fa);
-				break;
-		}
-		if (!gj_float_result_usual(op, fr) &&
-			!gj_float_result_allowed(op, fa, fb, fr))
-			return false;
-		*result = (double) fr;
-		return true;
-	}
-
-	switch (op)
-	{
-		case GJOP_ADD:
-			r = a + b;
-			break;
-		case GJOP_SUB:
-			r = a - b;
-			break;
-		case GJOP_MUL:
-			r = a * b;
-			break;
-		case GJOP_DIV:
-			if (b == 0.0)
-				return false;
-			r = a / b;
-			break;
-		case GJOP_NEG:
-			r = -a;
-			break;
-		default:
-			r = fabs(a);
-			break;
-	}
-	if (!gj_float_result_usual(op, r) && !gj_float_result_allowed(op, a, b, r))
+	if (!gj_float_arith_ok(op, type, a, b, r))
 		return false;
 	*result = r;
 	return true;
@@ -989,6 +1000,55 @@ gj_apply_unary_value(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 	return true;
 }
 
+/*
+ * gj_apply_arith of an integer type in a compiled program's checked steps:
+ * the same answer, but the slot holds the wrapped result even where the
+ * step fails (the pair is rechecked whatever follows, and no later step
+ * traps on it: gj_int_arith_value divides by nothing it has not tested),
+ * so that no select keeps the old value: gj_int_arith's own result is
+ * dead, its computation shared with this one.
+ */
+GJ_HD bool
+gj_apply_int_arith_fixed(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	int64_t		a = stack[sp - 1].i,
+				b = stack[sp].i,
+				unused;
+	bool		ok;
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	ok = gj_int_arith(in->op, in->type, a, b, &unused);
+	stack[sp - 1].i = gj_int_arith_value(in->op, a, b);
+	return ok;
+}
+
+/*
+ * gj_apply_arith of a float type in a compiled program's checked steps:
+ * the same answer, the slot written even where the step fails (as
+ * gj_apply_int_arith_fixed; a float step traps on nothing).
+ */
+GJ_HD bool
+gj_apply_float_arith_fixed(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
+{
+	int			sp = --(*spp);
+	double		a = stack[sp - 1].f,
+				b = stack[sp].f,
+				r = gj_float_arith_value(in->op, in->type, a, b);
+
+	if (isnull[sp - 1] || isnull[sp])
+	{
+		isnull[sp - 1] = true;
+		return true;
+	}
+	stack[sp - 1].f = r;
+	return gj_float_arith_ok(in->op, in->type, a, b, r);
+}
+
 /* One instruction other than a load, whichever it is (see above). */
 GJ_HD bool
 gj_program_apply(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
@@ -1440,6 +1500,11 @@ gj_program_steps_fixed(GjSlot *stack, bool *isnull, int *sp, bool *ok, GjDivisor
 																			sp);
 		else if constexpr (!CHECKED && in.op >= GJOP_ADD && in.op <= GJOP_MOD)
 			gj_apply_arith_value(&in, stack, isnull, sp);
+		else if constexpr (in.op >= GJOP_ADD && in.op <= GJOP_MOD &&
+						   in.type != GJT_FLOAT4 && in.type != GJT_FLOAT8)
+			*ok = gj_apply_int_arith_fixed(&in, stack, isnull, sp) & *ok;
+		else if constexpr (in.op >= GJOP_ADD && in.op <= GJOP_DIV)
+			*ok = gj_apply_float_arith_fixed(&in, stack, isnull, sp) & *ok;
 		else if constexpr (!CHECKED && (in.op == GJOP_NEG || in.op == GJOP_ABS))
 			gj_apply_unary_value(&in, stack, isnull, sp);
 		else
