@@ -967,24 +967,25 @@ gj_apply_divmod32_by(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp,
 }
 
 /*
- * gj_apply_arith and gj_apply_unary for a step that cannot fail (integer
- * types; a compiled kernel's chunk where gj_bounds_step proved it): the
- * result alone, without the tests for the errors.
+ * gj_apply_arith and gj_apply_unary for a step that cannot fail (a
+ * compiled kernel's chunk where gj_bounds_step proved it): the result
+ * alone, without the tests for the errors.
  */
 GJ_HD bool
 gj_apply_arith_value(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 {
-	int			sp = *spp - 1;
+	int			sp = --(*spp);
 
-	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
-		return gj_apply_arith(in, stack, isnull, spp);
-	*spp = sp;
 	if (isnull[sp - 1] || isnull[sp])
 	{
 		isnull[sp - 1] = true;
 		return true;
 	}
-	stack[sp - 1].i = gj_int_arith_value(in->op, stack[sp - 1].i, stack[sp].i);
+	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+		stack[sp - 1].f = gj_float_arith_value(in->op, in->type, stack[sp - 1].f,
+											   stack[sp].f);
+	else
+		stack[sp - 1].i = gj_int_arith_value(in->op, stack[sp - 1].i, stack[sp].i);
 	return true;
 }
 
@@ -993,9 +994,11 @@ gj_apply_unary_value(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 {
 	int			sp = *spp;
 
+	if (isnull[sp - 1])
+		return true;
 	if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
-		return gj_apply_unary(in, stack, isnull, spp);
-	if (!isnull[sp - 1])
+		stack[sp - 1].f = gj_float_arith_value(in->op, in->type, stack[sp - 1].f, 0.0);
+	else
 		stack[sp - 1].i = gj_int_arith_value(in->op, stack[sp - 1].i, 0);
 	return true;
 }
@@ -1147,21 +1150,63 @@ gj_program_run_from(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
  * fail for any of them: a kernel compiled for one program then counts
  * them without the tests for errors (compiled_count.cuh, chunk by chunk).
  * A slot's bounds hold every value it takes where it is not NULL (a NULL
- * operand fails no step); flt marks a float, whose arithmetic is never
- * proved (its errors depend on rounding), though its compares are.
- * gj_bounds_step applies one instruction other than a load and returns
- * false where the step might fail for some values within the bounds:
- * integer arithmetic whose bounds, computed exactly (any int64 overflow
- * of a bound counts as a failure), leave the result type's range or
- * divide by a range holding 0; narrowing out of range; float arithmetic,
- * float4 rounding and dates always.
+ * operand fails no step); flt marks a converted float, on which no integer
+ * step is proved.  fmag bounds the magnitude of the slot's finite values
+ * read as float8 (the bits of |v|: their order is the magnitudes'), for
+ * every slot, whatever its type (gj_bounds_fmag).  gj_bounds_step applies
+ * one instruction other than a load and returns false where the step
+ * might fail for some values within the bounds: integer arithmetic whose
+ * bounds, computed exactly (any int64 overflow of a bound counts as a
+ * failure), leave the result type's range or divide by a range holding 0;
+ * narrowing out of range; a float8 sum or difference of an operand above
+ * 2^1022 (which may overflow: below, it cannot reach DBL_MAX; an infinite
+ * or NaN operand makes a result PostgreSQL allows); float products and
+ * quotients (they also underflow), float4 arithmetic and rounding, and
+ * dates always.
  */
 typedef struct GjBounds
 {
 	int64_t		lo;
 	int64_t		hi;
 	bool		flt;
+	uint64_t	fmag;
 } GjBounds;
+
+/* The magnitude bound of one value as float8: |v|'s bits, 0 if not finite. */
+GJ_HD uint64_t
+gj_bounds_fmag(int64_t v)
+{
+	uint64_t	m = (uint64_t) v & 0x7fffffffffffffffULL;
+
+	return m < 0x7ff0000000000000ULL ? m : 0;
+}
+
+/* Bounds of float arithmetic (GJOP_ADD .. GJOP_ABS); false if it may fail. */
+GJ_HD bool
+gj_bounds_float(int op, int type, GjBounds a, GjBounds b, GjBounds *r)
+{
+	const uint64_t limit = 0x7fd0000000000000ULL;	/* 2^1022 */
+	uint64_t	m = a.fmag > b.fmag ? a.fmag : b.fmag;
+
+	r->lo = r->hi = 0;
+	r->flt = true;
+	r->fmag = a.fmag;
+	if (type != GJT_FLOAT8)
+		return false;
+	switch (op)
+	{
+		case GJOP_NEG:
+		case GJOP_ABS:
+			return true;
+		case GJOP_ADD:
+		case GJOP_SUB:
+			/* |a +- b| <= 2 max(|a|, |b|): one more in the exponent */
+			r->fmag = m + ((uint64_t) 1 << 52);
+			return m <= limit;
+		default:
+			return false;
+	}
+}
 
 GJ_HD int	gj_instr_pops(int op);
 
@@ -1245,10 +1290,10 @@ gj_bounds_step(const GjInstr *in, GjBounds *st, int *spp)
 {
 	int			pops = gj_instr_pops(in->op);
 	int			sp = *spp - pops;
-	GjBounds	zero = {0, 0, false};
+	GjBounds	zero = {0, 0, false, 0};
 	GjBounds	a = pops >= 1 ? st[sp] : zero;
 	GjBounds	b = pops == 2 ? st[sp + 1] : zero;
-	GjBounds	r = {0, 1, false};	/* a boolean */
+	GjBounds	r = {0, 1, false, 1};	/* a boolean */
 	bool		ok = true;
 
 	switch (in->op)
@@ -1256,6 +1301,7 @@ gj_bounds_step(const GjInstr *in, GjBounds *st, int *spp)
 		case GJOP_CONST:
 			r.lo = r.hi = in->imm;
 			r.flt = gj_type_class(in->type) == GJ_CLASS_FLOAT;
+			r.fmag = gj_bounds_fmag(in->imm);
 			break;
 		case GJOP_CONST_NULL:
 			r.hi = 0;
@@ -1267,16 +1313,26 @@ gj_bounds_step(const GjInstr *in, GjBounds *st, int *spp)
 		case GJOP_MOD:
 		case GJOP_NEG:
 		case GJOP_ABS:
-			ok = gj_type_class(in->type) == GJ_CLASS_INT && !a.flt && !b.flt &&
-				gj_bounds_arith(in->op, in->type, a, b, &r);
+			if (gj_type_class(in->type) == GJ_CLASS_FLOAT)
+				ok = gj_bounds_float(in->op, in->type, a, b, &r);
+			else
+				ok = !a.flt && !b.flt && gj_bounds_arith(in->op, in->type, a, b, &r);
+			r.fmag = gj_type_class(in->type) == GJ_CLASS_FLOAT ? r.fmag : 0x7fefffffffffffffULL;
 			break;
 		case GJOP_INT_NARROW:
 			ok = !a.flt && gj_int_in_range(in->type, a.lo) && gj_int_in_range(in->type, a.hi);
 			r = a;
 			break;
 		case GJOP_INT_TO_FLOAT:
-			r.flt = true;
-			break;
+			{
+				/* |v| as a double rounds up by less than doubling it */
+				int64_t		m = gj_bounds_abs(a.lo) > gj_bounds_abs(a.hi) ?
+				gj_bounds_abs(a.lo) : gj_bounds_abs(a.hi);
+
+				r.flt = true;
+				r.fmag = gj_bounds_fmag(gj_double_to_bits((double) m)) + ((uint64_t) 1 << 52);
+				break;
+			}
 		case GJOP_FLOAT_TO_FLOAT4:
 		case GJOP_DATE_PLI:
 		case GJOP_DATE_MII:
@@ -1310,6 +1366,7 @@ gj_program_bounds(const GjInstr *instrs, int ninstrs, int pc0, int depth0,
 		st[sp].lo = 0;
 		st[sp].hi = 1;
 		st[sp].flt = false;
+		st[sp].fmag = 1;
 	}
 	for (int pc = pc0; pc < ninstrs; pc++)
 	{

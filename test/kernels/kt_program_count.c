@@ -1008,34 +1008,21 @@ pc_test_big_cuda(void)
 }
 
 /*
- * gj_program_bounds, what a compiled kernel proves chunk by chunk, against
- * the interpreter: where it finds that no step after the leading compares
- * can fail for an outer row and any inner row of a chunk of 128 (the
- * bounds of the chunk's columns, as the kernel takes them), no such pair
- * may ask for a recheck.  The int programs and random programs of every
- * shape over banded sides; some proofs must succeed, some fail.
+ * Prove programs over chunks of 128 inner rows (the bounds of the chunk's
+ * columns and their float magnitudes, as the kernel takes them) and every
+ * third outer row; where a proof succeeds, no pair of it may ask for a
+ * recheck.  Counts into *tried, *proven and *bad.
  */
 static void
-pc_test_bounds(void)
+pc_bounds_check(const Program *progs, int nprogs, const Side *outer, const Side *inner,
+				int64_t *tried, int64_t *proven, int64_t *bad)
 {
-	Program    *progs = xmalloc(sizeof(Program) * (PC_MAX_INT_PROGRAMS + 24));
-	int			nprogs = program_count_int_programs(progs);
-	Side		outer,
-				inner;
-	int64_t		tried = 0,
-				proven = 0,
-				bad = 0;
-
-	for (int k = 0; k < 24; k++)
-		program_count_random_program(k % PC_NSHAPES, &progs[nprogs++]);
-	program_count_banded_side(&outer, 300, 60, 3);
-	program_count_banded_side(&inner, 1024, 128, 3);
 	for (int i = 0; i < nprogs; i++)
 	{
 		GjLeadingCompares lead;
 
 		gj_program_leading_compares(progs[i].instrs, progs[i].ninstrs, &lead);
-		for (int64_t ib = 0; ib < inner.nrows; ib += 128)
+		for (int64_t ib = 0; ib < inner->nrows; ib += 128)
 		{
 			GjBounds	ib_bounds[GJ_MAX_KEY_COLS];
 
@@ -1044,40 +1031,44 @@ pc_test_bounds(void)
 				ib_bounds[c].lo = INT64_MAX;
 				ib_bounds[c].hi = INT64_MIN;
 				ib_bounds[c].flt = false;
-				for (int64_t t = ib; c < inner.cols.ncols && t < ib + 128; t++)
+				ib_bounds[c].fmag = 0;
+				for (int64_t t = ib; c < inner->cols.ncols && t < ib + 128; t++)
 				{
-					int64_t		v = inner.cols.values[c][t];
+					int64_t		v = inner->cols.values[c][t];
+					uint64_t	m = gj_bounds_fmag(v);
 
-					if (inner.cols.isnull[c] != NULL && inner.cols.isnull[c][t])
+					if (inner->cols.isnull[c] != NULL && inner->cols.isnull[c][t])
 						continue;
 					ib_bounds[c].lo = v < ib_bounds[c].lo ? v : ib_bounds[c].lo;
 					ib_bounds[c].hi = v > ib_bounds[c].hi ? v : ib_bounds[c].hi;
+					ib_bounds[c].fmag = m > ib_bounds[c].fmag ? m : ib_bounds[c].fmag;
 				}
 				if (ib_bounds[c].lo > ib_bounds[c].hi)
 					ib_bounds[c].lo = ib_bounds[c].hi = 0;
 			}
-			for (int64_t o = 0; o < outer.nrows; o += 3)
+			for (int64_t o = 0; o < outer->nrows; o += 3)
 			{
 				GjBounds	ob[GJ_MAX_KEY_COLS];
 
 				for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 				{
-					bool		null = c >= outer.cols.ncols ||
-						(outer.cols.isnull[c] != NULL && outer.cols.isnull[c][o]);
+					bool		null = c >= outer->cols.ncols ||
+						(outer->cols.isnull[c] != NULL && outer->cols.isnull[c][o]);
 
-					ob[c].lo = ob[c].hi = null ? 0 : outer.cols.values[c][o];
+					ob[c].lo = ob[c].hi = null ? 0 : outer->cols.values[c][o];
 					ob[c].flt = false;
+					ob[c].fmag = gj_bounds_fmag(ob[c].lo);
 				}
-				tried++;
+				(*tried)++;
 				if (!gj_program_bounds(progs[i].instrs, progs[i].ninstrs, lead.pc, lead.depth,
 									   ob, ib_bounds))
 					continue;
-				proven++;
+				(*proven)++;
 				for (int64_t t = ib; t < ib + 128; t++)
 				{
 					if (gj_program_eval_from(progs[i].instrs, progs[i].ninstrs, &lead,
-											 &outer.cols, o, &inner.cols, t) ==
-						GJ_RESULT_RECHECK && bad++ < 5)
+											 &outer->cols, o, &inner->cols, t) ==
+						GJ_RESULT_RECHECK && (*bad)++ < 5)
 						printf("# %s: proven for outer row %lld and inner rows [%lld, %lld), "
 							   "but inner row %lld asks for a recheck\n", progs[i].name,
 							   (long long) o, (long long) ib, (long long) (ib + 128),
@@ -1086,14 +1077,102 @@ pc_test_bounds(void)
 			}
 		}
 	}
-	printf("# %lld of %lld (program, outer row, chunk) proven free of errors\n",
-		   (long long) proven, (long long) tried);
+}
+
+/*
+ * A side of float8 column 0 for the float proofs: small halves, and in
+ * some bands of 128 rows values whose sums overflow (1.7e308), come near
+ * it (8e307), infinities and NaN.
+ */
+static void
+pc_float_side(Side *side, int64_t nrows)
+{
+	static const double big[] = {1.7e308, -1.7e308, 8e307, -8e307, INFINITY, -INFINITY, NAN};
+	int64_t    *values = xmalloc(sizeof(int64_t) * nrows);
+
+	memset(side, 0, sizeof(Side));
+	side->nrows = nrows;
+	side->cols.ncols = 1;
+	for (int64_t i = 0; i < nrows; i++)
+	{
+		bool		dirty = (i / 128) % 3 == 2;
+
+		values[i] = dirty && rng() % 8 == 0 ?
+			dbits(big[rng() % (sizeof(big) / sizeof(big[0]))]) :
+			dbits((double) ((int64_t) (rng() % 81) - 40) * 0.5);
+	}
+	side->values[0] = values;
+	side->cols.values[0] = values;
+}
+
+/*
+ * gj_program_bounds, what a compiled kernel proves chunk by chunk, against
+ * the interpreter (pc_bounds_check): the int programs and random programs
+ * of every shape over banded sides, then float8 sums, differences and
+ * absolute values (and a product, never proved) over sides whose sums may
+ * overflow; some proofs must succeed, some fail.
+ */
+static void
+pc_test_bounds(void)
+{
+	Program    *progs = xmalloc(sizeof(Program) * (PC_MAX_INT_PROGRAMS + 24));
+	int			nprogs = program_count_int_programs(progs);
+	Program		fprogs[3];
+	Side		outer,
+				inner;
+	int64_t		tried = 0,
+				proven = 0,
+				bad = 0,
+				ftried = 0,
+				fproven = 0;
+
+	for (int k = 0; k < 24; k++)
+		program_count_random_program(k % PC_NSHAPES, &progs[nprogs++]);
+	program_count_banded_side(&outer, 300, 60, 3);
+	program_count_banded_side(&inner, 1024, 128, 3);
+	pc_bounds_check(progs, nprogs, &outer, &inner, &tried, &proven, &bad);
 	rowcount_free_side(&outer);
 	rowcount_free_side(&inner);
+
+	/* o.f + i.f > 1.0; abs(o.f - i.f) + (o.f + i.f) < 0.25; o.f * i.f < 1.0 */
+	memset(fprogs, 0, sizeof(fprogs));
+	fprogs[0].name = "o.f + i.f > 1.0";
+	emit(&fprogs[0], GJOP_LOAD_OUTER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[0], GJOP_LOAD_INNER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[0], GJOP_ADD, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[0], GJOP_CONST, GJT_FLOAT8, 0, dbits(1.0));
+	emit(&fprogs[0], GJOP_GT, GJ_CLASS_FLOAT, 0, 0);
+	fprogs[1].name = "abs(o.f - i.f) + (o.f + i.f) < 0.25";
+	emit(&fprogs[1], GJOP_LOAD_OUTER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_LOAD_INNER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_SUB, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_ABS, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_LOAD_OUTER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_LOAD_INNER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_ADD, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_ADD, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[1], GJOP_CONST, GJT_FLOAT8, 0, dbits(0.25));
+	emit(&fprogs[1], GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+	fprogs[2].name = "o.f * i.f < 1.0";
+	emit(&fprogs[2], GJOP_LOAD_OUTER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[2], GJOP_LOAD_INNER, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[2], GJOP_MUL, GJT_FLOAT8, 0, 0);
+	emit(&fprogs[2], GJOP_CONST, GJT_FLOAT8, 0, dbits(1.0));
+	emit(&fprogs[2], GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+	pc_float_side(&outer, 300);
+	pc_float_side(&inner, 1024);
+	pc_bounds_check(fprogs, 3, &outer, &inner, &ftried, &fproven, &bad);
+	free(outer.values[0]);
+	free(inner.values[0]);
+	printf("# %lld of %lld (program, outer row, chunk) proven free of errors; float8: "
+		   "%lld of %lld\n", (long long) proven, (long long) tried, (long long) fproven,
+		   (long long) ftried);
 	free(progs);
-	report(bad == 0 && proven > 0 && proven < tried, "%s%s",
+	report(bad == 0 && proven > 0 && proven < tried && fproven > 0 && fproven < ftried,
+		   "%s%s",
 		   "gj_program_bounds: no pair of a chunk proven free of errors asks for a recheck",
-		   " (int programs and random ones over banded sides; some proven, some not)");
+		   " (int programs and random ones over banded sides, float8 sums near overflow; "
+		   "some proven, some not)");
 }
 
 /*

@@ -51,8 +51,10 @@
  *	  the interpreter's answers.  The rest stays in 64 bits.
  *
  *	- chunks proven free of errors: where the rest of the program has
- *	  integer arithmetic (and no float arithmetic or dates), staging a
- *	  chunk also finds each inner column's bounds; each thread evaluates
+ *	  integer arithmetic or float8 sums (and no float products or
+ *	  quotients, float4 arithmetic or dates), staging a chunk also finds
+ *	  each inner column's bounds (and its values' largest magnitude as
+ *	  float8, for the sums); each thread evaluates
  *	  the rest over the bounds of its outer rows and the chunk
  *	  (gj_bounds_step), and where no step can fail for any lane's rows
  *	  the warp counts the chunk without the tests for errors and the
@@ -98,6 +100,10 @@
  */
 #ifndef GJC_PROVE
 #define GJC_PROVE			1
+#endif
+/* float8 sums and differences proven too: 1, or 0 to time their proof */
+#ifndef GJC_PROVE_FLOAT
+#define GJC_PROVE_FLOAT		1
 #endif
 #ifndef GJC_PAIR_UNROLL
 #define GJC_PAIR_UNROLL		2
@@ -375,7 +381,8 @@ gjc_order_key(int64_t value, int cls)
 /*
  * Is the rest of the program (after the leading compares) worth proving
  * free of errors chunk by chunk: has it a step that may fail (integer
- * arithmetic, narrowing) and none that gj_bounds_step never proves (float
+ * arithmetic, float8 sums and differences, narrowing) and none that
+ * gj_bounds_step never proves (float products and quotients, float4
  * arithmetic, dates)?
  */
 __host__ __device__ constexpr bool
@@ -396,7 +403,10 @@ gjc_provable(void)
 			continue;
 		}
 
-		if ((arith && (in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8)) ||
+		if ((arith && in.type == GJT_FLOAT4) ||
+			(arith && in.type == GJT_FLOAT8 && (!GJC_PROVE_FLOAT ||
+												(in.op != GJOP_ADD && in.op != GJOP_SUB &&
+												 in.op != GJOP_NEG && in.op != GJOP_ABS))) ||
 			in.op == GJOP_FLOAT_TO_FLOAT4 ||
 			(in.op >= GJOP_DATE_PLI && in.op <= GJOP_DATE_MI))
 			return false;
@@ -464,7 +474,7 @@ gjc_kernel_body(const GjcArgs &a)
 	__shared__ unsigned long long swarp[GJC_BLOCK / 32][2];
 	constexpr bool prove = GJC_PROVE && gjc_provable();
 	constexpr int ninner = gjc_popcount(GJC_INNER_PAIR);
-	__shared__ int64_t sbounds[prove ? GJC_BLOCK / 32 : 1][GJC_MAX1(ninner)][2];
+	__shared__ int64_t sbounds[prove ? GJC_BLOCK / 32 : 1][GJC_MAX1(ninner)][3];
 
 	/*
 	 * The hoisted ranges' values per inner row of the chunk (int64 or
@@ -554,6 +564,7 @@ gjc_kernel_body(const GjcArgs &a)
 		{
 			int64_t		lo = INT64_MAX,
 						hi = INT64_MIN;
+			uint64_t	fmag = 0;
 
 			if (!GJC_HAS(GJC_INNER_PAIR, c))
 				continue;
@@ -570,8 +581,11 @@ gjc_kernel_body(const GjcArgs &a)
 					snull[gjc_slot(GJC_INNER_NULLS, c)][t] = null;
 				if (prove && !null)
 				{
+					uint64_t	m = gj_bounds_fmag(v);
+
 					lo = v < lo ? v : lo;
 					hi = v > hi ? v : hi;
+					fmag = m > fmag ? m : fmag;
 				}
 			}
 			if constexpr (prove)
@@ -581,14 +595,17 @@ gjc_kernel_body(const GjcArgs &a)
 				{
 					int64_t		olo = __shfl_xor_sync(0xffffffffu, lo, off);
 					int64_t		ohi = __shfl_xor_sync(0xffffffffu, hi, off);
+					uint64_t	ofmag = __shfl_xor_sync(0xffffffffu, fmag, off);
 
 					lo = olo < lo ? olo : lo;
 					hi = ohi > hi ? ohi : hi;
+					fmag = ofmag > fmag ? ofmag : fmag;
 				}
 				if (threadIdx.x % 32 == 0)
 				{
 					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_PAIR, c)][0] = lo;
 					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_PAIR, c)][1] = hi;
+					sbounds[threadIdx.x / 32][gjc_slot(GJC_INNER_PAIR, c)][2] = (int64_t) fmag;
 				}
 			}
 		}
@@ -690,6 +707,7 @@ gjc_kernel_body(const GjcArgs &a)
 			{
 				ibounds[c].lo = ibounds[c].hi = 0;
 				ibounds[c].flt = false;
+				ibounds[c].fmag = 0;
 				if (!GJC_HAS(GJC_INNER_PAIR, c))
 					continue;
 				ibounds[c].lo = INT64_MAX;
@@ -698,9 +716,11 @@ gjc_kernel_body(const GjcArgs &a)
 				{
 					int64_t		lo = sbounds[w][gjc_slot(GJC_INNER_PAIR, c)][0];
 					int64_t		hi = sbounds[w][gjc_slot(GJC_INNER_PAIR, c)][1];
+					uint64_t	fmag = (uint64_t) sbounds[w][gjc_slot(GJC_INNER_PAIR, c)][2];
 
 					ibounds[c].lo = lo < ibounds[c].lo ? lo : ibounds[c].lo;
 					ibounds[c].hi = hi > ibounds[c].hi ? hi : ibounds[c].hi;
+					ibounds[c].fmag = fmag > ibounds[c].fmag ? fmag : ibounds[c].fmag;
 				}
 				if (ibounds[c].lo > ibounds[c].hi)
 					ibounds[c].lo = ibounds[c].hi = 0;	/* all NULL */
@@ -720,6 +740,7 @@ gjc_kernel_body(const GjcArgs &a)
 				hbounds[h].lo = INT64_MAX;
 				hbounds[h].hi = INT64_MIN;
 				hbounds[h].flt = flt;
+				hbounds[h].fmag = 0x7fefffffffffffffULL;	/* any finite float */
 				for (int w = 0; w < GJC_BLOCK / 32; w++)
 				{
 					int64_t		lo = shbounds[w][h][0];
@@ -748,6 +769,7 @@ gjc_kernel_body(const GjcArgs &a)
 
 							b->lo = b->hi = v;
 							b->flt = false;
+							b->fmag = gj_bounds_fmag(v);
 						}
 						else
 							*b = ibounds[col];
@@ -759,6 +781,7 @@ gjc_kernel_body(const GjcArgs &a)
 					st[k].lo = 0;
 					st[k].hi = 1;
 					st[k].flt = false;
+					st[k].fmag = 1;
 				}
 				auto		hoisted = [&] (int h, GjBounds *b)
 					{
