@@ -316,22 +316,11 @@ __host__ __device__ constexpr bool
 gjc_hoisted_float(int h)
 {
 	GjInstr		in = GjcProgram::instrs[GjcProgram::hoisted[h].end - 1];
+	bool		arith = (in.op >= GJOP_ADD && in.op <= GJOP_ABS) ||
+		in.op == GJOP_INT_TO_FLOAT || in.op == GJOP_FLOAT_TO_FLOAT4;
 
-	switch (in.op)
-	{
-		case GJOP_ADD:
-		case GJOP_SUB:
-		case GJOP_MUL:
-		case GJOP_DIV:
-		case GJOP_MOD:
-		case GJOP_NEG:
-		case GJOP_ABS:
-		case GJOP_INT_TO_FLOAT:
-		case GJOP_FLOAT_TO_FLOAT4:
-			return in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8;
-		default:
-			return false;		/* compares and logic: booleans; dates */
-	}
+	/* else compares and logic (booleans) and dates */
+	return arith && (in.type == GJT_FLOAT4 || in.type == GJT_FLOAT8);
 }
 
 /*
@@ -353,20 +342,25 @@ gjc_hoisted_may_null(int h)
 	return false;
 }
 
-/* The hoisted ranges in turn: f(GjcIndex<h>()) for each h. */
+/* Hoisted range H and its slots in the kernel's shared arrays. */
 template <int H>
-struct GjcIndex
+struct GjcHoisted
 {
-	static constexpr int value = H;
+	static constexpr int h = H;
+	static constexpr GjHoistedRange range = GjcProgram::hoisted[H];
+	static constexpr int slot64 = gjc_hoisted_slot(0, H);	/* shoisted */
+	static constexpr int slot32 = gjc_hoisted_slot(1, H);	/* shoisted32 */
+	static constexpr int slotm = gjc_hoisted_slot(2, H);	/* smagic */
 };
 
+/* The hoisted ranges in turn: f(GjcHoisted<h>()) for each h. */
 template <int H, typename F>
 __device__ __forceinline__ void
 gjc_each_hoisted(F &f)
 {
 	if constexpr (H < GjcProgram::nhoisted)
 	{
-		f(GjcIndex<H>());
+		f(GjcHoisted<H>());
 		gjc_each_hoisted<H + 1>(f);
 	}
 }
@@ -633,24 +627,21 @@ gjc_kernel_body(const GjcArgs &a)
 					slot->i = a.inner.values[col][ib + t];
 					*isnull = GJC_HAS(GJC_INNER_NULLABLE, col) && a.inner.isnull[col][ib + t];
 				};
-				auto		stage = [&] (auto hi)
+				auto		stage = [&] (auto hd)
 				{
-					constexpr int h = decltype(hi)::value;
-					constexpr GjHoistedRange range = GjcProgram::hoisted[h];
-					constexpr int slot64 = gjc_hoisted_slot(0, h);
-					constexpr int slot32 = gjc_hoisted_slot(1, h);
-					constexpr int slotm = gjc_hoisted_slot(2, h);
+					using		Hd = decltype(hd);
+					constexpr int h = Hd::h;
 					GjSlot		value;
 					bool		null;
 					bool		ok = gj_program_range_fixed<GjcProgram, h>(&value, &null, load);
 
-					if (range.narrow)
-						shoisted32[slot32][t] = (int32_t) value.i;
+					if (Hd::range.narrow)
+						shoisted32[Hd::slot32][t] = (int32_t) value.i;
 					else
-						shoisted[slot64][t] = value.i;
+						shoisted[Hd::slot64][t] = value.i;
 					shflags[h][t] = (uint8_t) (null | (!ok << 1));
-					if (range.divisor)
-						smagic[slotm][t] =
+					if (Hd::range.divisor)
+						smagic[Hd::slotm][t] =
 							(null | !ok) ? 0 : gj_div32_magic((int32_t) value.i);
 					failed |= (uint32_t) !ok << h;
 					if (prove && ok && !null)
@@ -732,9 +723,9 @@ gjc_kernel_body(const GjcArgs &a)
 
 			for (int w = 0; nhoisted > 0 && w < GJC_BLOCK / 32; w++)
 				hfailed |= shfailed[w];
-			auto		hoisted_bounds = [&] (auto hi)
+			auto		hoisted_bounds = [&] (auto hd)
 			{
-				constexpr int h = decltype(hi)::value;
+				constexpr int h = decltype(hd)::h;
 				constexpr bool flt = gjc_hoisted_float(h);
 
 				hbounds[h].lo = INT64_MAX;
@@ -811,17 +802,16 @@ gjc_kernel_body(const GjcArgs &a)
 			uint8_t		hflags[GJC_MAX1(nhoisted)];
 			uint64_t	hmagic[GJC_MAX1(nhoisted)];
 			uint32_t	hunit[GJC_MAX1(nhoisted)];
-			auto		read_hoisted = [&] (auto hi)
+			auto		read_hoisted = [&] (auto hd)
 			{
-				constexpr int h = decltype(hi)::value;
-				constexpr GjHoistedRange range = GjcProgram::hoisted[h];
-				constexpr int slot64 = gjc_hoisted_slot(0, h);
-				constexpr int slot32 = gjc_hoisted_slot(1, h);
-				constexpr int slotm = gjc_hoisted_slot(2, h);
+				using		Hd = decltype(hd);
+				constexpr int h = Hd::h;
+				constexpr bool may_null = gjc_hoisted_may_null(h);
 
-				hv[h] = range.narrow ? (int64_t) shoisted32[slot32][t] : shoisted[slot64][t];
-				hflags[h] = shflags[h][t] & (gjc_hoisted_may_null(h) ? 3 : 2);
-				hmagic[h] = range.divisor ? smagic[slotm][t] : 0;
+				hv[h] = Hd::range.narrow ? (int64_t) shoisted32[Hd::slot32][t] :
+					shoisted[Hd::slot64][t];
+				hflags[h] = shflags[h][t] & (may_null ? 3 : 2);
+				hmagic[h] = Hd::range.divisor ? smagic[Hd::slotm][t] : 0;
 				hunit[h] = hmagic[h] == 0;
 			};
 			auto		hoisted = [&] (int h, GjSlot *slot, bool *isnull, GjDivisor *divisor)
