@@ -197,7 +197,7 @@ extern int	compiled_bench_programs(Program *progs);
 extern int	nvrtc_test_count(void);
 extern void run_nvrtc_cpu_tests(void);
 
-/* kt_hoist.c: 2 tests, run among run_nvrtc_cpu_tests' */
+/* kt_hoist.c: 3 tests, run among run_nvrtc_cpu_tests' */
 extern void run_hoist_tests(void);
 extern int	run_nvrtc_tests(void);
 extern int	print_compiled_source(int which);

@@ -647,7 +647,7 @@ n32_test_int8_arith(void)
 		   "against 128-bit arithmetic (%s cases%s", cases, ")");
 }
 
-#define N32_TESTS	7			/* with kt_hoist.c's 2 */
+#define N32_TESTS	8			/* with kt_hoist.c's 3 */
 
 /* ---------------------------------------------------------------------
  * NVRTC alone (no GPU)

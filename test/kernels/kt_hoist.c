@@ -2,10 +2,12 @@
  *
  * kt_hoist.c
  *	  kernel_test's checks of what a compiled nested-loop kernel evaluates
- *	  once per inner row (device_program.h's gj_program_hoist) and of the
+ *	  once per inner row (device_program.h's gj_program_hoist), of the
  *	  32-bit division by a divisor prepared once (gj_div32_by,
- *	  gj_apply_divmod32_by), on the host: the functions are the ones NVRTC
- *	  compiles into the kernels.  kernel_test cpu runs them; the compiled
+ *	  gj_apply_divmod32_by) and of the checked steps that write their
+ *	  result unconditionally (gj_apply_int_arith_fixed and
+ *	  gj_apply_float_arith_fixed), on the host: the functions are the ones
+ *	  NVRTC compiles into the kernels.  kernel_test cpu runs them; the compiled
  *	  kernels themselves are checked against the cpu backend on the GPU
  *	  machine (kt_compiled.c).
  *
@@ -231,9 +233,109 @@ hoist_test_ranges(void)
 		   "programs (divisors, band bounds, booleans, a whole program, none)");
 }
 
+/* int64 values around the edges of int2, int4, int8 and their products */
+static const int64_t step_int_edges[] = {
+	INT64_MIN, INT64_MIN + 1, -INT64_C(3037000500), INT32_MIN - INT64_C(1), INT32_MIN,
+	-65536, -32769, -32768, -7, -1, 0, 1, 2, 7, 32767, 32768, 65536, INT32_MAX,
+	INT32_MAX + INT64_C(1), INT64_C(3037000500), INT64_MAX - 1, INT64_MAX
+};
+
+/* floats around the edges of float4 and float8 arithmetic */
+static const double step_float_edges[] = {
+	0.0, -0.0, 1.0, -2.5, 0.1, 1e-30, 1e-45, 1e-310, 4.9e-324, 1e30, 3.4e38, 1e38, 1e300,
+	1.7e308, -1.7e308, INFINITY, -INFINITY, NAN
+};
+
+#define STEP_NINT ((int) (sizeof(step_int_edges) / sizeof(step_int_edges[0])))
+#define STEP_NFLOAT ((int) (sizeof(step_float_edges) / sizeof(step_float_edges[0])))
+
+/*
+ * One step of op and type on a and b (NULLs as nulls says) by
+ * gj_apply_arith and by fixed (the compiled steps' version): the same
+ * success, NULL flag and, where it succeeded, the same result.
+ */
+static bool
+step_same(bool (*fixed) (const GjInstr *, GjSlot *, bool *, int *), int op, int type,
+		  GjSlot a, GjSlot b, int nulls)
+{
+	GjInstr		in = {(int16_t) op, (int16_t) type, 0, 0};
+	GjSlot		want[2] = {a, b},
+				got[2] = {a, b};
+	bool		want_null[2] = {nulls == 1, nulls == 2},
+				got_null[2] = {nulls == 1, nulls == 2};
+	int			want_sp = 2,
+				got_sp = 2;
+	bool		want_ok = gj_apply_arith(&in, want, want_null, &want_sp);
+	bool		got_ok = fixed(&in, got, got_null, &got_sp);
+
+	return want_ok == got_ok && want_sp == got_sp && want_null[0] == got_null[0] &&
+		(!want_ok || want_null[0] || want[0].i == got[0].i);
+}
+
+static void
+steps_test_fixed(void)
+{
+	int			bad = 0;
+	int64_t		checked = 0;
+
+	for (int k = 0; k < STEP_NINT * STEP_NINT + 200000; k++)
+	{
+		GjSlot		a,
+					b;
+
+		a.i = k < STEP_NINT * STEP_NINT ? step_int_edges[k / STEP_NINT] : (int64_t) rng();
+		b.i = k < STEP_NINT * STEP_NINT ? step_int_edges[k % STEP_NINT] :
+			rng() % 2 ? (int64_t) (rng() % 201) - 100 : (int64_t) rng();
+		for (int op = GJOP_ADD; op <= GJOP_MOD; op++)
+			for (int type = GJT_INT2; type <= GJT_INT8; type++)
+				for (int nulls = 0; nulls < 3; nulls++, checked++)
+					if (!step_same(gj_apply_int_arith_fixed, op, type, a, b, nulls) && bad++ < 5)
+						printf("# int op %d type %d, %lld and %lld (NULLs %d) differ\n", op, type,
+							   (long long) a.i, (long long) b.i, nulls);
+	}
+	for (int k = 0; k < STEP_NFLOAT * STEP_NFLOAT + 200000; k++)
+	{
+		GjSlot		a,
+					b;
+
+		if (k < STEP_NFLOAT * STEP_NFLOAT)
+		{
+			a.f = step_float_edges[k / STEP_NFLOAT];
+			b.f = step_float_edges[k % STEP_NFLOAT];
+		}
+		else
+		{
+			a.i = (int64_t) rng();
+			b.i = (int64_t) rng();
+		}
+		for (int op = GJOP_ADD; op <= GJOP_DIV; op++)
+			for (int type = GJT_FLOAT4; type <= GJT_FLOAT8; type++)
+			{
+				GjSlot		fa = a,
+							fb = b;
+
+				/* a float4 slot holds a float's value */
+				if (type == GJT_FLOAT4)
+				{
+					fa.f = (double) (float) a.f;
+					fb.f = (double) (float) b.f;
+				}
+				for (int nulls = 0; nulls < 3; nulls++, checked++)
+					if (!step_same(gj_apply_float_arith_fixed, op, type, fa, fb, nulls) &&
+						bad++ < 5)
+						printf("# float op %d type %d, %g and %g (NULLs %d) differ\n", op, type,
+							   fa.f, fb.f, nulls);
+			}
+	}
+	printf("# %lld steps compared\n", (long long) checked);
+	report(bad == 0, "%s%s", "gj_apply_int_arith_fixed and gj_apply_float_arith_fixed: ",
+		   "gj_apply_arith's answers (int2, int4, int8, float4, float8, edges, random, NULLs)");
+}
+
 void
 run_hoist_tests(void)
 {
 	hoist_test_divmod();
 	hoist_test_ranges();
+	steps_test_fixed();
 }
