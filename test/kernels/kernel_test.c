@@ -107,6 +107,10 @@
  *	  kernel_test bench-compiled [N [rows]]
  *							bench-program-count's table of compiled
  *							programs alone
+ *
+ *	  In the environment, KT_HOIST=1 and KT_NVRTC_OPTIONS (NVRTC options,
+ *	  e.g. -DGJC_PROVE_FLOAT=1) turn on in every mode what compiled kernels
+ *	  leave off by default until it has run on a GPU.
  *	  kernel_test nvrtc		without a GPU: NVRTC compiles the count kernel
  *							of every program kernel_test knows for sm_90,
  *							its PTX free of local memory (skips without
@@ -142,9 +146,21 @@
 
 #include "kt_common.h"
 
+extern void gj_cuda_test_set_hoisting(bool on);
+extern void gj_cuda_test_set_compile_options(const char *options);
+
 int
 main(int argc, char **argv)
 {
+	/*
+	 * What compiled kernels leave off by default until it has run on a
+	 * GPU: KT_HOIST=1 hoists the inner row's subexpressions, and
+	 * KT_NVRTC_OPTIONS=-DGJC_PROVE_FLOAT=1 proves float8 sums (see
+	 * cuda_compile.cu and compiled_count.cuh)
+	 */
+	gj_cuda_test_set_hoisting(getenv("KT_HOIST") != NULL);
+	if (getenv("KT_NVRTC_OPTIONS") != NULL)
+		gj_cuda_test_set_compile_options(getenv("KT_NVRTC_OPTIONS"));
 	if (argc >= 2 && strcmp(argv[1], "bench") == 0)
 	{
 		int64_t		n = argc >= 3 ? atoll(argv[2]) : 1000000;

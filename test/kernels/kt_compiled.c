@@ -33,6 +33,7 @@ extern const char *gj_cuda_test_nvrtc_path(void);
 extern void gj_cuda_test_set_compiled_rows(int rows);
 extern void gj_cuda_test_set_quick_only(bool on);
 extern void gj_cuda_test_set_compile_options(const char *options);
+extern void gj_cuda_test_set_hoisting(bool on);
 extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
@@ -680,11 +681,15 @@ nv_programs(Program *progs, int limit)
  * count kernel, the sorted steps' count kernel and the nested loop's
  * verdict kernel, for sm_90; the PTX has no local memory (the stack and the columns are in
  * registers) and no indirect branch (the interpreter's switch is gone).
- * One test per program.
+ * One test per program.  The kernels are compiled with what is off by
+ * default until it has run on a GPU (hoisting, float8 sums proven), so
+ * that it compiles.
  */
 static void
 nv_check_programs(const Program *progs, int n, const char *skip)
 {
+	gj_cuda_test_set_hoisting(true);
+	gj_cuda_test_set_compile_options("-DGJC_PROVE_FLOAT=1");
 	for (int i = 0; i < n; i++)
 	{
 		double		ms[6] = {0, 0, 0, 0, 0, 0};
@@ -739,6 +744,8 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			   "(count, pairs, quick, sorted and verdict kernels: no local memory, no indirect "
 			   "branch)");
 	}
+	gj_cuda_test_set_hoisting(getenv("KT_HOIST") != NULL);
+	gj_cuda_test_set_compile_options(getenv("KT_NVRTC_OPTIONS"));
 }
 
 /* Is NVRTC there?  NULL if so, else the reason to skip. */

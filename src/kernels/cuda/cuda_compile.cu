@@ -301,6 +301,14 @@ loaded_columns(const GjInstr *instrs, int ninstrs, int op)
 static int	rows_override;
 static bool quick_only;
 
+/*
+ * Hoist the inner row's subexpressions into the staging of a chunk
+ * (gj_program_hoist) in the nested loop's kernels: off until its kernels
+ * have passed kernel_test's compiled checks on a GPU (kernel_test turns it
+ * on with KT_HOIST=1, and its NVRTC checks always).
+ */
+static bool hoisting;
+
 /* kernel_test bench-program-count: NVRTC options added to ours (see below) */
 #define GJ_COMPILE_TEST_OPTIONS 4
 static char test_option_text[256];
@@ -394,7 +402,7 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 	 * quick kernel, compiled for its speed of compiling, does not.
 	 */
 	hs.n = 0;
-	if (kind != GJ_COMPILED_SORTED && !quick)
+	if (hoisting && kind != GJ_COMPILED_SORTED && !quick)
 		gj_program_hoist(instrs, ninstrs, lead.pc, lead.depth, &nw, &hs);
 	ok = append(buf, len, &at, "%s#include \"kernels/device_program.h\"\n", nvrtc_prelude) &&
 		append(buf, len, &at, "/* %s */\n#define GJC_NINSTRS %d\n#define GJC_PROGRAM {",
@@ -1159,6 +1167,16 @@ extern "C" void
 gj_cuda_test_set_quick_only(bool on)
 {
 	quick_only = on;
+}
+
+/*
+ * For kernel_test: hoisting (above) on or off for the kernels compiled
+ * from now on.  Not thread-safe, like gj_cuda_test_set_quick_only.
+ */
+extern "C" void
+gj_cuda_test_set_hoisting(bool on)
+{
+	hoisting = on;
 }
 
 /* For kernel_test: gj_compiled_rows_per_thread, from C. */

@@ -253,6 +253,13 @@ gj_cuda_test_set_quick_only(bool on)
 {
 }
 
+extern void gj_cuda_test_set_hoisting(bool on);
+
+void
+gj_cuda_test_set_hoisting(bool on)
+{
+}
+
 extern void gj_cuda_test_set_compile_options(const char *options);
 
 void
