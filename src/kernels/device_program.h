@@ -663,8 +663,13 @@ gj_apply_date_pm(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 	}
 	if (stack[sp - 1].i != GJ_DATE_NOBEGIN && stack[sp - 1].i != GJ_DATE_NOEND)
 	{
-		int64_t		r = (in->op == GJOP_DATE_PLI) ?
-		stack[sp - 1].i + stack[sp].i : stack[sp - 1].i - stack[sp].i;
+		/*
+		 * unsigned: an operand a failed step left (compiled kernels keep its
+		 * wrapped value, gj_apply_int_arith_fixed) may be near 2^63
+		 */
+		int64_t		r = (int64_t) ((in->op == GJOP_DATE_PLI) ?
+								   (uint64_t) stack[sp - 1].i + (uint64_t) stack[sp].i :
+								   (uint64_t) stack[sp - 1].i - (uint64_t) stack[sp].i);
 
 		if (r < GJ_DATE_MIN || r >= GJ_DATE_MAX_EXCL)
 			return false;
@@ -687,7 +692,7 @@ gj_apply_date_mi(const GjInstr *in, GjSlot *stack, bool *isnull, int *spp)
 	if (stack[sp - 1].i == GJ_DATE_NOBEGIN || stack[sp - 1].i == GJ_DATE_NOEND ||
 		stack[sp].i == GJ_DATE_NOBEGIN || stack[sp].i == GJ_DATE_NOEND)
 		return false;
-	stack[sp - 1].i = stack[sp - 1].i - stack[sp].i;
+	stack[sp - 1].i = (int64_t) ((uint64_t) stack[sp - 1].i - (uint64_t) stack[sp].i);
 	return true;
 }
 

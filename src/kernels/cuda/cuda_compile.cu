@@ -119,6 +119,7 @@ typedef struct CacheEntry
 	uint32_t	inner_nullable;
 	int			rows;			/* gj_compiled_rows_per_thread's, when compiled */
 	bool		quick_only;		/* kernel_test: the quick kernel is the final one */
+	bool		hoisting;		/* hoisting (below), when the entry was made */
 	bool		store_missed;	/* the kernel store was asked, and had no usable copy */
 	int			ninstrs;
 	GjInstr		instrs[GJ_MAX_INSTRS];
@@ -378,14 +379,44 @@ append(char *buf, size_t len, size_t *at, const char *fmt, ...)
 }
 
 /*
+ * Shared memory a nested-loop kernel stages a chunk's inner rows in, at
+ * most: each loaded inner column (8 bytes a row, 4 if held in 32 bits, and
+ * a NULL flag where it may be NULL; a column read only in a hoisted range
+ * counted as well) and each hoisted range (its value, flags and a
+ * divisor's multiplier), GJC_CHUNK rows.  A block may have 48 kB of static
+ * shared memory; the rest of the kernel's takes a few kB.
+ */
+#define GJ_COMPILE_STAGED_BYTES		(40 * 1024)
+
+static size_t
+staged_bytes(const GjInstr *instrs, int ninstrs, const GjNarrowing *nw,
+			 uint32_t inner_nullable, const GjHoisting *hs)
+{
+	uint32_t	loaded = loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
+	size_t		row = 0;
+
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!(loaded & (1u << c)))
+			continue;
+		row += (nw->inner_cols & (1u << c)) ? 4 : 8;
+		row += (inner_nullable & (1u << c)) ? 1 : 0;
+	}
+	for (int h = 0; h < hs->n; h++)
+		row += (hs->range[h].narrow ? 4 : 8) + 1 + (hs->range[h].divisor ? 8 : 0);
+	return row * GJC_CHUNK;
+}
+
+/*
  * The NVRTC source of a kind's kernels for a program: the prelude, the
  * program and its leading compares as macros, then compiled_count.cuh;
  * with quick, the quick kernel's (no proven chunks, no unrolled pair
- * loop, quick_rows).  false if it does not fit buf.
+ * loop, quick_rows); with hoist, the inner row's ranges (hoisting,
+ * above).  false if it does not fit buf.
  */
 bool
 gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
-						uint32_t inner_nullable, bool quick, char *buf, size_t len)
+						uint32_t inner_nullable, bool quick, bool hoist, char *buf, size_t len)
 {
 	GjLeadingCompares lead;
 	GjNarrowing nw;
@@ -402,8 +433,11 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 	 * quick kernel, compiled for its speed of compiling, does not.
 	 */
 	hs.n = 0;
-	if (hoisting && kind != GJ_COMPILED_SORTED && !quick)
+	if (hoist && kind != GJ_COMPILED_SORTED && !quick)
 		gj_program_hoist(instrs, ninstrs, lead.pc, lead.depth, &nw, &hs);
+	while (hs.n > 0 && staged_bytes(instrs, ninstrs, &nw, inner_nullable, &hs) >
+		   GJ_COMPILE_STAGED_BYTES)
+		hs.n--;					/* the last ranges stay in the pair loop */
 	ok = append(buf, len, &at, "%s#include \"kernels/device_program.h\"\n", nvrtc_prelude) &&
 		append(buf, len, &at, "/* %s */\n#define GJC_NINSTRS %d\n#define GJC_PROGRAM {",
 			   gj_program_variant(&nw), ninstrs);
@@ -538,7 +572,7 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 	return e->kind == kind && e->device == device && e->ninstrs == ninstrs &&
 		e->outer_nullable == outer_nullable && e->inner_nullable == inner_nullable &&
 		e->rows == gj_compiled_rows_per_thread(instrs, ninstrs) &&
-		e->quick_only == quick_only &&
+		e->quick_only == quick_only && e->hoisting == hoisting &&
 		memcmp(e->instrs, instrs, sizeof(GjInstr) * ninstrs) == 0;
 }
 
@@ -637,7 +671,8 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 	memset(m, 0, sizeof(*m));
 	if (source == NULL ||
 		!gj_cuda_compiled_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable,
-								 e->inner_nullable, quick, source, GJ_COMPILE_SOURCE_BYTES))
+								 e->inner_nullable, quick, e->hoisting, source,
+								 GJ_COMPILE_SOURCE_BYTES))
 	{
 		free(source);
 		return false;
@@ -902,6 +937,7 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		e->inner_nullable = inner_nullable;
 		e->rows = gj_compiled_rows_per_thread(instrs, ninstrs);
 		e->quick_only = quick_only;
+		e->hoisting = hoisting;
 		e->store_missed = false;
 		e->ninstrs = ninstrs;
 		memcpy(e->instrs, instrs, sizeof(GjInstr) * ninstrs);
@@ -1078,7 +1114,7 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 		return NULL;
 	}
 	if (!gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
-								 quick_only, source, GJ_COMPILE_SOURCE_BYTES))
+								 quick_only, hoisting, source, GJ_COMPILE_SOURCE_BYTES))
 	{
 		snprintf(message, message_len, "the source does not fit %d bytes",
 				 GJ_COMPILE_SOURCE_BYTES);
@@ -1121,8 +1157,8 @@ gj_cuda_test_nvrtc_path(void)
 extern "C" bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
-	return gj_cuda_compiled_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, quick_only, buf,
-								   len);
+	return gj_cuda_compiled_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, quick_only,
+								   hoisting, buf, len);
 }
 
 /*

@@ -565,7 +565,7 @@ extern const GjCompiledKernels *gj_cuda_program_kernels(CudaJoinState *state, in
 extern int	gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs);
 extern bool gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs,
 									uint32_t outer_nullable, uint32_t inner_nullable,
-									bool quick, char *buf, size_t len);
+									bool quick, bool hoist, char *buf, size_t len);
 
 /* cuda_program_count.cu */
 extern int64_t gj_cuda_program_count_step_pairs(CudaJoinState *state, GjStats *stats);
