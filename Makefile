@@ -65,7 +65,8 @@ OBJS = \
 	src/kernels/cpu/cpu_page_decode.o \
 	src/kernels/shared/agg_runs.o \
 	src/kernels/shared/agg_fold.o \
-	src/kernels/shared/kernel_store.o
+	src/kernels/shared/kernel_store.o \
+	src/kernels/shared/flat_program.o
 
 # the cuda backend, one object per concern (src/kernels/cuda/cuda_internal.cuh)
 CUDA_OBJS = \
@@ -136,16 +137,16 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 src/kernels/cuda/%.o: src/kernels/cuda/%.cu src/kernels/cuda/cuda_internal.cuh \
-		src/kernels/cuda/compiled_count.cuh \
+		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/compiled_flat.cuh \
 		$(wildcard src/kernels/*.h src/kernels/shared/*.h)
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 # The text of the headers NVRTC compiles a program's kernel from
 # (cuda_compile.cu), as C string constants: src/kernels/cuda/embed_text.sh.
 src/kernels/cuda/cuda_program_text.h: src/kernels/device_program.h \
-		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/embed_text.sh
+		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/compiled_flat.cuh src/kernels/cuda/embed_text.sh
 	sh src/kernels/cuda/embed_text.sh src/kernels/device_program.h \
-		src/kernels/cuda/compiled_count.cuh > $@.tmp && mv $@.tmp $@
+		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/compiled_flat.cuh > $@.tmp && mv $@.tmp $@
 src/kernels/cuda/cuda_compile.o: src/kernels/cuda/cuda_program_text.h
 
 # PGXS does not track header dependencies; every object depends on them all.

@@ -108,15 +108,21 @@
  *							bench-program-count's table of compiled
  *							programs alone
  *
- *	  In the environment, KT_HOIST=1 and KT_NVRTC_OPTIONS (NVRTC options,
- *	  e.g. -DGJC_PROVE_FLOAT=1) turn on in every mode what compiled kernels
- *	  leave off by default until it has run on a GPU.
+ *	  In the environment, KT_HOIST=1, KT_FLAT=1 (the flat quick kernels)
+ *	  and KT_NVRTC_OPTIONS (NVRTC options, e.g. -DGJC_PROVE_FLOAT=1) turn
+ *	  on in every mode what compiled kernels leave off by default until it
+ *	  has run on a GPU; KT_QUICK=1 makes every compiled kernel the quick
+ *	  one (the flat one with KT_FLAT=1), as program-count-quick does, for
+ *	  compiled-agg and the benches.
  *	  kernel_test nvrtc		without a GPU: NVRTC compiles the count kernel
  *							of every program kernel_test knows for sm_90,
  *							its PTX free of local memory (skips without
  *							libnvrtc)
- *	  kernel_test nvrtc-source N
- *							print the NVRTC source of bench program N
+ *	  kernel_test nvrtc-source N [flat]
+ *							print the NVRTC source of bench program N's
+ *							count kernel (with flat, its flat quick kernel)
+ *	  kernel_test flat		the flat programs against the interpreter
+ *							(kt_flat.c; part of cpu)
  *
  *	  This file is main and the mode dispatch.  The rest:
  *	  kt_common.h/.c	types, inputs, the schedule runner, reporting
@@ -147,6 +153,8 @@
 #include "kt_common.h"
 
 extern void gj_cuda_test_set_hoisting(bool on);
+extern void gj_cuda_test_set_flat(bool on);
+extern void gj_cuda_test_set_quick_only(bool on);
 extern void gj_cuda_test_set_compile_options(const char *options);
 
 int
@@ -155,10 +163,13 @@ main(int argc, char **argv)
 	/*
 	 * What compiled kernels leave off by default until it has run on a
 	 * GPU: KT_HOIST=1 hoists the inner row's subexpressions, and
-	 * KT_NVRTC_OPTIONS=-DGJC_PROVE_FLOAT=1 proves float8 sums (see
-	 * cuda_compile.cu and compiled_count.cuh)
+	 * KT_NVRTC_OPTIONS=-DGJC_PROVE_FLOAT=1 proves float8 sums, KT_FLAT=1
+	 * makes the quick kernels flat (see cuda_compile.cu and
+	 * compiled_count.cuh)
 	 */
 	gj_cuda_test_set_hoisting(getenv("KT_HOIST") != NULL);
+	gj_cuda_test_set_flat(getenv("KT_FLAT") != NULL);
+	gj_cuda_test_set_quick_only(getenv("KT_QUICK") != NULL);
 	if (getenv("KT_NVRTC_OPTIONS") != NULL)
 		gj_cuda_test_set_compile_options(getenv("KT_NVRTC_OPTIONS"));
 	if (argc >= 2 && strcmp(argv[1], "bench") == 0)
@@ -197,7 +208,9 @@ main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "nvrtc") == 0)
 		return run_nvrtc_tests();
 	if (argc >= 3 && strcmp(argv[1], "nvrtc-source") == 0)
-		return print_compiled_source(atoi(argv[2]));
+		return print_compiled_source(atoi(argv[2]), argc >= 4 ? argv[3] : "");
+	if (argc >= 2 && strcmp(argv[1], "flat") == 0)
+		return run_flat_only();
 	if (argc >= 2 && strcmp(argv[1], "startup") == 0)
 		return bench_startup();
 	if (argc >= 2 && strcmp(argv[1], "bench-sorted-filter") == 0)

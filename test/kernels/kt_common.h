@@ -199,8 +199,13 @@ extern void run_nvrtc_cpu_tests(void);
 
 /* kt_hoist.c: 3 tests, run among run_nvrtc_cpu_tests' */
 extern void run_hoist_tests(void);
+
+/* kt_flat.c: flat_test_count() tests, among run_nvrtc_cpu_tests' */
+extern int	flat_test_count(void);
+extern void run_flat_tests(void);
+extern int	run_flat_only(void);
 extern int	run_nvrtc_tests(void);
-extern int	print_compiled_source(int which);
+extern int	print_compiled_source(int which, const char *flat);
 extern int	bench_program_count_compiled(int64_t n, bool sweep);
 
 #endif							/* KT_COMMON_H */

@@ -23,6 +23,7 @@
 
 #include "kt_common.h"
 #include "kernels/shared/gj_keys.h"
+#include "kernels/shared/flat_program.h"
 
 /* The test hooks of cuda/cuda_compile.cu (cuda_stub.c without nvcc). */
 extern char *gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
@@ -34,6 +35,7 @@ extern void gj_cuda_test_set_compiled_rows(int rows);
 extern void gj_cuda_test_set_quick_only(bool on);
 extern void gj_cuda_test_set_compile_options(const char *options);
 extern void gj_cuda_test_set_hoisting(bool on);
+extern void gj_cuda_test_set_flat(bool on);
 extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
@@ -675,6 +677,13 @@ nv_programs(Program *progs, int limit)
 	return limit > 0 && limit < n ? limit : n;
 }
 
+/* The same, for kt_flat.c. */
+int
+kt_nv_programs(Program *progs, int limit)
+{
+	return nv_programs(progs, limit);
+}
+
 /*
  * NVRTC compiles the count kernel of each program, its columns with and
  * without NULLs, its nested loop's pairs kernels with NULLs, the quick
@@ -692,7 +701,7 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 	gj_cuda_test_set_compile_options("-DGJC_PROVE_FLOAT=1");
 	for (int i = 0; i < n; i++)
 	{
-		double		ms[6] = {0, 0, 0, 0, 0, 0};
+		double		ms[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
 		char		message[2048];
 		bool		ok = true;
 
@@ -702,20 +711,28 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 			printf("ok %d - NVRTC compiles %s # SKIP %s\n", test_number, progs[i].name, skip);
 			continue;
 		}
-		for (int v = 0; v < 6 && ok; v++)
+		for (int v = 0; v < 9 && ok; v++)
 		{
 			int			nulls = v > 0;
 			uint32_t	mask = nulls ? 0xffu : 0;
 			char	   *ptx;
 
-			/* v 3: the quick count kernel a background compile loads first */
-			gj_cuda_test_set_quick_only(v == 3);
-			ptx = gj_cuda_test_compile_program(v == 2 ? KT_KIND_PAIRS :
+			/*
+			 * v 3: the quick count kernel a background compile loads
+			 * first; 6 to 8 the flat quick kernels (count, pairs,
+			 * verdicts), where the program is written out flat
+			 */
+			if (v >= 6 && !gj_flat_supported(progs[i].instrs, progs[i].ninstrs))
+				break;
+			gj_cuda_test_set_quick_only(v == 3 || v >= 6);
+			gj_cuda_test_set_flat(v >= 6);
+			ptx = gj_cuda_test_compile_program(v == 2 || v == 7 ? KT_KIND_PAIRS :
 											   v == 4 ? KT_KIND_SORTED :
-											   v == 5 ? KT_KIND_BITS : KT_KIND_COUNT,
+											   v == 5 || v == 8 ? KT_KIND_BITS : KT_KIND_COUNT,
 											   progs[i].instrs, progs[i].ninstrs, mask, mask,
 											   KT_ARCH, &ms[v], message, sizeof(message));
 			gj_cuda_test_set_quick_only(false);
+			gj_cuda_test_set_flat(false);
 
 			if (ptx == NULL)
 			{
@@ -736,15 +753,16 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 
 			gj_program_narrow(progs[i].instrs, progs[i].ninstrs, &nw);
 			printf("# %d instructions, %s, %.0f ms, with NULLs %.0f ms, pairs kernels %.0f ms, "
-				   "quick %.0f ms, sorted %.0f ms, verdicts %.0f ms\n",
+				   "quick %.0f ms, sorted %.0f ms, verdicts %.0f ms, flat %.0f / %.0f / %.0f ms\n",
 				   progs[i].ninstrs, gj_program_variant(&nw), ms[0], ms[1], ms[2], ms[3], ms[4],
-				   ms[5]);
+				   ms[5], ms[6], ms[7], ms[8]);
 		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
-			   "(count, pairs, quick, sorted and verdict kernels: no local memory, no indirect "
-			   "branch)");
+			   "(count, pairs, quick, sorted and verdict kernels, and the flat ones: no local "
+			   "memory, no indirect branch)");
 	}
 	gj_cuda_test_set_hoisting(getenv("KT_HOIST") != NULL);
+	gj_cuda_test_set_flat(getenv("KT_FLAT") != NULL);
 	gj_cuda_test_set_compile_options(getenv("KT_NVRTC_OPTIONS"));
 }
 
@@ -768,7 +786,7 @@ nvrtc_test_count(void)
 	int			n = compiled_bench_programs(progs);
 
 	free(progs);
-	return N32_TESTS + n;
+	return N32_TESTS + flat_test_count() + n;
 }
 
 void
@@ -783,6 +801,7 @@ run_nvrtc_cpu_tests(void)
 	n32_test_float_arith();
 	n32_test_int8_arith();
 	run_hoist_tests();
+	run_flat_tests();
 	nv_check_programs(progs, n, nv_skip_reason());
 	free(progs);
 }
@@ -806,13 +825,15 @@ extern bool gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, cha
 										 size_t len);
 
 int
-print_compiled_source(int which)
+print_compiled_source(int which, const char *flat)
 {
 	Program    *progs = xmalloc(sizeof(Program) * NV_MAX_PROGRAMS);
 	int			n = compiled_bench_programs(progs);
 	char	   *buf = xmalloc(65536);
 	int			rc = 1;
 
+	gj_cuda_test_set_flat(strcmp(flat, "flat") == 0);
+	gj_cuda_test_set_quick_only(strcmp(flat, "flat") == 0);
 	if (which >= 0 && which < n &&
 		gj_cuda_test_compiled_source(progs[which].instrs, progs[which].ninstrs, buf, 65536))
 	{

@@ -64,13 +64,17 @@
 #include "cuda_internal.cuh"
 #include "kernels/cuda/compiled_count.cuh"
 #include "kernels/cuda/cuda_program_text.h"
+#include "kernels/shared/flat_program.h"
 #include "kernels/shared/kernel_store.h"
 
 /* Programs the cache holds at most (see above). */
 #define GJ_COMPILE_CACHE_ENTRIES	256
 
-/* The generated source's size at most: 64 instructions of about 60 bytes. */
-#define GJ_COMPILE_SOURCE_BYTES		16384
+/*
+ * The generated source's size at most: 64 instructions of about 60 bytes,
+ * or written out flat (flat_program.c) about 250.
+ */
+#define GJ_COMPILE_SOURCE_BYTES		32768
 
 /* The NVRTC functions we call, looked up in the library dlopen found. */
 typedef struct NvrtcApi
@@ -120,6 +124,7 @@ typedef struct CacheEntry
 	int			rows;			/* gj_compiled_rows_per_thread's, when compiled */
 	bool		quick_only;		/* kernel_test: the quick kernel is the final one */
 	bool		hoisting;		/* hoisting (below), when the entry was made */
+	bool		flat;			/* flat_quick (below), likewise */
 	bool		store_missed;	/* the kernel store was asked, and had no usable copy */
 	int			ninstrs;
 	GjInstr		instrs[GJ_MAX_INSTRS];
@@ -310,6 +315,18 @@ static bool quick_only;
  */
 static bool hoisting;
 
+/*
+ * The quick kernel of a program flat_program.c writes out: the flat one
+ * (compiled_flat.cuh), which NVRTC compiles in a third of the time of
+ * compiled_count.cuh's quick kernel.  Off until its kernels have passed
+ * kernel_test's compiled checks on a GPU (kernel_test turns it on with
+ * KT_FLAT=1, and its NVRTC checks compile it always).  GJ_FLAT_ROWS outer
+ * rows a thread.
+ */
+static bool flat_quick;
+
+#define GJ_FLAT_ROWS		2
+
 /* kernel_test bench-program-count: NVRTC options added to ours (see below) */
 #define GJ_COMPILE_TEST_OPTIONS 4
 static char test_option_text[256];
@@ -480,6 +497,146 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 			   kind, quick ? "#define GJC_PROVE 0\n#define GJC_PAIR_UNROLL 1\n" : "");
 }
 
+/*
+ * compiled_flat.cuh's statements over the loaded columns (see there): the
+ * outer row's into ov[r] and onull[r] (or zeros), the inner row's staged
+ * into shared memory (slot by slot, as the columns come) and read back.
+ */
+static bool
+flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
+				   uint32_t inner_nullable, char *buf, size_t len, size_t *at)
+{
+	int			slot = 0,
+				null_slot = 0;
+	bool		ok;
+
+	ok = append(buf, len, at, "#define GJF_LOAD_OUTER(r, row) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!((outer >> c) & 1u))
+			continue;
+		ok = append(buf, len, at, "ov[r][%d] = GJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c, c);
+		if (ok && ((outer_nullable >> c) & 1u))
+			ok = append(buf, len, at, "onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
+		else
+			ok = ok && append(buf, len, at, "onull[r][%d] = 0; ", c);
+	}
+	ok = ok && append(buf, len, at, "} while (0)\n#define GJF_ZERO_OUTER(r) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+		if ((outer >> c) & 1u)
+			ok = append(buf, len, at, "ov[r][%d] = 0; onull[r][%d] = 0; ", c, c);
+	ok = ok && append(buf, len, at, "} while (0)\n#define GJF_STAGE(t) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!((inner >> c) & 1u))
+			continue;
+		ok = append(buf, len, at, "svalues[%d][t] = GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ",
+					slot++, c);
+		if (ok && ((inner_nullable >> c) & 1u))
+			ok = append(buf, len, at, "snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
+						null_slot++, c);
+	}
+	slot = null_slot = 0;
+	ok = ok && append(buf, len, at, "} while (0)\n#define GJF_READ_INNER(t) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!((inner >> c) & 1u))
+			continue;
+		ok = append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c, slot++, c);
+		if (ok && ((inner_nullable >> c) & 1u))
+			ok = append(buf, len, at, "snull[%d][t]; ", null_slot++);
+		else
+			ok = ok && append(buf, len, at, "0; ");
+	}
+	return ok && append(buf, len, at, "} while (0)\n");
+}
+
+/*
+ * The NVRTC source of a kind's flat kernels (compiled_flat.cuh) for a
+ * program gj_flat_supported accepts: the prelude, the program as
+ * gj_flat_source writes it, GjcArgs' layout as byte offsets and the
+ * columns; false if it does not fit buf.  The inner rows of a chunk fill
+ * at most 40 kB of shared memory (GJ_COMPILE_STAGED_BYTES): 1024 of them,
+ * or 512 or 256 where many columns are loaded (a divisor of GJC_CHUNK,
+ * which the slices' length is a multiple of).
+ */
+static bool
+gj_cuda_flat_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
+					uint32_t inner_nullable, char *buf, size_t len)
+{
+	uint32_t	outer = loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
+	uint32_t	inner = loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
+	int			ninner = __builtin_popcount(inner);
+	int			nnulls = __builtin_popcount(inner & inner_nullable);
+	size_t		row_bytes = 8 * ninner + nnulls;
+	int			chunk = GJC_CHUNK;
+	size_t		at = 0;
+
+	while (chunk > 256 && row_bytes * chunk > GJ_COMPILE_STAGED_BYTES)
+		chunk /= 2;
+	outer_nullable &= outer;
+	inner_nullable &= inner;
+	return append(buf, len, &at, "%s", nvrtc_prelude) &&
+		flat_column_macros(outer, outer_nullable, inner, inner_nullable, buf, len, &at) &&
+		gj_flat_source(instrs, ninstrs, outer_nullable, inner_nullable, true, "gjf_eval",
+					   buf, len, &at) &&
+		append(buf, len, &at,
+			   "#define GJF_ARGS_SIZE %zu\n#define GJF_OFF_OUTER %zu\n#define GJF_OFF_INNER %zu\n"
+			   "#define GJF_OFF_VALUES %zu\n#define GJF_OFF_ISNULL %zu\n"
+			   "#define GJF_OFF_OUTER_BASE %zu\n#define GJF_OFF_O_BEGIN %zu\n"
+			   "#define GJF_OFF_NROWS %zu\n#define GJF_OFF_NINNER %zu\n"
+			   "#define GJF_OFF_SLICE_LEN %zu\n#define GJF_OFF_COUNTS %zu\n"
+			   "#define GJF_OFF_TOTAL %zu\n#define GJF_OFF_HOST %zu\n"
+			   "#define GJF_OFF_SCRATCH %zu\n#define GJF_OFF_NSLICES %zu\n"
+			   "#define GJF_OFF_OUT_OUTER %zu\n#define GJF_OFF_OUT_INNER %zu\n"
+			   "#define GJF_OFF_OUTER_FIRST %zu\n#define GJF_OFF_INNER_FIRST %zu\n"
+			   "#define GJF_OFF_MATCH_BITS %zu\n#define GJF_OFF_RECHECK_BITS %zu\n",
+			   sizeof(GjcArgs), offsetof(GjcArgs, outer), offsetof(GjcArgs, inner),
+			   offsetof(GjKeyColumns, values), offsetof(GjKeyColumns, isnull),
+			   offsetof(GjcArgs, outer_base), offsetof(GjcArgs, o_begin),
+			   offsetof(GjcArgs, nrows), offsetof(GjcArgs, ninner),
+			   offsetof(GjcArgs, slice_len), offsetof(GjcArgs, counts),
+			   offsetof(GjcArgs, total), offsetof(GjcArgs, host),
+			   offsetof(GjcArgs, scratch), offsetof(GjcArgs, nslices),
+			   offsetof(GjcArgs, out_outer), offsetof(GjcArgs, out_inner),
+			   offsetof(GjcArgs, outer_first), offsetof(GjcArgs, inner_first),
+			   offsetof(GjcArgs, match_bits), offsetof(GjcArgs, recheck_bits)) &&
+		append(buf, len, &at,
+			   "#define GJF_OUTER_COLS 0x%xu\n#define GJF_INNER_COLS 0x%xu\n"
+			   "#define GJF_OUTER_NULLABLE 0x%xu\n#define GJF_INNER_NULLABLE 0x%xu\n"
+			   "#define GJF_NINNER %d\n#define GJF_NINNER_NULLS %d\n"
+			   "#define GJF_ROWS %d\n#define GJF_CHUNK %d\n#define GJF_KIND %d\n"
+			   "#include \"kernels/cuda/compiled_flat.cuh\"\n",
+			   outer, inner, outer_nullable, inner_nullable, ninner > 0 ? ninner : 1,
+			   nnulls > 0 ? nnulls : 1, GJ_FLAT_ROWS, chunk, kind);
+}
+
+/*
+ * Is a kind's quick kernel for a program the flat one (flat_quick, above)?
+ * The sorted steps' kernel has no quick form.
+ */
+static bool
+quick_is_flat(bool flat, int kind, const GjInstr *instrs, int ninstrs)
+{
+	return flat && kind != GJ_COMPILED_SORTED && gj_flat_supported(instrs, ninstrs);
+}
+
+/*
+ * The source of a kind's kernels for a program: the full one, or with quick
+ * the quick one, flat where it is (with flat).
+ */
+static bool
+kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
+			  uint32_t inner_nullable, bool quick, bool hoist, bool flat, char *buf,
+			  size_t len)
+{
+	if (quick && quick_is_flat(flat, kind, instrs, ninstrs))
+		return gj_cuda_flat_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
+								   buf, len);
+	return gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
+								   quick, hoist, buf, len);
+}
+
 static double
 now_ms(void)
 {
@@ -498,9 +655,11 @@ static bool
 nvrtc_compile(const char *source, int arch, char **cubin, size_t *cubin_len, char **ptx)
 {
 	static const char *const header_names[] = {
-		"kernels/device_program.h", "kernels/cuda/compiled_count.cuh"
+		"kernels/device_program.h", "kernels/cuda/compiled_count.cuh",
+		"kernels/cuda/compiled_flat.cuh"
 	};
-	const char *headers[] = {gj_text_device_program_h, gj_text_compiled_count_cuh};
+	const char *headers[] = {gj_text_device_program_h, gj_text_compiled_count_cuh,
+	gj_text_compiled_flat_cuh};
 	char		arch_opt[64];
 	const char *opts[4 + GJ_COMPILE_TEST_OPTIONS] = {arch_opt, "-std=c++17", "--fmad=false",
 	"-default-device"};
@@ -514,7 +673,7 @@ nvrtc_compile(const char *source, int arch, char **cubin, size_t *cubin_len, cha
 	if (ptx != NULL)
 		*ptx = NULL;
 	snprintf(arch_opt, sizeof(arch_opt), "--gpu-architecture=sm_%d", arch);
-	rc = nvrtc.create(&prog, source, "gpujoin_program.cu", 2, headers, header_names);
+	rc = nvrtc.create(&prog, source, "gpujoin_program.cu", 3, headers, header_names);
 	if (rc != NVRTC_SUCCESS)
 	{
 		snprintf(last_failure, sizeof(last_failure), "nvrtcCreateProgram failed (%d)", (int) rc);
@@ -572,7 +731,7 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 	return e->kind == kind && e->device == device && e->ninstrs == ninstrs &&
 		e->outer_nullable == outer_nullable && e->inner_nullable == inner_nullable &&
 		e->rows == gj_compiled_rows_per_thread(instrs, ninstrs) &&
-		e->quick_only == quick_only && e->hoisting == hoisting &&
+		e->quick_only == quick_only && e->hoisting == hoisting && e->flat == flat_quick &&
 		memcmp(e->instrs, instrs, sizeof(GjInstr) * ninstrs) == 0;
 }
 
@@ -586,7 +745,8 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 static char *
 stored_key(const char *source, int arch, size_t *key_len)
 {
-	static const char *const texts[] = {gj_text_device_program_h, gj_text_compiled_count_cuh};
+	static const char *const texts[] = {gj_text_device_program_h, gj_text_compiled_count_cuh,
+	gj_text_compiled_flat_cuh};
 	uint64_t	headers = 0;
 	int			major = 0,
 				minor = 0;
@@ -670,9 +830,8 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 	*why = GJ_INTERPRETED_COMPILE_FAILED;
 	memset(m, 0, sizeof(*m));
 	if (source == NULL ||
-		!gj_cuda_compiled_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable,
-								 e->inner_nullable, quick, e->hoisting, source,
-								 GJ_COMPILE_SOURCE_BYTES))
+		!kernel_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable, e->inner_nullable,
+					   quick, e->hoisting, e->flat, source, GJ_COMPILE_SOURCE_BYTES))
 	{
 		free(source);
 		return false;
@@ -711,8 +870,9 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 	free(key);
 	if (!loaded)
 		return false;
-	m->rows = quick ? quick_rows(e->instrs, e->ninstrs) :
-		gj_compiled_rows_per_thread(e->instrs, e->ninstrs);
+	m->rows = !quick ? gj_compiled_rows_per_thread(e->instrs, e->ninstrs) :
+		quick_is_flat(e->flat, e->kind, e->instrs, e->ninstrs) ? GJ_FLAT_ROWS :
+		quick_rows(e->instrs, e->ninstrs);
 	m->build_ms = now_ms() - t0;
 	return true;
 }
@@ -938,6 +1098,7 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		e->rows = gj_compiled_rows_per_thread(instrs, ninstrs);
 		e->quick_only = quick_only;
 		e->hoisting = hoisting;
+		e->flat = flat_quick;
 		e->store_missed = false;
 		e->ninstrs = ninstrs;
 		memcpy(e->instrs, instrs, sizeof(GjInstr) * ninstrs);
@@ -1113,8 +1274,8 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 		free(source);
 		return NULL;
 	}
-	if (!gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
-								 quick_only, hoisting, source, GJ_COMPILE_SOURCE_BYTES))
+	if (!kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable, quick_only,
+					   hoisting, flat_quick, source, GJ_COMPILE_SOURCE_BYTES))
 	{
 		snprintf(message, message_len, "the source does not fit %d bytes",
 				 GJ_COMPILE_SOURCE_BYTES);
@@ -1157,8 +1318,8 @@ gj_cuda_test_nvrtc_path(void)
 extern "C" bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
-	return gj_cuda_compiled_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, quick_only,
-								   hoisting, buf, len);
+	return kernel_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, quick_only, hoisting,
+						 flat_quick, buf, len);
 }
 
 /*
@@ -1213,6 +1374,17 @@ extern "C" void
 gj_cuda_test_set_hoisting(bool on)
 {
 	hoisting = on;
+}
+
+/*
+ * For kernel_test: the flat quick kernels (flat_quick, above) on or off for
+ * the kernels compiled from now on.  Not thread-safe, like
+ * gj_cuda_test_set_quick_only.
+ */
+extern "C" void
+gj_cuda_test_set_flat(bool on)
+{
+	flat_quick = on;
 }
 
 /* For kernel_test: gj_compiled_rows_per_thread, from C. */

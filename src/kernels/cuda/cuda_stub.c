@@ -260,6 +260,13 @@ gj_cuda_test_set_hoisting(bool on)
 {
 }
 
+extern void gj_cuda_test_set_flat(bool on);
+
+void
+gj_cuda_test_set_flat(bool on)
+{
+}
+
 extern void gj_cuda_test_set_compile_options(const char *options);
 
 void

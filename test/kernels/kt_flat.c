@@ -1,0 +1,576 @@
+/*-------------------------------------------------------------------------
+ *
+ * kt_flat.c
+ *	  The flat programs of kernels/shared/flat_program.c against the
+ *	  interpreter, on the host: the text NVRTC compiles into the cuda
+ *	  backend's flat kernels, compiled here by the host's C compiler (cc,
+ *	  or $CC) into a shared library and called for every pair of small
+ *	  sides whose values cover each type's edges (NaN, infinities, -0.0,
+ *	  the integer extremes, NULLs).  Each pair's answer must equal what the
+ *	  nested loop's kernels count: GJ_RESULT_FALSE where a leading compare
+ *	  fails, else gj_program_eval_from's.
+ *
+ *	  The programs: those of kernel_test nvrtc (the bench's, kt_specs.c's,
+ *	  the program count's) and random ones of every instruction the flat
+ *	  source writes out.  FLAT_TESTS tests, among kernel_test cpu's; they
+ *	  skip where no C compiler runs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <dlfcn.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kt_common.h"
+#include "kernels/shared/flat_program.h"
+
+#define FLAT_RANDOM		240		/* random programs */
+#define FLAT_MAX		(96 + FLAT_RANDOM + 8)
+#define FLAT_ROWS		40		/* rows of each side: 1,600 pairs a program */
+
+typedef int (*FlatFn) (const int64_t *, const uint8_t *, const int64_t *, const uint8_t *);
+
+/* kt_compiled.c's programs of kernel_test nvrtc */
+extern int	kt_nv_programs(Program *progs, int limit);
+
+/* ---------------------------------------------------------------------
+ * Random programs: col 0 int4, 1 int8, 2 float8, 3 int2 on either side
+ * ---------------------------------------------------------------------
+ */
+
+static const int rp_int_cols[] = {3, 0, 1};	/* by type: int2, int4, int8 */
+
+static int64_t
+rp_int_const(int type)
+{
+	static const int64_t int2[] = {0, 1, -1, 2, 7, 181, 32767, -32768};
+	static const int64_t int4[] = {0, 1, -1, 2, 7, 46341, -46341, INT32_MAX, INT32_MIN};
+	static const int64_t int8[] = {0, 1, -1, 2, 7, 3037000500LL, -3037000500LL,
+	INT64_MAX, INT64_MIN, 4294967296LL};
+
+	if (type == GJT_INT2)
+		return int2[rng() % 8];
+	if (type == GJT_INT4)
+		return int4[rng() % 9];
+	return int8[rng() % 10];
+}
+
+static int64_t
+rp_float_const(void)
+{
+	static const double specials[] = {
+		0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e300, -1e300, DBL_MAX, DBL_MIN, 4.9e-324, 1e-300,
+		3.5e38, 1e-40, INFINITY, -INFINITY
+	};
+	uint64_t	r = rng() % 18;
+
+	return r < 16 ? dbits(specials[r]) : dbits(NAN);
+}
+
+static void rp_float(Program *p, int depth);
+
+/* an integer expression of type (GJT_INT2, GJT_INT4 or GJT_INT8) */
+static void
+rp_int(Program *p, int depth, int type)
+{
+	int			choice = (int) (rng() % 10);
+
+	if (depth == 0 || choice < 4)
+	{
+		int			leaf = (int) (rng() % 3);
+
+		if (leaf == 2)
+			emit(p, GJOP_CONST, type, 0, rp_int_const(type));
+		else
+			emit(p, leaf == 0 ? GJOP_LOAD_OUTER : GJOP_LOAD_INNER, type,
+				 rp_int_cols[type - GJT_INT2], 0);
+	}
+	else if (choice < 8 || (choice == 9 && type == GJT_INT8))
+	{
+		rp_int(p, depth - 1, type);
+		rp_int(p, depth - 1, type);
+		emit(p, GJOP_ADD + (int) (rng() % 5), type, 0, 0);
+	}
+	else if (choice == 8)
+	{
+		rp_int(p, depth - 1, type);
+		emit(p, rng() % 2 ? GJOP_NEG : GJOP_ABS, type, 0, 0);
+	}
+	else
+	{
+		/* an int8 (or int4) narrowed, as int4(x) and int2(x) compile */
+		rp_int(p, depth - 1, type == GJT_INT2 && rng() % 2 ? GJT_INT4 : GJT_INT8);
+		emit(p, GJOP_INT_NARROW, type, 0, 0);
+	}
+	(void) rp_float;
+}
+
+/* a float8 expression (a float4 where it is rounded, as the host's casts) */
+static void
+rp_float(Program *p, int depth)
+{
+	int			choice = (int) (rng() % 10);
+
+	if (depth == 0 || choice < 4)
+	{
+		int			leaf = (int) (rng() % 3);
+
+		if (leaf == 2)
+			emit(p, GJOP_CONST, GJT_FLOAT8, 0, rp_float_const());
+		else
+			emit(p, leaf == 0 ? GJOP_LOAD_OUTER : GJOP_LOAD_INNER, GJT_FLOAT8, 2, 0);
+	}
+	else if (choice < 7)
+	{
+		rp_float(p, depth - 1);
+		rp_float(p, depth - 1);
+		emit(p, GJOP_ADD + (int) (rng() % 4), GJT_FLOAT8, 0, 0);
+	}
+	else if (choice == 7)
+	{
+		rp_float(p, depth - 1);
+		emit(p, rng() % 2 ? GJOP_NEG : GJOP_ABS, GJT_FLOAT8, 0, 0);
+	}
+	else if (choice == 8)
+	{
+		rp_int(p, depth - 1, GJT_INT2 + (int) (rng() % 3));
+		emit(p, GJOP_INT_TO_FLOAT, rng() % 4 == 0 ? GJT_FLOAT4 : GJT_FLOAT8, 0, 0);
+	}
+	else
+	{
+		rp_float(p, depth - 1);
+		emit(p, GJOP_FLOAT_TO_FLOAT4, GJT_FLOAT4, 0, 0);
+	}
+}
+
+/* a boolean expression */
+static void
+rp_bool(Program *p, int depth)
+{
+	int			choice = (int) (rng() % 12);
+
+	if (depth == 0 || choice < 3)
+	{
+		int			type = GJT_INT2 + (int) (rng() % 3);
+
+		rp_int(p, depth > 0 ? depth - 1 : 0, type);
+		rp_int(p, depth > 0 ? depth - 1 : 0, type);
+		emit(p, GJOP_EQ + (int) (rng() % 6), GJ_CLASS_INT, 0, 0);
+	}
+	else if (choice < 6)
+	{
+		rp_float(p, depth - 1);
+		rp_float(p, depth - 1);
+		emit(p, GJOP_EQ + (int) (rng() % 6), GJ_CLASS_FLOAT, 0, 0);
+	}
+	else if (choice < 8)
+	{
+		rp_bool(p, depth - 1);
+		rp_bool(p, depth - 1);
+		emit(p, rng() % 2 ? GJOP_AND : GJOP_OR, GJT_BOOL, 0, 0);
+	}
+	else if (choice == 8)
+	{
+		rp_bool(p, depth - 1);
+		emit(p, GJOP_NOT, GJT_BOOL, 0, 0);
+	}
+	else if (choice == 9)
+	{
+		if (rng() % 2)
+			rp_float(p, depth - 1);
+		else
+			rp_int(p, depth - 1, GJT_INT4);
+		emit(p, rng() % 2 ? GJOP_IS_NULL : GJOP_IS_NOT_NULL, GJT_BOOL, 0, 0);
+	}
+	else if (choice == 10)
+		emit(p, GJOP_CONST_NULL, GJT_BOOL, 0, 0);
+	else
+		emit(p, GJOP_CONST, GJT_BOOL, 0, (int64_t) (rng() % 2));
+}
+
+/* A random program, one in three after leading compares. */
+static void
+rp_program(Program *p, int k)
+{
+	static char names[FLAT_RANDOM][32];
+
+	do
+	{
+		memset(p, 0, sizeof(Program));
+		if (k % 3 == 0)
+		{
+			emit(p, GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+			emit(p, GJOP_LOAD_INNER, GJT_INT4, 0, 0);
+			emit(p, GJOP_LT + (int) (rng() % 4), GJ_CLASS_INT, 0, 0);
+			if (k % 2 == 0)
+			{
+				emit(p, GJOP_LOAD_OUTER, GJT_FLOAT8, 2, 0);
+				emit(p, GJOP_LOAD_INNER, GJT_FLOAT8, 2, 0);
+				emit(p, GJOP_EQ + (int) (rng() % 6), GJ_CLASS_FLOAT, 0, 0);
+				emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+			}
+			rp_bool(p, 3);
+			emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+		}
+		else
+			rp_bool(p, 3);
+	} while (p->ninstrs > 48 || !gj_flat_supported(p->instrs, p->ninstrs));
+	snprintf(names[k], sizeof(names[k]), "random program %d", k);
+	p->name = names[k];
+}
+
+/* ---------------------------------------------------------------------
+ * The sides: per (side, column) the type its loads read
+ * ---------------------------------------------------------------------
+ */
+
+static int64_t
+flat_value(int type)
+{
+	uint64_t	r = rng() % 10;
+
+	switch (type)
+	{
+		case GJT_FLOAT4:
+		case GJT_FLOAT8:
+			{
+				int64_t		v = r < 3 ? rp_float_const() :
+					dbits(((int) (rng() % 33) - 16) * 0.25);
+
+				return type == GJT_FLOAT4 ? dbits((double) (float) gj_bits_to_double(v)) : v;
+			}
+		case GJT_BOOL:
+			return (int64_t) (rng() % 2);
+		case GJT_INT2:
+		case GJT_INT4:
+		case GJT_INT8:
+			if (r < 3)
+				return rp_int_const(type);
+			if (r < 5)
+				return type == GJT_INT2 ? (int16_t) rng() :
+					type == GJT_INT4 ? (int32_t) rng() : (int64_t) rng();
+			return (int64_t) (rng() % 41) - 20;
+		case GJT_DATE:
+			return r < 2 ? (r == 0 ? INT32_MAX : INT32_MIN) : (int64_t) (rng() % 20001) - 10000;
+		default:
+			return r < 2 ? (int64_t) rng() : (int64_t) (rng() % 41) - 20;
+	}
+}
+
+/*
+ * Values for every column of a side, each of the type the program loads
+ * it as (int8 where none does); every sixth value NULL where nullable.
+ */
+static void
+flat_side(const Program *p, int op, bool nullable, int64_t values[GJ_MAX_KEY_COLS][FLAT_ROWS],
+		  uint8_t isnull[GJ_MAX_KEY_COLS][FLAT_ROWS])
+{
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		int			type = GJT_INT8;
+
+		for (int pc = 0; pc < p->ninstrs; pc++)
+		{
+			if (p->instrs[pc].op == op && p->instrs[pc].arg == c)
+			{
+				type = p->instrs[pc].type;
+				break;
+			}
+		}
+		for (int r = 0; r < FLAT_ROWS; r++)
+		{
+			values[c][r] = flat_value(type);
+			isnull[c][r] = nullable && rng() % 6 == 0;
+		}
+	}
+}
+
+/* What the nested loop's kernels count for a pair (see the file's header). */
+static int
+flat_reference(const Program *p, const GjLeadingCompares *lead, const GjKeyColumns *outer,
+			   int64_t o, const GjKeyColumns *inner, int64_t i)
+{
+	for (int k = 0; k < lead->conj.n; k++)
+	{
+		const GjSimpleCompare *sc = &lead->conj.cmp[k];
+		int64_t		a = outer->values[sc->outer_col][o];
+		int64_t		b = inner->values[sc->inner_col][i];
+
+		if ((outer->isnull[sc->outer_col] && outer->isnull[sc->outer_col][o]) ||
+			(inner->isnull[sc->inner_col] && inner->isnull[sc->inner_col][i]))
+			return GJ_RESULT_FALSE;
+		if (sc->cls == GJ_CLASS_FLOAT ?
+			!gj_float_cmp_holds(sc->op, gj_bits_to_double(a), gj_bits_to_double(b)) :
+			!gj_int_cmp_holds(sc->op, a, b))
+			return GJ_RESULT_FALSE;
+	}
+	return gj_program_eval_from(p->instrs, p->ninstrs, lead, outer, o, inner, i);
+}
+
+/* Hand-written programs of what random ones rarely reach. */
+static int
+flat_hand_programs(Program *progs)
+{
+	Program    *p;
+	int			n = 0;
+
+	/* o.c1 / i.c1 > 0 OR i.c1 % o.c1 IS NULL (int8, a division by 0 and by -1) */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c1 / i.c1 > 0 OR i.c1 % o.c1 IS NULL (int8)";
+	emit(p, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+	emit(p, GJOP_DIV, GJT_INT8, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT8, 0, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+	emit(p, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+	emit(p, GJOP_MOD, GJT_INT8, 0, 0);
+	emit(p, GJOP_IS_NULL, GJT_BOOL, 0, 0);
+	emit(p, GJOP_OR, GJT_BOOL, 0, 0);
+
+	/* o.f / i.f < -o.f * i.f (float8: underflow, overflow, 0/0) */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "o.c2 / i.c2 < -(o.c2 * i.c2) (float8)";
+	emit(p, GJOP_LOAD_OUTER, GJT_FLOAT8, 2, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_FLOAT8, 2, 0);
+	emit(p, GJOP_DIV, GJT_FLOAT8, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, GJT_FLOAT8, 2, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_FLOAT8, 2, 0);
+	emit(p, GJOP_MUL, GJT_FLOAT8, 0, 0);
+	emit(p, GJOP_NEG, GJT_FLOAT8, 0, 0);
+	emit(p, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+
+	/* NOT (int2(o.c0 * i.c0) = 0): a narrowed int4 product */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "NOT (int2(o.c0 * i.c0) = 0)";
+	emit(p, GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT4, 0, 0);
+	emit(p, GJOP_MUL, GJT_INT4, 0, 0);
+	emit(p, GJOP_INT_NARROW, GJT_INT2, 0, 0);
+	emit(p, GJOP_CONST, GJT_INT2, 0, 0);
+	emit(p, GJOP_EQ, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_NOT, GJT_BOOL, 0, 0);
+	return n;
+}
+
+/* Do float4 arithmetic and dates stay out, and do the others get in? */
+static bool
+flat_supported_check(void)
+{
+	Program		p;
+	bool		ok = true;
+
+	memset(&p, 0, sizeof(p));
+	emit(&p, GJOP_LOAD_OUTER, GJT_FLOAT4, 0, 0);
+	emit(&p, GJOP_LOAD_INNER, GJT_FLOAT4, 0, 0);
+	emit(&p, GJOP_ADD, GJT_FLOAT4, 0, 0);
+	emit(&p, GJOP_CONST, GJT_FLOAT4, 0, dbits(1.0));
+	emit(&p, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
+	ok = ok && !gj_flat_supported(p.instrs, p.ninstrs);
+	memset(&p, 0, sizeof(p));
+	emit(&p, GJOP_LOAD_OUTER, GJT_DATE, 0, 0);
+	emit(&p, GJOP_LOAD_INNER, GJT_INT4, 0, 0);
+	emit(&p, GJOP_DATE_PLI, GJT_DATE, 0, 0);
+	emit(&p, GJOP_LOAD_INNER, GJT_DATE, 1, 0);
+	emit(&p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	ok = ok && !gj_flat_supported(p.instrs, p.ninstrs);
+	/* a program that leaves two values is not one */
+	p.ninstrs = 3;
+	p.instrs[2].op = GJOP_LOAD_INNER;
+	ok = ok && !gj_flat_supported(p.instrs, p.ninstrs);
+	memset(&p, 0, sizeof(p));
+	emit(&p, GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+	emit(&p, GJOP_LOAD_INNER, GJT_INT4, 0, 0);
+	emit(&p, GJOP_LT, GJ_CLASS_INT, 0, 0);
+	return ok && gj_flat_supported(p.instrs, p.ninstrs);
+}
+
+int
+flat_test_count(void)
+{
+	return 4;
+}
+
+void
+run_flat_tests(void)
+{
+	Program    *progs = xmalloc(sizeof(Program) * FLAT_MAX);
+	int			nall = kt_nv_programs(progs, 0);
+	int			n = 0;
+	char		dir[] = "/tmp/kt_flat.XXXXXX";
+	char		path[256],
+				lib[256],
+				command[1024];
+	const char *cc = getenv("CC") != NULL && getenv("CC")[0] != '\0' ? getenv("CC") : "cc";
+	size_t		len = 1 << 17;
+	char	   *buf = xmalloc(len);
+	FILE	   *f = NULL;
+	void	   *handle = NULL;
+	FlatFn	   *table = NULL;
+	bool		built = false;
+	int64_t		pairs[2] = {0, 0},
+				bad[2] = {0, 0};
+	int			skipped = 0;
+
+	report(flat_supported_check(), "gj_flat_supported: float4 arithmetic, dates and a program "
+		   "that leaves two values stay out%s%s", "", "");
+
+	/* keep the programs it writes out; then the random ones */
+	for (int k = 0; k < nall; k++)
+	{
+		if (gj_flat_supported(progs[k].instrs, progs[k].ninstrs))
+			progs[n++] = progs[k];
+		else
+			skipped++;
+	}
+	n += flat_hand_programs(&progs[n]);
+	for (int k = 0; k < FLAT_RANDOM; k++)
+		rp_program(&progs[n++], k);
+
+	/* one source: the helpers, then each program twice, without and with NULLs */
+	if (mkdtemp(dir) != NULL)
+	{
+		snprintf(path, sizeof(path), "%s/flat.c", dir);
+		snprintf(lib, sizeof(lib), "%s/flat.so", dir);
+		f = fopen(path, "w");
+	}
+	if (f != NULL)
+	{
+		bool		ok = true;
+
+		fputs("#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n", f);
+		for (int k = 0; ok && k < n; k++)
+		{
+			for (int v = 0; ok && v < 2; v++)
+			{
+				char		name[32];
+				size_t		at = 0;
+
+				snprintf(name, sizeof(name), "gjf_eval_%d_%d", k, v);
+				ok = gj_flat_source(progs[k].instrs, progs[k].ninstrs, v ? 0xffu : 0,
+									v ? 0xffu : 0, k == 0 && v == 0, name, buf, len, &at);
+				if (ok)
+					fputs(buf, f);
+				else
+					printf("# %s: gj_flat_source failed\n", progs[k].name);
+			}
+		}
+		fprintf(f, "typedef int (*FlatFn) (const int64_t *, const uint8_t *, "
+				"const int64_t *, const uint8_t *);\nFlatFn gjf_table[] = {\n");
+		for (int k = 0; ok && k < n; k++)
+			fprintf(f, "\tgjf_eval_%d_0, gjf_eval_%d_1,\n", k, k);
+		fprintf(f, "};\n");
+		fclose(f);
+		snprintf(command, sizeof(command),
+				 "%s -O1 -w -shared -fPIC -o %s %s > %s/cc.log 2>&1", cc, lib, path, dir);
+		if (ok && system(command) == 0 && (handle = dlopen(lib, RTLD_NOW)) != NULL)
+			table = (FlatFn *) dlsym(handle, "gjf_table");
+		built = table != NULL;
+		if (!built)
+		{
+			snprintf(command, sizeof(command), "head -5 %s/cc.log | sed 's/^/# /'", dir);
+			if (system(command) != 0)
+				printf("# could not show %s/cc.log\n", dir);
+		}
+	}
+	if (!built && system("command -v cc > /dev/null 2>&1") != 0 && getenv("CC") == NULL)
+	{
+		for (int t = 0; t < 3; t++)
+			printf("ok %d - flat programs # SKIP no C compiler\n", ++test_number);
+		goto done;
+	}
+	snprintf(command, sizeof(command), "%d", n);
+	report(built, "the flat sources of %s programs compile with the host's C compiler%s",
+		   command, "");
+
+	for (int k = 0; built && k < n; k++)
+	{
+		GjLeadingCompares lead;
+
+		gj_program_leading_compares(progs[k].instrs, progs[k].ninstrs, &lead);
+		for (int v = 0; v < 2; v++)
+		{
+			static int64_t ov[GJ_MAX_KEY_COLS][FLAT_ROWS],
+						iv[GJ_MAX_KEY_COLS][FLAT_ROWS];
+			static uint8_t onull[GJ_MAX_KEY_COLS][FLAT_ROWS],
+						inull[GJ_MAX_KEY_COLS][FLAT_ROWS];
+			GjKeyColumns outer,
+						inner;
+
+			flat_side(&progs[k], GJOP_LOAD_OUTER, v == 1, ov, onull);
+			flat_side(&progs[k], GJOP_LOAD_INNER, v == 1, iv, inull);
+			memset(&outer, 0, sizeof(outer));
+			memset(&inner, 0, sizeof(inner));
+			outer.ncols = inner.ncols = GJ_MAX_KEY_COLS;
+			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+			{
+				outer.values[c] = ov[c];
+				inner.values[c] = iv[c];
+				outer.isnull[c] = v ? onull[c] : NULL;
+				inner.isnull[c] = v ? inull[c] : NULL;
+			}
+			for (int o = 0; o < FLAT_ROWS; o++)
+			{
+				for (int i = 0; i < FLAT_ROWS; i++)
+				{
+					int64_t		orow[GJ_MAX_KEY_COLS],
+								irow[GJ_MAX_KEY_COLS];
+					uint8_t		on[GJ_MAX_KEY_COLS],
+								in[GJ_MAX_KEY_COLS];
+					int			want = flat_reference(&progs[k], &lead, &outer, o, &inner, i);
+					int			got;
+
+					for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+					{
+						orow[c] = ov[c][o];
+						irow[c] = iv[c][i];
+						on[c] = v ? onull[c][o] : 0;
+						in[c] = v ? inull[c][i] : 0;
+					}
+					got = table[2 * k + v] (orow, on, irow, in);
+					pairs[v]++;
+					if (got != want && bad[v]++ < 5)
+						printf("# %s%s, outer row %d, inner row %d: %d, the interpreter %d\n",
+							   progs[k].name, v ? " (NULLs)" : "", o, i, got, want);
+				}
+			}
+		}
+	}
+	for (int v = 0; v < 2; v++)
+	{
+		char		what[96];
+
+		snprintf(what, sizeof(what), "%d programs, %lld pairs%s", n, (long long) pairs[v],
+				 v ? ", NULLs in every column" : "");
+		report(built && bad[v] == 0, "flat programs give the interpreter's answer for every "
+			   "pair (%s)%s", what, "");
+	}
+	if (skipped > 0)
+		printf("# %d of kernel_test nvrtc's programs are not written out flat\n", skipped);
+
+done:
+	if (handle != NULL)
+		dlclose(handle);
+	snprintf(command, sizeof(command), "rm -rf %s", dir);
+	if (system(command) != 0)
+		printf("# could not remove %s\n", dir);
+	free(buf);
+	free(progs);
+}
+
+/* kernel_test flat: these tests alone. */
+int
+run_flat_only(void)
+{
+	printf("1..%d\n", flat_test_count());
+	run_flat_tests();
+	printf("kernel_test: %d passed, %d failed\n", test_number - failures, failures);
+	return failures > 0;
+}
