@@ -143,9 +143,9 @@ src/kernels/cuda/%.o: src/kernels/cuda/%.cu src/kernels/cuda/cuda_internal.cuh \
 
 # The text of the headers NVRTC compiles a program's kernel from
 # (cuda_compile.cu), as C string constants: src/kernels/cuda/embed_text.sh.
-src/kernels/cuda/cuda_program_text.h: src/kernels/device_program.h \
+src/kernels/cuda/cuda_program_text.h: src/kernels/device_program.h src/kernels/compiled_args.h \
 		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/compiled_flat.cuh src/kernels/cuda/embed_text.sh
-	sh src/kernels/cuda/embed_text.sh src/kernels/device_program.h \
+	sh src/kernels/cuda/embed_text.sh src/kernels/device_program.h src/kernels/compiled_args.h \
 		src/kernels/cuda/compiled_count.cuh src/kernels/cuda/compiled_flat.cuh > $@.tmp && mv $@.tmp $@
 src/kernels/cuda/cuda_compile.o: src/kernels/cuda/cuda_program_text.h
 

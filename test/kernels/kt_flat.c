@@ -26,11 +26,13 @@
 #include <unistd.h>
 
 #include "kt_common.h"
+#include "kernels/compiled_args.h"
 #include "kernels/shared/flat_program.h"
 
 #define FLAT_RANDOM		240		/* random programs */
 #define FLAT_MAX		(96 + FLAT_RANDOM + 8)
 #define FLAT_ROWS		40		/* rows of each side: 1,600 pairs a program */
+#define KF_MAXROWS		640		/* rows of a side, at most */
 
 typedef int (*FlatFn) (const int64_t *, const uint8_t *, const int64_t *, const uint8_t *);
 
@@ -266,8 +268,9 @@ flat_value(int type)
  * it as (int8 where none does); every sixth value NULL where nullable.
  */
 static void
-flat_side(const Program *p, int op, bool nullable, int64_t values[GJ_MAX_KEY_COLS][FLAT_ROWS],
-		  uint8_t isnull[GJ_MAX_KEY_COLS][FLAT_ROWS])
+flat_side(const Program *p, int op, bool nullable, int nrows,
+		  int64_t values[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
+		  uint8_t isnull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2])
 {
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
@@ -281,7 +284,7 @@ flat_side(const Program *p, int op, bool nullable, int64_t values[GJ_MAX_KEY_COL
 				break;
 			}
 		}
-		for (int r = 0; r < FLAT_ROWS; r++)
+		for (int r = 0; r < nrows; r++)
 		{
 			values[c][r] = flat_value(type);
 			isnull[c][r] = nullable && rng() % 6 == 0;
@@ -392,10 +395,392 @@ flat_supported_check(void)
 	return ok && gj_flat_supported(p.instrs, p.ninstrs);
 }
 
+/* ---------------------------------------------------------------------
+ * The flat kernels themselves, run on the host
+ *
+ * compiled_flat.cuh compiled by the host's C++ compiler under a prelude
+ * that stands in for CUDA: each block's GJC_BLOCK threads are threads of
+ * the process, __syncthreads a barrier between them, __shared__ arrays
+ * static (the blocks run one after the other), atomicAdd the compiler's
+ * atomics.  Each program's kernels of the three kinds, without and with
+ * NULLs, are a unit of their own (a namespace, their entry points
+ * renamed), launched over a grid as the cuda backend launches them
+ * (cuda_program_count.cu, cuda_nestloop.cu, cuda_agg.cu): outer rows
+ * [KF_O_BEGIN, KF_O_BEGIN + KF_NROWS) of a side, an inner tile of
+ * KF_NINNER rows in slices of GJC_CHUNK (the last one partial).  What they
+ * leave (counts per row, totals, host pairs; pairs per slice, then the
+ * pairs at their offsets; verdict words) must be what the interpreter
+ * gives.  The device's own helpers (__mul64hi and the bit casts) are the
+ * ones part of the text these tests do not reach.
+ * ---------------------------------------------------------------------
+ */
+
+#define KF_PROGRAMS		24		/* programs run as kernels */
+#define KF_OUTER		640		/* rows of the outer side */
+#define KF_O_BEGIN		20
+#define KF_NROWS		600		/* two blocks of 2 x 256 rows, the second partial */
+#define KF_NINNER		1100	/* two slices, the second of 76 rows */
+#define KF_ROWS			2		/* outer rows a thread, as cuda_compile.cu's */
+
+static const int kf_kinds[3] = {1, 2, 4};	/* count, pairs, verdicts (GJC_KIND) */
+
+/* What stands in for CUDA in the units (see above). */
+static const char kf_prelude[] =
+	"#include <pthread.h>\n#include <stdint.h>\n#include <stdbool.h>\n#include <string.h>\n"
+	"#include <stdlib.h>\n"
+	"struct GjfDim { unsigned x, y, z; };\n"
+	"static thread_local GjfDim threadIdx, blockIdx;\n"
+	"static GjfDim gridDim;\n"
+	"static pthread_barrier_t gjf_barrier;\n"
+	"#define __syncthreads() pthread_barrier_wait(&gjf_barrier)\n"
+	"#define __device__\n#define __global__\n#define __forceinline__ inline\n"
+	"#define __launch_bounds__(n)\n#define __align__(n) __attribute__((aligned(n)))\n"
+	"#define __shared__ static\n"
+	"static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)\n"
+	"{ return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }\n"
+	"typedef void (*GjfKernel) (const void *);\n"
+	"struct GjfThread { GjfKernel kernel; const void *args; unsigned t, bx, by; };\n"
+	"static void *gjf_thread(void *arg)\n"
+	"{\n"
+	"\tGjfThread *th = (GjfThread *) arg;\n"
+	"\tthreadIdx.x = th->t; threadIdx.y = threadIdx.z = 0;\n"
+	"\tblockIdx.x = th->bx; blockIdx.y = th->by; blockIdx.z = 0;\n"
+	"\tth->kernel(th->args);\n"
+	"\treturn NULL;\n"
+	"}\n"
+	/* a grid of gx x gy blocks, one block at a time; false if a thread failed */
+	"extern \"C\" bool gjf_launch(GjfKernel kernel, const void *args, unsigned gx, unsigned gy)\n"
+	"{\n"
+	"\tpthread_t threads[%d];\n"
+	"\tGjfThread th[%d];\n"
+	"\tbool ok = true;\n"
+	"\tgridDim.x = gx; gridDim.y = gy; gridDim.z = 1;\n"
+	"\tfor (unsigned by = 0; by < gy; by++)\n"
+	"\t\tfor (unsigned bx = 0; bx < gx; bx++)\n"
+	"\t\t{\n"
+	"\t\t\tint n = 0;\n"
+	"\t\t\tpthread_barrier_init(&gjf_barrier, NULL, %d);\n"
+	"\t\t\tfor (int t = 0; t < %d; t++)\n"
+	"\t\t\t{\n"
+	"\t\t\t\tth[t].kernel = kernel; th[t].args = args; th[t].t = t; th[t].bx = bx; th[t].by = by;\n"
+	"\t\t\t\tif (pthread_create(&threads[t], NULL, gjf_thread, &th[t]) != 0) { ok = false; abort(); }\n"
+	"\t\t\t\tn++;\n"
+	"\t\t\t}\n"
+	"\t\t\tfor (int t = 0; t < n; t++) pthread_join(threads[t], NULL);\n"
+	"\t\t\tpthread_barrier_destroy(&gjf_barrier);\n"
+	"\t\t}\n"
+	"\treturn ok;\n"
+	"}\n"
+	"#define GJC_PAIR_RECHECK_TEST 0x80000000u\n";
+
+typedef bool (*KfLaunch) (void (*kernel) (const void *), const void *args, unsigned gx,
+						  unsigned gy);
+typedef void (*KfKernel) (const void *);
+
+/* Write a unit: program k's kernels of a kind, nullable or not. */
+static bool
+kf_write_unit(FILE *f, const Program *p, int k, int kind, int v, char *buf, size_t len)
+{
+	const char *names[2] = {"gjc_count_kernel", NULL};
+	char		prelude[16] = "";
+	char	   *line;
+
+	if (kind == 2)
+	{
+		names[0] = "gjc_pairs_count_kernel";
+		names[1] = "gjc_pairs_write_kernel";
+	}
+	else if (kind == 4)
+		names[0] = "gjc_bits_kernel";
+	if (!gj_flat_kernel_source(kind, p->instrs, p->ninstrs, v ? 0xffu : 0, v ? 0xffu : 0,
+							   prelude, KF_ROWS, buf, len))
+		return false;
+	fprintf(f, "namespace kf_%d_%d_%d {\n", k, kind, v);
+	for (int e = 0; e < 2 && names[e] != NULL; e++)
+		fprintf(f, "#define %s kf_%d_%d_%d_%d\n", names[e], k, kind, v, e);
+	/* the source, its include of the shell allowed again */
+	fprintf(f, "#undef GPUJOIN_COMPILED_FLAT_CUH\n%s", buf);
+	for (int e = 0; e < 2 && names[e] != NULL; e++)
+		fprintf(f, "#undef %s\n", names[e]);
+	/* each macro the source defined, undefined for the next unit */
+	for (line = strstr(buf, "#define "); line != NULL; line = strstr(line + 1, "#define "))
+	{
+		int			n = (int) strcspn(line + 8, " (\n");
+
+		fprintf(f, "#undef %.*s\n", n, line + 8);
+	}
+	fprintf(f, "}\n");
+	for (int e = 0; e < 2 && names[e] != NULL; e++)
+		fprintf(f, "extern \"C\" void kf_run_%d_%d_%d_%d(const void *args)\n"
+				"{ kf_%d_%d_%d::GjfArgs a; memcpy(&a, args, sizeof(a)); "
+				"kf_%d_%d_%d::kf_%d_%d_%d_%d(a); }\n",
+				k, kind, v, e, k, kind, v, k, kind, v, k, kind, v, e);
+	return true;
+}
+
+/* The three kinds' kernels of one program over one pair of sides. */
+static void
+kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t bad[3])
+{
+	static int64_t ov[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
+				iv[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
+	static uint8_t onull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
+				inull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
+	static uint8_t want[KF_NROWS][KF_NINNER];
+	int64_t		nslices = (KF_NINNER + GJC_CHUNK - 1) / GJC_CHUNK;
+	int64_t		nwords = (KF_NINNER + 31) / 32 * KF_NROWS;
+	unsigned	gx = (KF_NROWS + GJC_BLOCK * KF_ROWS - 1) / (GJC_BLOCK * KF_ROWS);
+	GjLeadingCompares lead;
+	GjcArgs		a;
+	char		name[64];
+	KfKernel	kernel;
+
+	gj_program_leading_compares(p->instrs, p->ninstrs, &lead);
+	flat_side(p, GJOP_LOAD_OUTER, v == 1, KF_OUTER, ov, onull);
+	flat_side(p, GJOP_LOAD_INNER, v == 1, KF_NINNER, iv, inull);
+	memset(&a, 0, sizeof(a));
+	a.outer.ncols = a.inner.ncols = GJ_MAX_KEY_COLS;
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		a.outer.values[c] = ov[c];
+		a.inner.values[c] = iv[c];
+		a.outer.isnull[c] = v ? onull[c] : NULL;
+		a.inner.isnull[c] = v ? inull[c] : NULL;
+	}
+	for (int j = 0; j < KF_NROWS; j++)
+		for (int i = 0; i < KF_NINNER; i++)
+			want[j][i] = (uint8_t) flat_reference(p, &lead, &a.outer, KF_O_BEGIN + j,
+												  &a.inner, i);
+	a.outer_base = 0;
+	a.o_begin = KF_O_BEGIN;
+	a.nrows = KF_NROWS;
+	a.ninner = KF_NINNER;
+	a.slice_len = GJC_CHUNK;
+	a.nslices = nslices;
+	a.outer_first = 1000;
+	a.inner_first = 5000;
+
+	/* the count kernel: counts per row, the total, the host's pairs */
+	{
+		unsigned long long *counts = xmalloc(sizeof(unsigned long long) * KF_NROWS);
+		unsigned long long total = 0,
+					host = 0,
+					want_total = 0,
+					want_host = 0;
+		int64_t		wrong_rows = 0;
+
+		memset(counts, 0, sizeof(unsigned long long) * KF_NROWS);
+		snprintf(name, sizeof(name), "kf_run_%d_1_%d_0", k, v);
+		kernel = (KfKernel) dlsym(handle, name);
+		a.counts = counts;
+		a.total = &total;
+		a.host = &host;
+		if (kernel == NULL || !launch(kernel, &a, gx, (unsigned) nslices))
+			wrong_rows = KF_NROWS;
+		for (int j = 0; kernel != NULL && j < KF_NROWS; j++)
+		{
+			unsigned long long row = 0;
+
+			for (int i = 0; i < KF_NINNER; i++)
+			{
+				row += want[j][i] == GJ_RESULT_TRUE;
+				want_host += want[j][i] == GJ_RESULT_RECHECK;
+			}
+			want_total += row;
+			wrong_rows += counts[j] != row;
+		}
+		if ((wrong_rows > 0 || total != want_total || host != want_host) && bad[0]++ < 3)
+			printf("# %s%s, count kernel: %lld rows wrong, total %llu (want %llu), "
+				   "host %llu (want %llu)\n", p->name, v ? " (NULLs)" : "",
+				   (long long) wrong_rows, total, want_total, host, want_host);
+		a.counts = NULL;
+		a.total = a.host = NULL;
+		free(counts);
+	}
+
+	/* the pairs kernels: matches per (row, slice), then the pairs at their offsets */
+	{
+		unsigned long long *scratch = xmalloc(sizeof(unsigned long long) * KF_NROWS * nslices);
+		uint64_t   *got = NULL,
+				   *expect = NULL;
+		int64_t		npairs = 0,
+					nwant = 0,
+					wrong = 0;
+		KfKernel	write;
+
+		memset(scratch, 0xab, sizeof(unsigned long long) * KF_NROWS * nslices);
+		snprintf(name, sizeof(name), "kf_run_%d_2_%d_0", k, v);
+		kernel = (KfKernel) dlsym(handle, name);
+		snprintf(name, sizeof(name), "kf_run_%d_2_%d_1", k, v);
+		write = (KfKernel) dlsym(handle, name);
+		a.scratch = scratch;
+		if (kernel == NULL || write == NULL || !launch(kernel, &a, gx, (unsigned) nslices))
+			wrong++;
+		for (int j = 0; wrong == 0 && j < KF_NROWS; j++)
+		{
+			for (int64_t sl = 0; sl < nslices; sl++)
+			{
+				unsigned long long n = 0;
+
+				for (int64_t i = sl * GJC_CHUNK; i < KF_NINNER && i < (sl + 1) * GJC_CHUNK; i++)
+					n += want[j][i] != GJ_RESULT_FALSE;
+				wrong += scratch[j * nslices + sl] != n;
+				/* the launch turns the counts into offsets */
+				scratch[j * nslices + sl] = (unsigned long long) npairs;
+				npairs += (int64_t) n;
+			}
+		}
+		if (wrong == 0)
+		{
+			got = xmalloc(sizeof(uint64_t) * (npairs + 1));
+			expect = xmalloc(sizeof(uint64_t) * (npairs + 1));
+			a.out_outer = xmalloc(sizeof(uint32_t) * (npairs + 1));
+			a.out_inner = xmalloc(sizeof(uint32_t) * (npairs + 1));
+			memset(a.out_outer, 0xff, sizeof(uint32_t) * (npairs + 1));
+			memset(a.out_inner, 0xff, sizeof(uint32_t) * (npairs + 1));
+			if (!launch(write, &a, gx, (unsigned) nslices))
+				wrong++;
+			for (int64_t t = 0; t < npairs + 1; t++)
+				got[t] = ((uint64_t) a.out_outer[t] << 32) | a.out_inner[t];
+			for (int j = 0; j < KF_NROWS; j++)
+				for (int i = 0; i < KF_NINNER; i++)
+					if (want[j][i] != GJ_RESULT_FALSE)
+						expect[nwant++] =
+							((uint64_t) ((1000u + (uint32_t) j) |
+										 (want[j][i] == GJ_RESULT_RECHECK ? 0x80000000u : 0u))
+							 << 32) | (5000u + (uint32_t) i);
+			/* one past the last must be untouched */
+			wrong += got[npairs] != UINT64_MAX;
+			qsort(got, npairs, sizeof(uint64_t), cmp_u64);
+			qsort(expect, nwant, sizeof(uint64_t), cmp_u64);
+			wrong += nwant != npairs || memcmp(got, expect, sizeof(uint64_t) * npairs) != 0;
+			free(a.out_outer);
+			free(a.out_inner);
+			a.out_outer = a.out_inner = NULL;
+		}
+		if (wrong > 0 && bad[1]++ < 3)
+			printf("# %s%s, pairs kernels: %lld pairs, %lld wanted\n", p->name,
+				   v ? " (NULLs)" : "", (long long) npairs, (long long) nwant);
+		a.scratch = NULL;
+		free(scratch);
+		free(got);
+		free(expect);
+	}
+
+	/* the verdict kernel: word w of row j at w * nrows + j */
+	{
+		uint32_t   *match = xmalloc(sizeof(uint32_t) * nwords);
+		uint32_t   *recheck = xmalloc(sizeof(uint32_t) * nwords);
+		int64_t		wrong = 0;
+
+		memset(match, 0xab, sizeof(uint32_t) * nwords);
+		memset(recheck, 0xab, sizeof(uint32_t) * nwords);
+		snprintf(name, sizeof(name), "kf_run_%d_4_%d_0", k, v);
+		kernel = (KfKernel) dlsym(handle, name);
+		a.match_bits = match;
+		a.recheck_bits = recheck;
+		if (kernel == NULL || !launch(kernel, &a, gx, (unsigned) nslices))
+			wrong++;
+		for (int j = 0; wrong == 0 && j < KF_NROWS; j++)
+		{
+			for (int w = 0; w < (KF_NINNER + 31) / 32; w++)
+			{
+				uint32_t	m = 0,
+							r = 0;
+
+				for (int b = 0; b < 32 && w * 32 + b < KF_NINNER; b++)
+				{
+					m |= (uint32_t) (want[j][w * 32 + b] != GJ_RESULT_FALSE) << b;
+					r |= (uint32_t) (want[j][w * 32 + b] == GJ_RESULT_RECHECK) << b;
+				}
+				wrong += match[(int64_t) w * KF_NROWS + j] != m ||
+					recheck[(int64_t) w * KF_NROWS + j] != r;
+			}
+		}
+		if (wrong > 0 && bad[2]++ < 3)
+			printf("# %s%s, verdict kernel: %lld words wrong\n", p->name, v ? " (NULLs)" : "",
+				   (long long) wrong);
+		free(match);
+		free(recheck);
+	}
+}
+
+/* The flat kernels of KF_PROGRAMS of progs, run on the host (see above). */
+static void
+run_flat_kernel_tests(const Program *progs, int n, const char *dir)
+{
+	const char *cxx = getenv("CXX") != NULL && getenv("CXX")[0] != '\0' ? getenv("CXX") : "c++";
+	size_t		len = 1 << 17;
+	char	   *buf = xmalloc(len);
+	char		path[256],
+				lib[256],
+				command[1024],
+				what[128];
+	int			pick[KF_PROGRAMS];
+	int64_t		bad[3] = {0, 0, 0};
+	void	   *handle = NULL;
+	KfLaunch	launch = NULL;
+	bool		ok;
+	FILE	   *f;
+
+	for (int q = 0; q < KF_PROGRAMS; q++)
+		pick[q] = (int) ((int64_t) q * n / KF_PROGRAMS);
+	snprintf(path, sizeof(path), "%s/kf.cpp", dir);
+	snprintf(lib, sizeof(lib), "%s/kf.so", dir);
+	f = fopen(path, "w");
+	ok = f != NULL;
+	if (ok)
+	{
+		fprintf(f, kf_prelude, GJC_BLOCK, GJC_BLOCK, GJC_BLOCK, GJC_BLOCK);
+		for (int q = 0; ok && q < KF_PROGRAMS; q++)
+			for (int kind = 0; ok && kind < 3; kind++)
+				for (int v = 0; ok && v < 2; v++)
+					ok = kf_write_unit(f, &progs[pick[q]], q, kf_kinds[kind], v, buf, len);
+		fclose(f);
+	}
+	snprintf(command, sizeof(command),
+			 "%s -std=c++17 -O1 -w -shared -fPIC -pthread -I%s -o %s %s > %s/cxx.log 2>&1",
+			 cxx, KT_SRC_DIR, lib, path, dir);
+	if (ok && system(command) == 0 && (handle = dlopen(lib, RTLD_NOW)) != NULL)
+		launch = (KfLaunch) dlsym(handle, "gjf_launch");
+	if (launch == NULL && system("command -v c++ > /dev/null 2>&1") != 0 &&
+		getenv("CXX") == NULL)
+	{
+		for (int t = 0; t < 4; t++)
+			printf("ok %d - flat kernels # SKIP no C++ compiler\n", ++test_number);
+		free(buf);
+		return;
+	}
+	if (launch == NULL)
+	{
+		snprintf(command, sizeof(command), "head -5 %s/cxx.log | sed 's/^/# /'", dir);
+		if (system(command) != 0)
+			printf("# could not show %s/cxx.log\n", dir);
+	}
+	snprintf(what, sizeof(what), "%d", KF_PROGRAMS);
+	report(launch != NULL, "the flat kernels (count, pairs, verdicts) of %s programs compile "
+		   "with the host's C++ compiler, CUDA emulated%s", what, "");
+	for (int q = 0; launch != NULL && q < KF_PROGRAMS; q++)
+		for (int v = 0; v < 2; v++)
+			kf_check(handle, launch, &progs[pick[q]], q, v, bad);
+	snprintf(what, sizeof(what), "%d programs, %d x %d rows, without and with NULLs",
+			 KF_PROGRAMS, KF_NROWS, KF_NINNER);
+	report(launch != NULL && bad[0] == 0, "flat count kernels on the host: each row's count, "
+		   "the total and the host's pairs are the interpreter's (%s)%s", what, "");
+	report(launch != NULL && bad[1] == 0, "flat pairs kernels on the host: each (row, slice)'s "
+		   "matches, then every pair at its offset, flagged where the host rechecks (%s)%s",
+		   what, "");
+	report(launch != NULL && bad[2] == 0, "flat verdict kernels on the host: every word of both "
+		   "bitmaps, word-major (%s)%s", what, "");
+	if (handle != NULL)
+		dlclose(handle);
+	free(buf);
+}
+
 int
 flat_test_count(void)
 {
-	return 4;
+	return 8;
 }
 
 void
@@ -497,15 +882,15 @@ run_flat_tests(void)
 		gj_program_leading_compares(progs[k].instrs, progs[k].ninstrs, &lead);
 		for (int v = 0; v < 2; v++)
 		{
-			static int64_t ov[GJ_MAX_KEY_COLS][FLAT_ROWS],
-						iv[GJ_MAX_KEY_COLS][FLAT_ROWS];
-			static uint8_t onull[GJ_MAX_KEY_COLS][FLAT_ROWS],
-						inull[GJ_MAX_KEY_COLS][FLAT_ROWS];
+			static int64_t ov[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
+						iv[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
+			static uint8_t onull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
+						inull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
 			GjKeyColumns outer,
 						inner;
 
-			flat_side(&progs[k], GJOP_LOAD_OUTER, v == 1, ov, onull);
-			flat_side(&progs[k], GJOP_LOAD_INNER, v == 1, iv, inull);
+			flat_side(&progs[k], GJOP_LOAD_OUTER, v == 1, FLAT_ROWS, ov, onull);
+			flat_side(&progs[k], GJOP_LOAD_INNER, v == 1, FLAT_ROWS, iv, inull);
 			memset(&outer, 0, sizeof(outer));
 			memset(&inner, 0, sizeof(inner));
 			outer.ncols = inner.ncols = GJ_MAX_KEY_COLS;
@@ -554,8 +939,13 @@ run_flat_tests(void)
 	}
 	if (skipped > 0)
 		printf("# %d of kernel_test nvrtc's programs are not written out flat\n", skipped);
+	run_flat_kernel_tests(progs, n, dir);
+	goto cleanup;
 
 done:
+	for (int t = 0; t < 4; t++)
+		printf("ok %d - flat kernels # SKIP no C compiler\n", ++test_number);
+cleanup:
 	if (handle != NULL)
 		dlclose(handle);
 	snprintf(command, sizeof(command), "rm -rf %s", dir);

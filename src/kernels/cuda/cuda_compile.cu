@@ -498,120 +498,6 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 }
 
 /*
- * compiled_flat.cuh's statements over the loaded columns (see there): the
- * outer row's into ov[r] and onull[r] (or zeros), the inner row's staged
- * into shared memory (slot by slot, as the columns come) and read back.
- */
-static bool
-flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
-				   uint32_t inner_nullable, char *buf, size_t len, size_t *at)
-{
-	int			slot = 0,
-				null_slot = 0;
-	bool		ok;
-
-	ok = append(buf, len, at, "#define GJF_LOAD_OUTER(r, row) do { ");
-	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
-	{
-		if (!((outer >> c) & 1u))
-			continue;
-		ok = append(buf, len, at, "ov[r][%d] = GJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c, c);
-		if (ok && ((outer_nullable >> c) & 1u))
-			ok = append(buf, len, at, "onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
-		else
-			ok = ok && append(buf, len, at, "onull[r][%d] = 0; ", c);
-	}
-	ok = ok && append(buf, len, at, "} while (0)\n#define GJF_ZERO_OUTER(r) do { ");
-	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
-		if ((outer >> c) & 1u)
-			ok = append(buf, len, at, "ov[r][%d] = 0; onull[r][%d] = 0; ", c, c);
-	ok = ok && append(buf, len, at, "} while (0)\n#define GJF_STAGE(t) do { ");
-	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
-	{
-		if (!((inner >> c) & 1u))
-			continue;
-		ok = append(buf, len, at, "svalues[%d][t] = GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ",
-					slot++, c);
-		if (ok && ((inner_nullable >> c) & 1u))
-			ok = append(buf, len, at, "snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
-						null_slot++, c);
-	}
-	slot = null_slot = 0;
-	ok = ok && append(buf, len, at, "} while (0)\n#define GJF_READ_INNER(t) do { ");
-	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
-	{
-		if (!((inner >> c) & 1u))
-			continue;
-		ok = append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c, slot++, c);
-		if (ok && ((inner_nullable >> c) & 1u))
-			ok = append(buf, len, at, "snull[%d][t]; ", null_slot++);
-		else
-			ok = ok && append(buf, len, at, "0; ");
-	}
-	return ok && append(buf, len, at, "} while (0)\n");
-}
-
-/*
- * The NVRTC source of a kind's flat kernels (compiled_flat.cuh) for a
- * program gj_flat_supported accepts: the prelude, the program as
- * gj_flat_source writes it, GjcArgs' layout as byte offsets and the
- * columns; false if it does not fit buf.  The inner rows of a chunk fill
- * at most 40 kB of shared memory (GJ_COMPILE_STAGED_BYTES): 1024 of them,
- * or 512 or 256 where many columns are loaded (a divisor of GJC_CHUNK,
- * which the slices' length is a multiple of).
- */
-static bool
-gj_cuda_flat_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
-					uint32_t inner_nullable, char *buf, size_t len)
-{
-	uint32_t	outer = loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
-	uint32_t	inner = loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
-	int			ninner = __builtin_popcount(inner);
-	int			nnulls = __builtin_popcount(inner & inner_nullable);
-	size_t		row_bytes = 8 * ninner + nnulls;
-	int			chunk = GJC_CHUNK;
-	size_t		at = 0;
-
-	while (chunk > 256 && row_bytes * chunk > GJ_COMPILE_STAGED_BYTES)
-		chunk /= 2;
-	outer_nullable &= outer;
-	inner_nullable &= inner;
-	return append(buf, len, &at, "%s", nvrtc_prelude) &&
-		flat_column_macros(outer, outer_nullable, inner, inner_nullable, buf, len, &at) &&
-		gj_flat_source(instrs, ninstrs, outer_nullable, inner_nullable, true, "gjf_eval",
-					   buf, len, &at) &&
-		append(buf, len, &at,
-			   "#define GJF_ARGS_SIZE %zu\n#define GJF_OFF_OUTER %zu\n#define GJF_OFF_INNER %zu\n"
-			   "#define GJF_OFF_VALUES %zu\n#define GJF_OFF_ISNULL %zu\n"
-			   "#define GJF_OFF_OUTER_BASE %zu\n#define GJF_OFF_O_BEGIN %zu\n"
-			   "#define GJF_OFF_NROWS %zu\n#define GJF_OFF_NINNER %zu\n"
-			   "#define GJF_OFF_SLICE_LEN %zu\n#define GJF_OFF_COUNTS %zu\n"
-			   "#define GJF_OFF_TOTAL %zu\n#define GJF_OFF_HOST %zu\n"
-			   "#define GJF_OFF_SCRATCH %zu\n#define GJF_OFF_NSLICES %zu\n"
-			   "#define GJF_OFF_OUT_OUTER %zu\n#define GJF_OFF_OUT_INNER %zu\n"
-			   "#define GJF_OFF_OUTER_FIRST %zu\n#define GJF_OFF_INNER_FIRST %zu\n"
-			   "#define GJF_OFF_MATCH_BITS %zu\n#define GJF_OFF_RECHECK_BITS %zu\n",
-			   sizeof(GjcArgs), offsetof(GjcArgs, outer), offsetof(GjcArgs, inner),
-			   offsetof(GjKeyColumns, values), offsetof(GjKeyColumns, isnull),
-			   offsetof(GjcArgs, outer_base), offsetof(GjcArgs, o_begin),
-			   offsetof(GjcArgs, nrows), offsetof(GjcArgs, ninner),
-			   offsetof(GjcArgs, slice_len), offsetof(GjcArgs, counts),
-			   offsetof(GjcArgs, total), offsetof(GjcArgs, host),
-			   offsetof(GjcArgs, scratch), offsetof(GjcArgs, nslices),
-			   offsetof(GjcArgs, out_outer), offsetof(GjcArgs, out_inner),
-			   offsetof(GjcArgs, outer_first), offsetof(GjcArgs, inner_first),
-			   offsetof(GjcArgs, match_bits), offsetof(GjcArgs, recheck_bits)) &&
-		append(buf, len, &at,
-			   "#define GJF_OUTER_COLS 0x%xu\n#define GJF_INNER_COLS 0x%xu\n"
-			   "#define GJF_OUTER_NULLABLE 0x%xu\n#define GJF_INNER_NULLABLE 0x%xu\n"
-			   "#define GJF_NINNER %d\n#define GJF_NINNER_NULLS %d\n"
-			   "#define GJF_ROWS %d\n#define GJF_CHUNK %d\n#define GJF_KIND %d\n"
-			   "#include \"kernels/cuda/compiled_flat.cuh\"\n",
-			   outer, inner, outer_nullable, inner_nullable, ninner > 0 ? ninner : 1,
-			   nnulls > 0 ? nnulls : 1, GJ_FLAT_ROWS, chunk, kind);
-}
-
-/*
  * Is a kind's quick kernel for a program the flat one (flat_quick, above)?
  * The sorted steps' kernel has no quick form.
  */
@@ -631,8 +517,8 @@ kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nulla
 			  size_t len)
 {
 	if (quick && quick_is_flat(flat, kind, instrs, ninstrs))
-		return gj_cuda_flat_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
-								   buf, len);
+		return gj_flat_kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
+									 nvrtc_prelude, GJ_FLAT_ROWS, buf, len);
 	return gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
 								   quick, hoist, buf, len);
 }
@@ -655,11 +541,11 @@ static bool
 nvrtc_compile(const char *source, int arch, char **cubin, size_t *cubin_len, char **ptx)
 {
 	static const char *const header_names[] = {
-		"kernels/device_program.h", "kernels/cuda/compiled_count.cuh",
-		"kernels/cuda/compiled_flat.cuh"
+		"kernels/device_program.h", "kernels/compiled_args.h",
+		"kernels/cuda/compiled_count.cuh", "kernels/cuda/compiled_flat.cuh"
 	};
-	const char *headers[] = {gj_text_device_program_h, gj_text_compiled_count_cuh,
-	gj_text_compiled_flat_cuh};
+	const char *headers[] = {gj_text_device_program_h, gj_text_compiled_args_h,
+	gj_text_compiled_count_cuh, gj_text_compiled_flat_cuh};
 	char		arch_opt[64];
 	const char *opts[4 + GJ_COMPILE_TEST_OPTIONS] = {arch_opt, "-std=c++17", "--fmad=false",
 	"-default-device"};
@@ -673,7 +559,7 @@ nvrtc_compile(const char *source, int arch, char **cubin, size_t *cubin_len, cha
 	if (ptx != NULL)
 		*ptx = NULL;
 	snprintf(arch_opt, sizeof(arch_opt), "--gpu-architecture=sm_%d", arch);
-	rc = nvrtc.create(&prog, source, "gpujoin_program.cu", 3, headers, header_names);
+	rc = nvrtc.create(&prog, source, "gpujoin_program.cu", 4, headers, header_names);
 	if (rc != NVRTC_SUCCESS)
 	{
 		snprintf(last_failure, sizeof(last_failure), "nvrtcCreateProgram failed (%d)", (int) rc);
@@ -745,8 +631,8 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 static char *
 stored_key(const char *source, int arch, size_t *key_len)
 {
-	static const char *const texts[] = {gj_text_device_program_h, gj_text_compiled_count_cuh,
-	gj_text_compiled_flat_cuh};
+	static const char *const texts[] = {gj_text_device_program_h, gj_text_compiled_args_h,
+	gj_text_compiled_count_cuh, gj_text_compiled_flat_cuh};
 	uint64_t	headers = 0;
 	int			major = 0,
 				minor = 0;

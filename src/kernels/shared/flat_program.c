@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/compiled_args.h"
 #include "kernels/shared/flat_program.h"
 
 /*
@@ -420,3 +421,129 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 							 GJ_RESULT_FALSE, GJ_RESULT_RECHECK, slot[0], slot[0],
 							 GJ_RESULT_TRUE, GJ_RESULT_FALSE);
 }
+
+/* ---------------------------------------------------------------------
+ * The source of a flat kernel (compiled_flat.cuh)
+ * ---------------------------------------------------------------------
+ */
+
+/* The columns of one side the instructions load. */
+static uint32_t
+flat_loaded(const GjInstr *instrs, int ninstrs, int op)
+{
+	uint32_t	mask = 0;
+
+	for (int pc = 0; pc < ninstrs; pc++)
+		if (instrs[pc].op == op)
+			mask |= 1u << instrs[pc].arg;
+	return mask;
+}
+
+/*
+ * compiled_flat.cuh's statements over the loaded columns (see there): the
+ * outer row's into ov[r] and onull[r] (or zeros), the inner row's staged
+ * into shared memory (slot by slot, as the columns come) and read back.
+ */
+static bool
+flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
+				   uint32_t inner_nullable, char *buf, size_t len, size_t *at)
+{
+	int			slot = 0,
+				null_slot = 0;
+	bool		ok;
+
+	ok = flat_append(buf, len, at, "#define GJF_LOAD_OUTER(r, row) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!((outer >> c) & 1u))
+			continue;
+		ok = flat_append(buf, len, at, "ov[r][%d] = GJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c, c);
+		if (ok && ((outer_nullable >> c) & 1u))
+			ok = flat_append(buf, len, at, "onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
+		else
+			ok = ok && flat_append(buf, len, at, "onull[r][%d] = 0; ", c);
+	}
+	ok = ok && flat_append(buf, len, at, "} while (0)\n#define GJF_ZERO_OUTER(r) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+		if ((outer >> c) & 1u)
+			ok = flat_append(buf, len, at, "ov[r][%d] = 0; onull[r][%d] = 0; ", c, c);
+	ok = ok && flat_append(buf, len, at, "} while (0)\n#define GJF_STAGE(t) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!((inner >> c) & 1u))
+			continue;
+		ok = flat_append(buf, len, at, "svalues[%d][t] = GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ",
+					slot++, c);
+		if (ok && ((inner_nullable >> c) & 1u))
+			ok = flat_append(buf, len, at, "snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
+						null_slot++, c);
+	}
+	slot = null_slot = 0;
+	ok = ok && flat_append(buf, len, at, "} while (0)\n#define GJF_READ_INNER(t) do { ");
+	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
+	{
+		if (!((inner >> c) & 1u))
+			continue;
+		ok = flat_append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c, slot++, c);
+		if (ok && ((inner_nullable >> c) & 1u))
+			ok = flat_append(buf, len, at, "snull[%d][t]; ", null_slot++);
+		else
+			ok = ok && flat_append(buf, len, at, "0; ");
+	}
+	return ok && flat_append(buf, len, at, "} while (0)\n");
+}
+
+bool
+gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
+					  uint32_t inner_nullable, const char *prelude, int rows, char *buf,
+					  size_t len)
+{
+	uint32_t	outer = flat_loaded(instrs, ninstrs, GJOP_LOAD_OUTER);
+	uint32_t	inner = flat_loaded(instrs, ninstrs, GJOP_LOAD_INNER);
+	int			ninner = __builtin_popcount(inner);
+	int			nnulls = __builtin_popcount(inner & inner_nullable);
+	size_t		row_bytes = 8 * ninner + nnulls;
+	int			chunk = GJC_CHUNK;
+	size_t		at = 0;
+
+	while (chunk > 256 && row_bytes * chunk > GJ_FLAT_STAGED_BYTES)
+		chunk /= 2;
+	outer_nullable &= outer;
+	inner_nullable &= inner;
+	if (!gj_flat_supported(instrs, ninstrs))
+		return false;
+	return flat_append(buf, len, &at, "%s", prelude) &&
+		flat_column_macros(outer, outer_nullable, inner, inner_nullable, buf, len, &at) &&
+		gj_flat_source(instrs, ninstrs, outer_nullable, inner_nullable, true, "gjf_eval",
+					   buf, len, &at) &&
+		flat_append(buf, len, &at,
+			   "#define GJF_ARGS_SIZE %zu\n#define GJF_OFF_OUTER %zu\n#define GJF_OFF_INNER %zu\n"
+			   "#define GJF_OFF_VALUES %zu\n#define GJF_OFF_ISNULL %zu\n"
+			   "#define GJF_OFF_OUTER_BASE %zu\n#define GJF_OFF_O_BEGIN %zu\n"
+			   "#define GJF_OFF_NROWS %zu\n#define GJF_OFF_NINNER %zu\n"
+			   "#define GJF_OFF_SLICE_LEN %zu\n#define GJF_OFF_COUNTS %zu\n"
+			   "#define GJF_OFF_TOTAL %zu\n#define GJF_OFF_HOST %zu\n"
+			   "#define GJF_OFF_SCRATCH %zu\n#define GJF_OFF_NSLICES %zu\n"
+			   "#define GJF_OFF_OUT_OUTER %zu\n#define GJF_OFF_OUT_INNER %zu\n"
+			   "#define GJF_OFF_OUTER_FIRST %zu\n#define GJF_OFF_INNER_FIRST %zu\n"
+			   "#define GJF_OFF_MATCH_BITS %zu\n#define GJF_OFF_RECHECK_BITS %zu\n",
+			   sizeof(GjcArgs), offsetof(GjcArgs, outer), offsetof(GjcArgs, inner),
+			   offsetof(GjKeyColumns, values), offsetof(GjKeyColumns, isnull),
+			   offsetof(GjcArgs, outer_base), offsetof(GjcArgs, o_begin),
+			   offsetof(GjcArgs, nrows), offsetof(GjcArgs, ninner),
+			   offsetof(GjcArgs, slice_len), offsetof(GjcArgs, counts),
+			   offsetof(GjcArgs, total), offsetof(GjcArgs, host),
+			   offsetof(GjcArgs, scratch), offsetof(GjcArgs, nslices),
+			   offsetof(GjcArgs, out_outer), offsetof(GjcArgs, out_inner),
+			   offsetof(GjcArgs, outer_first), offsetof(GjcArgs, inner_first),
+			   offsetof(GjcArgs, match_bits), offsetof(GjcArgs, recheck_bits)) &&
+		flat_append(buf, len, &at,
+			   "#define GJF_OUTER_COLS 0x%xu\n#define GJF_INNER_COLS 0x%xu\n"
+			   "#define GJF_OUTER_NULLABLE 0x%xu\n#define GJF_INNER_NULLABLE 0x%xu\n"
+			   "#define GJF_NINNER %d\n#define GJF_NINNER_NULLS %d\n"
+			   "#define GJF_ROWS %d\n#define GJF_CHUNK %d\n#define GJF_KIND %d\n"
+			   "#include \"kernels/cuda/compiled_flat.cuh\"\n",
+			   outer, inner, outer_nullable, inner_nullable, ninner > 0 ? ninner : 1,
+			   nnulls > 0 ? nnulls : 1, rows, chunk, kind);
+}
+

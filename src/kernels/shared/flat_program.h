@@ -59,6 +59,23 @@ extern bool gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nu
 						   uint32_t inner_nullable, bool helpers, const char *name,
 						   char *buf, size_t len, size_t *at);
 
+/*
+ * The source of a kind's flat kernels (cuda/compiled_flat.cuh; kind 1 the
+ * count kernel, 2 the pairs kernels, 4 the verdicts, as GJC_KIND) for a
+ * program gj_flat_supported accepts: prelude (what NVRTC lacks of the C
+ * headers), the program as gj_flat_source writes it (gjf_eval), GjcArgs'
+ * layout as byte offsets (compiled_args.h, so that the kernel reads the
+ * struct the launch copies), the loaded columns and rows outer rows a
+ * thread.  The inner rows of a chunk fill at most GJ_FLAT_STAGED_BYTES of
+ * shared memory: GJC_CHUNK of them, or half or a quarter where many
+ * columns are loaded.  false if it does not fit buf.
+ */
+#define GJ_FLAT_STAGED_BYTES	(40 * 1024)
+
+extern bool gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs,
+								  uint32_t outer_nullable, uint32_t inner_nullable,
+								  const char *prelude, int rows, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
