@@ -36,6 +36,7 @@ extern void gj_cuda_test_set_quick_only(bool on);
 extern void gj_cuda_test_set_compile_options(const char *options);
 extern void gj_cuda_test_set_hoisting(bool on);
 extern void gj_cuda_test_set_flat(bool on);
+extern void gj_cuda_test_set_pairs_whole(bool on);
 extern int	gj_cuda_test_compiled_rows(const GjInstr *instrs, int ninstrs);
 
 /* The architecture the checks compile for: the H100's. */
@@ -685,6 +686,65 @@ kt_nv_programs(Program *progs, int limit)
 }
 
 /*
+ * The text of .entry name in PTX, its branch labels ($L__BB<f>_<n>, f the
+ * function's number in the module) numbered as if it were the first;
+ * malloc'ed, NULL where ptx has no such entry.
+ */
+static char *
+nv_entry_text(const char *ptx, const char *name)
+{
+	char		head[128];
+	const char *at,
+			   *end;
+	char	   *out;
+	size_t		o = 0;
+
+	snprintf(head, sizeof(head), ".entry %s(", name);
+	at = strstr(ptx, head);
+	if (at == NULL)
+		return NULL;
+	end = strstr(at, "\n}\n");
+	end = end != NULL ? end + 3 : at + strlen(at);
+	out = xmalloc(end - at + 1);
+	while (at < end)
+	{
+		if (strncmp(at, "$L__BB", 6) == 0)
+		{
+			memcpy(out + o, "$L__BB_", 7);
+			o += 7;
+			at += 6;
+			while (at < end && *at >= '0' && *at <= '9')
+				at++;
+			if (at < end && *at == '_')
+				at++;
+			continue;
+		}
+		out[o++] = *at++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Are the pairs kernels' entries of two PTX texts the same code? */
+static bool
+nv_same_entries(const char *a, const char *b)
+{
+	static const char *const names[] = {"gjc_pairs_count_kernel", "gjc_pairs_write_kernel"};
+	bool		same = true;
+
+	for (int k = 0; k < 2; k++)
+	{
+		char	   *x = nv_entry_text(a, names[k]);
+		char	   *y = nv_entry_text(b, names[k]);
+
+		same = same && x != NULL && y != NULL && strcmp(x, y) == 0;
+		free(x);
+		free(y);
+	}
+	return same;
+}
+
+/*
  * NVRTC compiles the count kernel of each program, its columns with and
  * without NULLs, its nested loop's pairs kernels with NULLs, the quick
  * count kernel, the sorted steps' count kernel and the nested loop's
@@ -746,6 +806,25 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 					   strstr(ptx, ".local") != NULL ? "local memory" : "an indirect branch");
 				ok = false;
 			}
+			if (v == 2 && ok)
+			{
+				/* each pairs kernel built apart is the same code as in one module */
+				double		whole_ms;
+				char	   *whole;
+
+				gj_cuda_test_set_pairs_whole(true);
+				whole = gj_cuda_test_compile_program(KT_KIND_PAIRS, progs[i].instrs,
+													 progs[i].ninstrs, mask, mask, KT_ARCH,
+													 &whole_ms, message, sizeof(message));
+				gj_cuda_test_set_pairs_whole(false);
+				if (whole == NULL || !nv_same_entries(ptx, whole))
+				{
+					printf("# %s: the pairs kernels built apart differ from one module's\n",
+						   progs[i].name);
+					ok = false;
+				}
+				free(whole);
+			}
 			free(ptx);
 		}
 		{
@@ -759,7 +838,8 @@ nv_check_programs(const Program *progs, int n, const char *skip)
 		}
 		report(ok, "NVRTC compiles %s to sm_90 %s", progs[i].name,
 			   "(count, pairs, quick, sorted and verdict kernels, and the flat ones: no local "
-			   "memory, no indirect branch)");
+			   "memory, no indirect branch; the pairs kernels built apart the same code as in "
+			   "one module)");
 	}
 	gj_cuda_test_set_hoisting(getenv("KT_HOIST") != NULL);
 	gj_cuda_test_set_flat(getenv("KT_FLAT") != NULL);

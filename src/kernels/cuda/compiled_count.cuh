@@ -1006,17 +1006,26 @@ gjc_bits_kernel(const GjcArgs a)
 	gjc_kernel_body<GJC_MODE_BITS>(a);
 }
 #else
+
+/*
+ * The pairs kernels: cuda_compile.cu builds each apart (GJC_PAIRS_PART 0
+ * the count pass's, 1 the write pass's), on two threads; kernel_test may
+ * compile both in one module.
+ */
+#if !defined(GJC_PAIRS_PART) || GJC_PAIRS_PART == 0
 extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
 gjc_pairs_count_kernel(const GjcArgs a)
 {
 	gjc_kernel_body<GJC_MODE_PAIR_COUNT>(a);
 }
-
+#endif
+#if !defined(GJC_PAIRS_PART) || GJC_PAIRS_PART == 1
 extern "C" __global__ void __launch_bounds__(GJC_BLOCK)
 gjc_pairs_write_kernel(const GjcArgs a)
 {
 	gjc_kernel_body<GJC_MODE_PAIR_WRITE>(a);
 }
+#endif
 #endif
 
 #endif							/* GJC_NINSTRS */

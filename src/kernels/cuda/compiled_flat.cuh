@@ -221,17 +221,21 @@ gjc_bits_kernel(const GjfArgs a)
 	gjf_body<GJF_MODE_BITS>(a);
 }
 #else
+/* built apart, as compiled_count.cuh's (GJF_PAIRS_PART) */
+#if !defined(GJF_PAIRS_PART) || GJF_PAIRS_PART == 0
 extern "C" __global__ void __launch_bounds__(GJF_BLOCK)
 gjc_pairs_count_kernel(const GjfArgs a)
 {
 	gjf_body<GJF_MODE_PAIR_COUNT>(a);
 }
-
+#endif
+#if !defined(GJF_PAIRS_PART) || GJF_PAIRS_PART == 1
 extern "C" __global__ void __launch_bounds__(GJF_BLOCK)
 gjc_pairs_write_kernel(const GjfArgs a)
 {
 	gjf_body<GJF_MODE_PAIR_WRITE>(a);
 }
+#endif
 #endif
 
 #endif							/* GPUJOIN_COMPILED_FLAT_CUH */

@@ -108,7 +108,7 @@ typedef enum CacheState
 /* One compiled and loaded module: a kind's kernels. */
 typedef struct CompiledModule
 {
-	cudaLibrary_t library;
+	cudaLibrary_t library[2];	/* GJ_COMPILED_PAIRS: one a kernel (module_build) */
 	cudaKernel_t kernels[2];	/* the kind's (kind_kernel_names) */
 	int			rows;			/* outer rows a thread it was compiled for */
 	double		build_ms;		/* what compiling and loading took */
@@ -379,22 +379,6 @@ quick_rows(const GjInstr *instrs, int ninstrs)
 	return rows < GJC_QUICK_ROWS ? rows : GJC_QUICK_ROWS;
 }
 
-/* Append to a bounded buffer; false once it is full. */
-static bool
-append(char *buf, size_t len, size_t *at, const char *fmt, ...)
-{
-	va_list		ap;
-	int			n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *at, len - *at, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t) n >= len - *at)
-		return false;
-	*at += n;
-	return true;
-}
-
 /*
  * Shared memory a nested-loop kernel stages a chunk's inner rows in, at
  * most: each loaded inner column (8 bytes a row, 4 if held in 32 bits, and
@@ -455,36 +439,36 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 	while (hs.n > 0 && staged_bytes(instrs, ninstrs, &nw, inner_nullable, &hs) >
 		   GJ_COMPILE_STAGED_BYTES)
 		hs.n--;					/* the last ranges stay in the pair loop */
-	ok = append(buf, len, &at, "%s#include \"kernels/device_program.h\"\n", nvrtc_prelude) &&
-		append(buf, len, &at, "/* %s */\n#define GJC_NINSTRS %d\n#define GJC_PROGRAM {",
+	ok = gj_text_append(buf, len, &at, "%s#include \"kernels/device_program.h\"\n", nvrtc_prelude) &&
+		gj_text_append(buf, len, &at, "/* %s */\n#define GJC_NINSTRS %d\n#define GJC_PROGRAM {",
 			   gj_program_variant(&nw), ninstrs);
 	for (int pc = 0; ok && pc < ninstrs; pc++)
-		ok = append(buf, len, &at, "%s\\\n\t{%d, %d, %d, (int64_t) 0x%llxULL}",
+		ok = gj_text_append(buf, len, &at, "%s\\\n\t{%d, %d, %d, (int64_t) 0x%llxULL}",
 					pc > 0 ? "," : "", instrs[pc].op, instrs[pc].type, instrs[pc].arg,
 					(unsigned long long) instrs[pc].imm);
-	ok = ok && append(buf, len, &at, "}\n#define GJC_OP32 {");
+	ok = ok && gj_text_append(buf, len, &at, "}\n#define GJC_OP32 {");
 	for (int pc = 0; ok && pc < ninstrs; pc++)
-		ok = append(buf, len, &at, "%s%d", pc > 0 ? ", " : "", nw.op32[pc]);
-	ok = ok && append(buf, len, &at, "}\n#define GJC_LEAD_N %d\n#define GJC_LEAD {",
+		ok = gj_text_append(buf, len, &at, "%s%d", pc > 0 ? ", " : "", nw.op32[pc]);
+	ok = ok && gj_text_append(buf, len, &at, "}\n#define GJC_LEAD_N %d\n#define GJC_LEAD {",
 					  lead.conj.n);
 	for (int k = 0; ok && k < lead.conj.n; k++)
-		ok = append(buf, len, &at, "%s{%d, %d, %d, %d}", k > 0 ? ", " : "",
+		ok = gj_text_append(buf, len, &at, "%s{%d, %d, %d, %d}", k > 0 ? ", " : "",
 					lead.conj.cmp[k].op, lead.conj.cmp[k].cls, lead.conj.cmp[k].outer_col,
 					lead.conj.cmp[k].inner_col);
 	ok = ok &&
-		append(buf, len, &at, "%s}\n#define GJC_LEAD_PC %d\n#define GJC_LEAD_DEPTH %d\n",
+		gj_text_append(buf, len, &at, "%s}\n#define GJC_LEAD_PC %d\n#define GJC_LEAD_DEPTH %d\n",
 			   lead.conj.n == 0 ? "{0, 0, 0, 0}" : "", lead.pc, lead.depth);
 	if (hs.n > 0)
 	{
-		ok = ok && append(buf, len, &at, "#define GJC_HOIST_N %d\n#define GJC_HOIST {", hs.n);
+		ok = ok && gj_text_append(buf, len, &at, "#define GJC_HOIST_N %d\n#define GJC_HOIST {", hs.n);
 		for (int h = 0; ok && h < hs.n; h++)
-			ok = append(buf, len, &at, "%s{%d, %d, %d, %d}", h > 0 ? ", " : "",
+			ok = gj_text_append(buf, len, &at, "%s{%d, %d, %d, %d}", h > 0 ? ", " : "",
 						hs.range[h].start, hs.range[h].end, hs.range[h].narrow,
 						hs.range[h].divisor);
-		ok = ok && append(buf, len, &at, "}\n");
+		ok = ok && gj_text_append(buf, len, &at, "}\n");
 	}
 	return ok &&
-		append(buf, len, &at,
+		gj_text_append(buf, len, &at,
 			   "#define GJC_OUTER_COLS 0x%xu\n#define GJC_INNER_COLS 0x%xu\n"
 			   "#define GJC_OUTER_NARROW 0x%xu\n#define GJC_INNER_NARROW 0x%xu\n"
 			   "#define GJC_OUTER_NULLABLE 0x%xu\n#define GJC_INNER_NULLABLE 0x%xu\n"
@@ -646,14 +630,14 @@ stored_key(const char *source, int arch, size_t *key_len)
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
 		headers = gj_kernel_store_hash(headers, texts[i], strlen(texts[i]));
 	(void) nvrtc.version(&major, &minor);
-	if (!append(tail, sizeof(tail), &at,
+	if (!gj_text_append(tail, sizeof(tail), &at,
 				"\n/* sm_%d, NVRTC %d.%d, headers %016llx, options", arch, major, minor,
 				(unsigned long long) headers))
 		return NULL;
 	for (int i = 0; i < ntest_options; i++)
-		if (!append(tail, sizeof(tail), &at, " %s", test_options[i]))
+		if (!gj_text_append(tail, sizeof(tail), &at, " %s", test_options[i]))
 			return NULL;
-	if (!append(tail, sizeof(tail), &at, " */\n"))
+	if (!gj_text_append(tail, sizeof(tail), &at, " */\n"))
 		return NULL;
 	key = (char *) malloc(source_len + at);
 	if (key == NULL)
@@ -665,11 +649,12 @@ stored_key(const char *source, int arch, size_t *key_len)
 }
 
 /*
- * Load a cubin's kernels of e's kind into *m on e's device; false with
- * last_failure set where the driver refuses it.
+ * Load a cubin's kernels of e's kind into *m on e's device: of part of
+ * nparts (module_build), its kernel alone; false with last_failure set
+ * where the driver refuses it.
  */
 static bool
-module_load(const CacheEntry *e, const char *cubin, CompiledModule *m)
+module_load(const CacheEntry *e, const char *cubin, int part, int nparts, CompiledModule *m)
 {
 	const char *names[2];
 	int			nkernels = kind_kernel_names(e->kind, names);
@@ -679,9 +664,12 @@ module_load(const CacheEntry *e, const char *cubin, CompiledModule *m)
 	/* the library loads into the device's context, which must be current */
 	if (cudaGetDevice(&current) == cudaSuccess && current != e->device)
 		(void) cudaSetDevice(e->device);
-	rc = cudaLibraryLoadData(&m->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
+	rc = cudaLibraryLoadData(&m->library[part], cubin, NULL, NULL, 0, NULL, NULL, 0);
 	for (int k = 0; rc == cudaSuccess && k < nkernels; k++)
-		rc = cudaLibraryGetKernel(&m->kernels[k], m->library, names[k]);
+	{
+		if (nparts == 1 || k == part)
+			rc = cudaLibraryGetKernel(&m->kernels[k], m->library[part], names[k]);
+	}
 	if (current >= 0 && current != e->device)
 		(void) cudaSetDevice(current);
 	if (rc != cudaSuccess)
@@ -695,35 +683,85 @@ module_load(const CacheEntry *e, const char *cubin, CompiledModule *m)
 }
 
 /*
- * Compile and load an entry's full or quick kernels into *m (cache_lock
- * not held: the entry's key does not change).  With use_store (an entry's
- * final kernel), the kernel store's copy where it has one, and a kernel
- * compiled here is stored; with stored_only, nothing is compiled.  false
- * with *why set where it failed.
+ * Start a thread that blocks every signal but a fault's: a backend's
+ * signal handlers must run on its own thread, and a fault on this one
+ * must still reach the process's handler.  false where none could start.
  */
 static bool
-module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool stored_only,
-			 CompiledModule *m, int *why)
+start_thread(pthread_t *thread, void *(*fn) (void *), void *arg, bool detached)
 {
+	pthread_attr_t attr;
+	sigset_t	all,
+				old;
+	bool		started;
+
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	if (detached)
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	started = pthread_create(thread, &attr, fn, arg) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+/* One part of a module to build (module_build), and what came of it. */
+typedef struct PartJob
+{
+	const CacheEntry *e;
+	bool		quick;
+	int			arch;
+	bool		use_store;
+	bool		stored_only;
+	int			part;
+	int			nparts;
+	CompiledModule *m;
+	bool		ok;
+	bool		stored;
+	int			why;
+	char		failure[2048];	/* last_failure of the thread that built it */
+} PartJob;
+
+/*
+ * Build part j->part of a module: its source (with GJC_PAIRS_PART where
+ * the kind's kernels are built apart), from the kernel store where it has
+ * it, else compiled (and stored).
+ */
+static void
+part_build(PartJob *j)
+{
+	const CacheEntry *e = j->e;
 	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
 	char	   *key = NULL;
 	size_t		key_len = 0;
+	size_t		at = 0;
 	char	   *cubin = NULL;
 	size_t		cubin_len = 0;
-	double		t0 = now_ms();
 	bool		loaded = false;
 
-	*why = GJ_INTERPRETED_COMPILE_FAILED;
-	memset(m, 0, sizeof(*m));
+	j->ok = false;
+	j->stored = false;
+	j->why = GJ_INTERPRETED_COMPILE_FAILED;
+	j->failure[0] = '\0';
+	last_failure[0] = '\0';
 	if (source == NULL ||
+		(j->nparts > 1 &&
+		 !gj_text_append(source, GJ_COMPILE_SOURCE_BYTES, &at,
+				 "#define GJC_PAIRS_PART %d\n#define GJF_PAIRS_PART %d\n", j->part, j->part)) ||
 		!kernel_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable, e->inner_nullable,
-					   quick, e->hoisting, e->flat, source, GJ_COMPILE_SOURCE_BYTES))
+					   j->quick, e->hoisting, e->flat, source + at,
+					   GJ_COMPILE_SOURCE_BYTES - at))
 	{
 		free(source);
-		return false;
+		return;
 	}
-	if (use_store)
-		key = stored_key(source, arch, &key_len);
+	if (j->use_store)
+		key = stored_key(source, j->arch, &key_len);
 
 	/*
 	 * A stored cubin the driver refuses is compiled again, and replaced.
@@ -732,30 +770,102 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 	if (key != NULL && !e->store_missed &&
 		gj_kernel_store_read(key, key_len, &cubin, &cubin_len))
 	{
-		loaded = module_load(e, cubin, m);
-		m->stored = loaded;
+		loaded = module_load(e, cubin, j->part, j->nparts, j->m);
+		j->stored = loaded;
 		free(cubin);
 		cubin = NULL;
 	}
-	if (!loaded && !stored_only)
+	if (!loaded && !j->stored_only)
 	{
-		if (!nvrtc_compile(source, arch, &cubin, &cubin_len, NULL))
+		if (nvrtc_compile(source, j->arch, &cubin, &cubin_len, NULL))
 		{
-			free(source);
-			free(key);
-			return false;
+			loaded = module_load(e, cubin, j->part, j->nparts, j->m);
+			if (!loaded)
+				j->why = GJ_INTERPRETED_LOAD_FAILED;
+			else if (key != NULL)
+				(void) gj_kernel_store_write(key, key_len, cubin, cubin_len);
 		}
-		loaded = module_load(e, cubin, m);
-		if (!loaded)
-			*why = GJ_INTERPRETED_LOAD_FAILED;
-		else if (key != NULL)
-			(void) gj_kernel_store_write(key, key_len, cubin, cubin_len);
 		free(cubin);
 	}
 	free(source);
 	free(key);
-	if (!loaded)
+	j->ok = loaded;
+	snprintf(j->failure, sizeof(j->failure), "%s", last_failure);
+}
+
+static void *
+part_thread(void *arg)
+{
+	part_build((PartJob *) arg);
+	return NULL;
+}
+
+/*
+ * Compile and load an entry's full or quick kernels into *m (cache_lock
+ * not held: the entry's key does not change).  With use_store (an entry's
+ * final kernel), the kernel store's copy where it has one, and a kernel
+ * compiled here is stored; with stored_only, nothing is compiled.  false
+ * with *why set where it failed.
+ *
+ * The nested loop's pairs kernels (the count pass's and the write pass's)
+ * are built apart, each its own source and library, the second on a
+ * thread of its own: NVRTC compiles one program on one core, and the two
+ * kernels, each the same code alone as in one module, take about as long
+ * each (kernel_test nvrtc).  The kernel store keeps them apart too.
+ */
+static bool
+module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool stored_only,
+			 CompiledModule *m, int *why)
+{
+	int			nparts = e->kind == GJ_COMPILED_PAIRS ? 2 : 1;
+	PartJob		jobs[2];
+	pthread_t	thread;
+	bool		threaded = false;
+	double		t0 = now_ms();
+	bool		ok = true;
+
+	memset(m, 0, sizeof(*m));
+	for (int p = 0; p < nparts; p++)
+	{
+		memset(&jobs[p], 0, sizeof(PartJob));
+		jobs[p].e = e;
+		jobs[p].quick = quick;
+		jobs[p].arch = arch;
+		jobs[p].use_store = use_store;
+		jobs[p].stored_only = stored_only;
+		jobs[p].part = p;
+		jobs[p].nparts = nparts;
+		jobs[p].m = m;
+	}
+	if (nparts > 1)
+		threaded = start_thread(&thread, part_thread, &jobs[1], false);
+	part_build(&jobs[0]);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else if (nparts > 1)
+		part_build(&jobs[1]);
+
+	*why = GJ_INTERPRETED_COMPILE_FAILED;
+	m->stored = true;
+	for (int p = 0; p < nparts; p++)
+	{
+		m->stored = m->stored && jobs[p].stored;
+		if (ok && !jobs[p].ok)
+		{
+			*why = jobs[p].why;
+			snprintf(last_failure, sizeof(last_failure), "%s", jobs[p].failure);
+		}
+		ok = ok && jobs[p].ok;
+	}
+	if (!ok)
+	{
+		/* a part that loaded is unused: nothing runs it yet */
+		for (int p = 0; p < nparts; p++)
+			if (jobs[p].ok)
+				(void) cudaLibraryUnload(m->library[p]);
+		(void) cudaGetLastError();
 		return false;
+	}
 	m->rows = !quick ? gj_compiled_rows_per_thread(e->instrs, e->ninstrs) :
 		quick_is_flat(e->flat, e->kind, e->instrs, e->ninstrs) ? GJ_FLAT_ROWS :
 		quick_rows(e->instrs, e->ninstrs);
@@ -848,19 +958,14 @@ build_thread(void *arg)
 }
 
 /*
- * Start compiling an entry on a thread of its own; false where no thread
- * could start (the caller compiles it itself).  The thread blocks every
- * signal but a fault's: a backend's signal handlers must run on its own
- * thread, and a fault on this one must still reach the process's handler.
+ * Start compiling an entry on a thread of its own (start_thread); false
+ * where no thread could start (the caller compiles it itself).
  */
 static bool
 build_in_background(CacheEntry *e, int arch)
 {
 	BuildJob   *job = (BuildJob *) malloc(sizeof(BuildJob));
-	pthread_attr_t attr;
 	pthread_t	thread;
-	sigset_t	all,
-				old;
 	bool		started;
 
 	if (job == NULL)
@@ -870,17 +975,7 @@ build_in_background(CacheEntry *e, int arch)
 	pthread_mutex_lock(&cache_lock);
 	builds_running++;
 	pthread_mutex_unlock(&cache_lock);
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGFPE);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	started = pthread_create(&thread, &attr, build_thread, job) == 0;
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	started = start_thread(&thread, build_thread, job, true);
 	if (!started)
 	{
 		pthread_mutex_lock(&cache_lock);
@@ -1130,50 +1225,125 @@ gj_cuda_program_kernels(CudaJoinState *state, int kind, GjStats *stats, double p
 	return k;
 }
 
+/* One NVRTC compile on a thread of its own, for gj_cuda_test_compile_program. */
+typedef struct TestCompile
+{
+	char	   *source;
+	int			arch;
+	char	   *ptx;
+	char		failure[2048];
+} TestCompile;
+
+static void *
+test_compile_thread(void *arg)
+{
+	TestCompile *t = (TestCompile *) arg;
+	char	   *cubin = NULL;
+	size_t		cubin_len = 0;
+
+	t->ptx = NULL;
+	t->failure[0] = '\0';
+	if (!nvrtc_compile(t->source, t->arch, &cubin, &cubin_len, &t->ptx))
+		snprintf(t->failure, sizeof(t->failure), "%s", last_failure);
+	free(cubin);
+	return NULL;
+}
+
+/*
+ * For kernel_test nvrtc: compile the pairs kernels in one module (below),
+ * to compare each kernel's PTX with the one built apart.
+ */
+static bool test_pairs_whole;
+
+extern "C" void
+gj_cuda_test_set_pairs_whole(bool on)
+{
+	test_pairs_whole = on;
+}
+
 /*
  * For test/kernels (kernel_test nvrtc) only, not part of the backend
- * contract, and needing no GPU: compile a program's count kernel for
- * sm_<arch> and return its PTX (malloc'ed, the caller frees it) and the
- * compile time; NULL with the reason in *message where NVRTC is missing
- * (message starts "no NVRTC") or fails.
+ * contract, and needing no GPU: compile a program's kernels of a kind for
+ * sm_<arch>, as module_build does (the pairs kernels apart, on two
+ * threads), and return their PTX (malloc'ed, the caller frees it; the
+ * parts' one after the other) and the compile's wall time; NULL with the
+ * reason in *message where NVRTC is missing (message starts "no NVRTC") or
+ * fails.
  */
 extern "C" char *
 gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 							 uint32_t outer_nullable, uint32_t inner_nullable, int arch,
 							 double *ms, char *message, size_t message_len)
 {
-	char	   *source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
-	char	   *cubin = NULL;
+	int			nparts = kind == GJ_COMPILED_PAIRS && !test_pairs_whole ? 2 : 1;
+	TestCompile parts[2];
+	pthread_t	thread;
+	bool		threaded = false;
 	char	   *ptx = NULL;
-	size_t		cubin_len = 0;
+	bool		ok = true;
 	double		t0;
 
 	message[0] = '\0';
-	if (source == NULL)
-	{
-		snprintf(message, message_len, "out of memory");
-		return NULL;
-	}
 	if (!nvrtc_available())
 	{
 		snprintf(message, message_len, "no NVRTC (libnvrtc.so.13, .so.12 or .so)");
-		free(source);
 		return NULL;
 	}
-	if (!kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable, quick_only,
-					   hoisting, flat_quick, source, GJ_COMPILE_SOURCE_BYTES))
+
+	/* the sources, as module_build makes them: the pairs kernels apart */
+	for (int p = 0; p < nparts; p++)
 	{
+		size_t		at = 0;
+
+		parts[p].arch = arch;
+		parts[p].ptx = NULL;
+		parts[p].source = (char *) malloc(GJ_COMPILE_SOURCE_BYTES);
+		ok = ok && parts[p].source != NULL &&
+			(nparts == 1 ||
+			 gj_text_append(parts[p].source, GJ_COMPILE_SOURCE_BYTES, &at,
+					"#define GJC_PAIRS_PART %d\n#define GJF_PAIRS_PART %d\n", p, p)) &&
+			kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable, quick_only,
+						  hoisting, flat_quick, parts[p].source + at,
+						  GJ_COMPILE_SOURCE_BYTES - at);
+	}
+	if (!ok)
 		snprintf(message, message_len, "the source does not fit %d bytes",
 				 GJ_COMPILE_SOURCE_BYTES);
-		free(source);
-		return NULL;
+	else
+	{
+		t0 = now_ms();
+		if (nparts > 1)
+			threaded = start_thread(&thread, test_compile_thread, &parts[1], false);
+		test_compile_thread(&parts[0]);
+		if (threaded)
+			pthread_join(thread, NULL);
+		else if (nparts > 1)
+			test_compile_thread(&parts[1]);
+		*ms = now_ms() - t0;
+		for (int p = 0; p < nparts; p++)
+			if (parts[p].ptx == NULL && message[0] == '\0')
+				snprintf(message, message_len, "%s", parts[p].failure);
+		if (message[0] == '\0')
+		{
+			/* one text of every part's PTX, for the caller's checks */
+			size_t		len = 1;
+
+			for (int p = 0; p < nparts; p++)
+				len += strlen(parts[p].ptx);
+			ptx = (char *) malloc(len);
+			if (ptx != NULL)
+			{
+				ptx[0] = '\0';
+				for (int p = 0; p < nparts; p++)
+					strcat(ptx, parts[p].ptx);
+			}
+		}
 	}
-	t0 = now_ms();
-	if (!nvrtc_compile(source, arch, &cubin, &cubin_len, &ptx))
-		snprintf(message, message_len, "%s", last_failure);
-	*ms = now_ms() - t0;
-	free(source);
-	free(cubin);
+	for (int p = 0; p < nparts; p++)
+	{
+		free(parts[p].source);
+		free(parts[p].ptx);
+	}
 	return ptx;
 }
 

@@ -260,6 +260,13 @@ gj_cuda_test_set_hoisting(bool on)
 {
 }
 
+extern void gj_cuda_test_set_pairs_whole(bool on);
+
+void
+gj_cuda_test_set_pairs_whole(bool on)
+{
+}
+
 extern void gj_cuda_test_set_flat(bool on);
 
 void

@@ -114,12 +114,8 @@ static const char flat_helpers[] =
 	"\treturn gjf_isnan(a) || b <= a;\n"
 	"}\n";
 
-/* Append to a bounded buffer; false once it is full. */
-static bool flat_append(char *buf, size_t len, size_t *at, const char *fmt,...)
-			__attribute__((format(printf, 4, 5)));
-
-static bool
-flat_append(char *buf, size_t len, size_t *at, const char *fmt,...)
+bool
+gj_text_append(char *buf, size_t len, size_t *at, const char *fmt,...)
 {
 	va_list		ap;
 	int			n;
@@ -249,7 +245,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 
 	if (helpers)
 	{
-		ok = flat_append(buf, len, at,
+		ok = gj_text_append(buf, len, at,
 						 "#define GJF_INT2 %d\n#define GJF_INT4 %d\n#define GJF_INT8 %d\n"
 						 "#define GJF_DATE %d\n#define GJF_EQ %d\n#define GJF_NE %d\n"
 						 "#define GJF_LT %d\n#define GJF_LE %d\n#define GJF_GT %d\n"
@@ -260,7 +256,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 						 GJOP_LE, GJOP_GT, GJOP_GE, GJOP_ADD, GJOP_SUB, GJOP_MUL, GJOP_DIV,
 						 GJOP_MOD, GJOP_NEG, GJOP_ABS, flat_helpers);
 	}
-	ok = ok && flat_append(buf, len, at,
+	ok = ok && gj_text_append(buf, len, at,
 						   "GJF_FN int\n%s(const int64_t *o, const uint8_t *on, "
 						   "const int64_t *i, const uint8_t *in)\n{\n"
 						   "\tbool pass = 1;\n\tbool ok = 1;\n", name);
@@ -274,11 +270,11 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 		flat_null(null_text, sizeof(null_text), true, sc->outer_col, outer_nullable);
 		flat_null(inner_null, sizeof(inner_null), false, sc->inner_col, inner_nullable);
 		if (sc->cls == GJ_CLASS_FLOAT)
-			ok = flat_append(buf, len, at,
+			ok = gj_text_append(buf, len, at,
 							 "\tpass &= !%s & !%s & gjf_fcmp(%d, gjf_d(o[%d]), gjf_d(i[%d]));\n",
 							 null_text, inner_null, sc->op, sc->outer_col, sc->inner_col);
 		else
-			ok = flat_append(buf, len, at, "\tpass &= !%s & !%s & (o[%d] %s i[%d]);\n",
+			ok = gj_text_append(buf, len, at, "\tpass &= !%s & !%s & (o[%d] %s i[%d]);\n",
 							 null_text, inner_null, sc->outer_col, flat_int_cmp(sc->op),
 							 sc->inner_col);
 	}
@@ -287,7 +283,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 	for (; ok && sp < lead.depth; sp++)
 	{
 		slot[sp] = next++;
-		ok = flat_append(buf, len, at, "\tint64_t v%d = 1;\n\tbool n%d = 0;\n", slot[sp],
+		ok = gj_text_append(buf, len, at, "\tint64_t v%d = 1;\n\tbool n%d = 0;\n", slot[sp],
 						 slot[sp]);
 	}
 	for (int pc = lead.pc; ok && pc < ninstrs; pc++)
@@ -308,13 +304,13 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 
 					flat_null(null_text, sizeof(null_text), outer, in->arg,
 							  outer ? outer_nullable : inner_nullable);
-					ok = flat_append(buf, len, at, "\tint64_t v%d = %s[%d];\n\tbool n%d = %s;\n",
+					ok = gj_text_append(buf, len, at, "\tint64_t v%d = %s[%d];\n\tbool n%d = %s;\n",
 									 r, outer ? "o" : "i", in->arg, r, null_text);
 					break;
 				}
 			case GJOP_CONST:
 			case GJOP_CONST_NULL:
-				ok = flat_append(buf, len, at,
+				ok = gj_text_append(buf, len, at,
 								 "\tint64_t v%d = (int64_t) 0x%llxULL;\n\tbool n%d = %d;\n", r,
 								 in->op == GJOP_CONST ? (unsigned long long) in->imm : 0ULL, r,
 								 in->op != GJOP_CONST);
@@ -326,13 +322,13 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 			case GJOP_GT:
 			case GJOP_GE:
 				if (in->type == GJ_CLASS_FLOAT)
-					ok = flat_append(buf, len, at,
+					ok = gj_text_append(buf, len, at,
 									 "\tint64_t v%d = gjf_fcmp(%d, gjf_d(v%d), gjf_d(v%d));\n",
 									 r, in->op, a, b);
 				else
-					ok = flat_append(buf, len, at, "\tint64_t v%d = v%d %s v%d;\n", r, a,
+					ok = gj_text_append(buf, len, at, "\tint64_t v%d = v%d %s v%d;\n", r, a,
 									 flat_int_cmp(in->op), b);
-				ok = ok && flat_append(buf, len, at, "\tbool n%d = n%d | n%d;\n", r, a, b);
+				ok = ok && gj_text_append(buf, len, at, "\tbool n%d = n%d | n%d;\n", r, a, b);
 				break;
 			case GJOP_ADD:
 			case GJOP_SUB:
@@ -351,18 +347,18 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 					else
 						snprintf(operand_b, sizeof(operand_b), "v%d", b);
 					if (unary)
-						ok = flat_append(buf, len, at, "\tbool n%d = n%d;\n", r, a);
+						ok = gj_text_append(buf, len, at, "\tbool n%d = n%d;\n", r, a);
 					else
-						ok = flat_append(buf, len, at, "\tbool n%d = n%d | n%d;\n", r, a, b);
+						ok = gj_text_append(buf, len, at, "\tbool n%d = n%d | n%d;\n", r, a, b);
 					if (is_float)
-						ok = ok && flat_append(buf, len, at,
+						ok = ok && gj_text_append(buf, len, at,
 											   "\tdouble f%d = gjf_fval(%d, gjf_d(v%d), gjf_d(%s));\n"
 											   "\tint64_t v%d = gjf_b(f%d);\n"
 											   "\tok &= n%d | gjf_fok(%d, gjf_d(v%d), gjf_d(%s), f%d);\n",
 											   r, in->op, a, operand_b, r, r, r, in->op, a,
 											   operand_b, r);
 					else
-						ok = ok && flat_append(buf, len, at,
+						ok = ok && gj_text_append(buf, len, at,
 											   "\tint64_t v%d = gjf_ival(%d, v%d, %s);\n"
 											   "\tok &= n%d | gjf_iok(%d, %d, v%d, %s, v%d);\n",
 											   r, in->op, a, operand_b, r, in->op, in->type, a,
@@ -370,13 +366,13 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 					break;
 				}
 			case GJOP_INT_TO_FLOAT:
-				ok = flat_append(buf, len, at, "\tint64_t v%d = gjf_b(%s v%d);\n\tbool n%d = n%d;\n",
+				ok = gj_text_append(buf, len, at, "\tint64_t v%d = gjf_b(%s v%d);\n\tbool n%d = n%d;\n",
 								 r, in->type == GJT_FLOAT4 ? "(double) (float)" : "(double)",
 								 a, r, a);
 				break;
 			case GJOP_FLOAT_TO_FLOAT4:
 				/* gj_apply_convert: an overflow or underflow to float4 fails */
-				ok = flat_append(buf, len, at,
+				ok = gj_text_append(buf, len, at,
 								 "\tfloat g%d = (float) gjf_d(v%d);\n"
 								 "\tint64_t v%d = gjf_b((double) g%d);\n\tbool n%d = n%d;\n"
 								 "\tok &= n%d | !((gjf_isinf((double) g%d) && !gjf_isinf(gjf_d(v%d))) ||\n"
@@ -384,7 +380,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 								 r, a, r, r, r, a, r, r, a, r, a);
 				break;
 			case GJOP_INT_NARROW:
-				ok = flat_append(buf, len, at,
+				ok = gj_text_append(buf, len, at,
 								 "\tint64_t v%d = v%d;\n\tbool n%d = n%d;\n"
 								 "\tok &= n%d | gjf_in_range(%d, v%d);\n",
 								 r, a, r, a, r, in->type, a);
@@ -395,7 +391,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 					int			wins = in->op == GJOP_OR;
 
 					/* gj_apply_and_or: AND's false and OR's true win over NULL */
-					ok = flat_append(buf, len, at,
+					ok = gj_text_append(buf, len, at,
 									 "\tbool w%d = (!n%d & ((v%d != 0) == %d)) | (!n%d & ((v%d != 0) == %d));\n"
 									 "\tbool n%d = !w%d & (n%d | n%d);\n"
 									 "\tint64_t v%d = w%d ? %d : %d;\n",
@@ -403,19 +399,19 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 					break;
 				}
 			case GJOP_NOT:
-				ok = flat_append(buf, len, at,
+				ok = gj_text_append(buf, len, at,
 								 "\tint64_t v%d = n%d ? v%d : (int64_t) (v%d == 0);\n"
 								 "\tbool n%d = n%d;\n", r, a, a, a, r, a);
 				break;
 			default:			/* GJOP_IS_NULL, GJOP_IS_NOT_NULL */
-				ok = flat_append(buf, len, at, "\tint64_t v%d = n%d == %d;\n\tbool n%d = 0;\n",
+				ok = gj_text_append(buf, len, at, "\tint64_t v%d = n%d == %d;\n\tbool n%d = 0;\n",
 								 r, a, in->op == GJOP_IS_NULL, r);
 				break;
 		}
 		sp -= pops;
 		slot[sp++] = r;
 	}
-	return ok && flat_append(buf, len, at,
+	return ok && gj_text_append(buf, len, at,
 							 "\t(void) pass;\n\treturn !pass ? %d : !ok ? %d : "
 							 "(!n%d & (v%d != 0)) ? %d : %d;\n}\n",
 							 GJ_RESULT_FALSE, GJ_RESULT_RECHECK, slot[0], slot[0],
@@ -452,45 +448,45 @@ flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
 				null_slot = 0;
 	bool		ok;
 
-	ok = flat_append(buf, len, at, "#define GJF_LOAD_OUTER(r, row) do { ");
+	ok = gj_text_append(buf, len, at, "#define GJF_LOAD_OUTER(r, row) do { ");
 	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
 	{
 		if (!((outer >> c) & 1u))
 			continue;
-		ok = flat_append(buf, len, at, "ov[r][%d] = GJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c, c);
+		ok = gj_text_append(buf, len, at, "ov[r][%d] = GJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c, c);
 		if (ok && ((outer_nullable >> c) & 1u))
-			ok = flat_append(buf, len, at, "onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
+			ok = gj_text_append(buf, len, at, "onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
 		else
-			ok = ok && flat_append(buf, len, at, "onull[r][%d] = 0; ", c);
+			ok = ok && gj_text_append(buf, len, at, "onull[r][%d] = 0; ", c);
 	}
-	ok = ok && flat_append(buf, len, at, "} while (0)\n#define GJF_ZERO_OUTER(r) do { ");
+	ok = ok && gj_text_append(buf, len, at, "} while (0)\n#define GJF_ZERO_OUTER(r) do { ");
 	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
 		if ((outer >> c) & 1u)
-			ok = flat_append(buf, len, at, "ov[r][%d] = 0; onull[r][%d] = 0; ", c, c);
-	ok = ok && flat_append(buf, len, at, "} while (0)\n#define GJF_STAGE(t) do { ");
+			ok = gj_text_append(buf, len, at, "ov[r][%d] = 0; onull[r][%d] = 0; ", c, c);
+	ok = ok && gj_text_append(buf, len, at, "} while (0)\n#define GJF_STAGE(t) do { ");
 	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
 	{
 		if (!((inner >> c) & 1u))
 			continue;
-		ok = flat_append(buf, len, at, "svalues[%d][t] = GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ",
+		ok = gj_text_append(buf, len, at, "svalues[%d][t] = GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ",
 					slot++, c);
 		if (ok && ((inner_nullable >> c) & 1u))
-			ok = flat_append(buf, len, at, "snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
+			ok = gj_text_append(buf, len, at, "snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
 						null_slot++, c);
 	}
 	slot = null_slot = 0;
-	ok = ok && flat_append(buf, len, at, "} while (0)\n#define GJF_READ_INNER(t) do { ");
+	ok = ok && gj_text_append(buf, len, at, "} while (0)\n#define GJF_READ_INNER(t) do { ");
 	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
 	{
 		if (!((inner >> c) & 1u))
 			continue;
-		ok = flat_append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c, slot++, c);
+		ok = gj_text_append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c, slot++, c);
 		if (ok && ((inner_nullable >> c) & 1u))
-			ok = flat_append(buf, len, at, "snull[%d][t]; ", null_slot++);
+			ok = gj_text_append(buf, len, at, "snull[%d][t]; ", null_slot++);
 		else
-			ok = ok && flat_append(buf, len, at, "0; ");
+			ok = ok && gj_text_append(buf, len, at, "0; ");
 	}
-	return ok && flat_append(buf, len, at, "} while (0)\n");
+	return ok && gj_text_append(buf, len, at, "} while (0)\n");
 }
 
 bool
@@ -512,11 +508,11 @@ gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t out
 	inner_nullable &= inner;
 	if (!gj_flat_supported(instrs, ninstrs))
 		return false;
-	return flat_append(buf, len, &at, "%s", prelude) &&
+	return gj_text_append(buf, len, &at, "%s", prelude) &&
 		flat_column_macros(outer, outer_nullable, inner, inner_nullable, buf, len, &at) &&
 		gj_flat_source(instrs, ninstrs, outer_nullable, inner_nullable, true, "gjf_eval",
 					   buf, len, &at) &&
-		flat_append(buf, len, &at,
+		gj_text_append(buf, len, &at,
 			   "#define GJF_ARGS_SIZE %zu\n#define GJF_OFF_OUTER %zu\n#define GJF_OFF_INNER %zu\n"
 			   "#define GJF_OFF_VALUES %zu\n#define GJF_OFF_ISNULL %zu\n"
 			   "#define GJF_OFF_OUTER_BASE %zu\n#define GJF_OFF_O_BEGIN %zu\n"
@@ -537,7 +533,7 @@ gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t out
 			   offsetof(GjcArgs, out_outer), offsetof(GjcArgs, out_inner),
 			   offsetof(GjcArgs, outer_first), offsetof(GjcArgs, inner_first),
 			   offsetof(GjcArgs, match_bits), offsetof(GjcArgs, recheck_bits)) &&
-		flat_append(buf, len, &at,
+		gj_text_append(buf, len, &at,
 			   "#define GJF_OUTER_COLS 0x%xu\n#define GJF_INNER_COLS 0x%xu\n"
 			   "#define GJF_OUTER_NULLABLE 0x%xu\n#define GJF_INNER_NULLABLE 0x%xu\n"
 			   "#define GJF_NINNER %d\n#define GJF_NINNER_NULLS %d\n"

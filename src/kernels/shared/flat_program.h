@@ -37,6 +37,13 @@ extern "C"
  */
 #define GJ_FLAT_MAX_INSTRS	64
 
+/*
+ * Append printf's text to buf (len bytes, *at used); false once it is
+ * full.  The generated sources' writer, here and in cuda_compile.cu.
+ */
+extern bool gj_text_append(char *buf, size_t len, size_t *at, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+
 extern bool gj_flat_supported(const GjInstr *instrs, int ninstrs);
 
 /*
