@@ -274,16 +274,26 @@ flat_side(const Program *p, int op, bool nullable, int nrows,
 {
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
-		int			type = GJT_INT8;
+		int			type = -1;
 
+		/*
+		 * the type of its loads; where they differ (kt_program_count.c's
+		 * random programs load one column as int2 in one qual, int8 in
+		 * another), the narrowest integer type, whose values every load
+		 * reads correctly (gj_program_narrow trusts a load's type)
+		 */
 		for (int pc = 0; pc < p->ninstrs; pc++)
 		{
-			if (p->instrs[pc].op == op && p->instrs[pc].arg == c)
-			{
-				type = p->instrs[pc].type;
-				break;
-			}
+			int			t = p->instrs[pc].type;
+
+			if (p->instrs[pc].op != op || p->instrs[pc].arg != c)
+				continue;
+			if (type < 0 || (t == GJT_INT2 && (type == GJT_INT4 || type == GJT_INT8)) ||
+				(t == GJT_INT4 && type == GJT_INT8))
+				type = t;
 		}
+		if (type < 0)
+			type = GJT_INT8;
 		for (int r = 0; r < nrows; r++)
 		{
 			values[c][r] = flat_value(type);

@@ -12,8 +12,11 @@
  * the struct that nvcc compiles the launches with, so that the two cannot
  * differ) and the columns: GJF_OUTER_COLS and GJF_INNER_COLS (bit c for
  * column c loaded), GJF_OUTER_NULLABLE and GJF_INNER_NULLABLE (those that
- * may be NULL), GJF_NINNER and GJF_NINNER_NULLS (how many inner columns
- * are staged, and NULL flags; at least 1), GJF_LOAD_OUTER(r, row),
+ * may be NULL), GJF_NINNER, GJF_NINNER32 and GJF_NINNER_NULLS (how many
+ * inner columns are staged in 64 bits, in 32 (gj_program_narrow's) and
+ * NULL flags; at least 1) and GJF_LEN, GJF_LEN32 and GJF_LEN_NULLS (the
+ * rows of each of those arrays: GJF_CHUNK, or 1 where it holds none),
+ * GJF_LOAD_OUTER(r, row),
  * GJF_ZERO_OUTER(r),
  * GJF_STAGE(t) and GJF_READ_INNER(t) (the statements that load the outer
  * row's columns into ov[r] and onull[r], stage the chunk's inner row t in
@@ -66,8 +69,9 @@ template <int MODE>
 static __device__ __forceinline__ void
 gjf_body(const GjfArgs &a)
 {
-	__shared__ int64_t svalues[GJF_NINNER][GJF_CHUNK];
-	__shared__ uint8_t snull[GJF_NINNER_NULLS][GJF_CHUNK];
+	__shared__ int64_t svalues[GJF_NINNER][GJF_LEN];
+	__shared__ int32_t svalues32[GJF_NINNER32][GJF_LEN32];
+	__shared__ uint8_t snull[GJF_NINNER_NULLS][GJF_LEN_NULLS];
 	const int64_t nrows = GJF_AT(int64_t, GJF_OFF_NROWS);
 	const int64_t ninner = GJF_AT(int64_t, GJF_OFF_NINNER);
 	const int64_t slice_len = GJF_AT(int64_t, GJF_OFF_SLICE_LEN);

@@ -81,6 +81,29 @@ static const char flat_helpers[] =
 	"\telse if (a == INT64_MIN) return 0;\n"
 	"\treturn gjf_in_range(type, r);\n"
 	"}\n"
+	/* gj_int_arith32: int2/int4 arithmetic in 32 bits (gj_program_narrow) */
+	"GJF_FN int32_t gjf_i32(int op, int32_t a, int32_t b)\n"
+	"{\n"
+	"\tif (op == GJF_ADD) return (int32_t) ((uint32_t) a + (uint32_t) b);\n"
+	"\tif (op == GJF_SUB) return (int32_t) ((uint32_t) a - (uint32_t) b);\n"
+	"\tif (op == GJF_MUL) return (int32_t) (uint32_t) ((uint64_t) a * (uint64_t) b);\n"
+	"\tif (op == GJF_DIV) return (b == 0 || (b == -1 && a == INT32_MIN)) ? 0 : a / b;\n"
+	"\tif (op == GJF_MOD) return (b == 0 || b == -1) ? 0 : a % b;\n"
+	"\tif (op == GJF_NEG) return (int32_t) (0u - (uint32_t) a);\n"
+	"\treturn a < 0 ? (int32_t) (0u - (uint32_t) a) : a;\n"
+	"}\n"
+	"GJF_FN bool gjf_ok32(int op, int type, int32_t a, int32_t b, int32_t r)\n"
+	"{\n"
+	"\tbool ok;\n"
+	"\tif (op == GJF_ADD) ok = ((a ^ r) & (b ^ r)) >= 0;\n"
+	"\telse if (op == GJF_SUB) ok = ((a ^ b) & (a ^ r)) >= 0;\n"
+	"\telse if (op == GJF_MUL) ok = (int64_t) a * b == r;\n"
+	"\telse if (op == GJF_DIV) ok = b != 0 && !(b == -1 && a == INT32_MIN);\n"
+	"\telse if (op == GJF_MOD) ok = b != 0;\n"
+	"\telse ok = a != INT32_MIN;\n"
+	"\tif (type == GJF_INT2) ok = ok && r >= -32768 && r <= 32767;\n"
+	"\treturn ok;\n"
+	"}\n"
 	/* gj_float_arith_value of float8 (fabs and negation on the bits) */
 	"GJF_FN double gjf_fval(int op, double a, double b)\n"
 	"{\n"
@@ -233,6 +256,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 			   char *buf, size_t len, size_t *at)
 {
 	GjLeadingCompares lead;
+	GjNarrowing nw;
 	int			slot[GJ_MAX_STACK];
 	int			sp = 0;
 	int			next = 0;
@@ -242,6 +266,7 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 	if (!gj_flat_supported(instrs, ninstrs))
 		return false;
 	gj_program_leading_compares(instrs, ninstrs, &lead);
+	gj_program_narrow(instrs, ninstrs, &nw);
 
 	if (helpers)
 	{
@@ -274,9 +299,15 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 							 "\tpass &= !%s & !%s & gjf_fcmp(%d, gjf_d(o[%d]), gjf_d(i[%d]));\n",
 							 null_text, inner_null, sc->op, sc->outer_col, sc->inner_col);
 		else
-			ok = gj_text_append(buf, len, at, "\tpass &= !%s & !%s & (o[%d] %s i[%d]);\n",
-							 null_text, inner_null, sc->outer_col, flat_int_cmp(sc->op),
-							 sc->inner_col);
+		{
+			/* in 32 bits where both columns hold ints within int32 */
+			const char *cast = ((nw.outer_cols >> sc->outer_col) & 1u) &&
+			((nw.inner_cols >> sc->inner_col) & 1u) ? "(int32_t) " : "";
+
+			ok = gj_text_append(buf, len, at, "\tpass &= !%s & !%s & (%so[%d] %s %si[%d]);\n",
+								null_text, inner_null, cast, sc->outer_col,
+								flat_int_cmp(sc->op), cast, sc->inner_col);
+		}
 	}
 
 	/* their TRUE slots, then the rest of the program */
@@ -325,6 +356,10 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 					ok = gj_text_append(buf, len, at,
 									 "\tint64_t v%d = gjf_fcmp(%d, gjf_d(v%d), gjf_d(v%d));\n",
 									 r, in->op, a, b);
+				else if (nw.op32[pc])
+					ok = gj_text_append(buf, len, at,
+										"\tint64_t v%d = (int32_t) v%d %s (int32_t) v%d;\n", r, a,
+										flat_int_cmp(in->op), b);
 				else
 					ok = gj_text_append(buf, len, at, "\tint64_t v%d = v%d %s v%d;\n", r, a,
 									 flat_int_cmp(in->op), b);
@@ -357,6 +392,13 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 											   "\tok &= n%d | gjf_fok(%d, gjf_d(v%d), gjf_d(%s), f%d);\n",
 											   r, in->op, a, operand_b, r, r, r, in->op, a,
 											   operand_b, r);
+					else if (nw.op32[pc])
+						ok = ok && gj_text_append(buf, len, at,
+												  "\tint32_t t%d = gjf_i32(%d, (int32_t) v%d, (int32_t) %s);\n"
+												  "\tint64_t v%d = t%d;\n"
+												  "\tok &= n%d | gjf_ok32(%d, %d, (int32_t) v%d, (int32_t) %s, t%d);\n",
+												  r, in->op, a, operand_b, r, r, r, in->op,
+												  in->type, a, operand_b, r);
 					else
 						ok = ok && gj_text_append(buf, len, at,
 											   "\tint64_t v%d = gjf_ival(%d, v%d, %s);\n"
@@ -438,13 +480,17 @@ flat_loaded(const GjInstr *instrs, int ninstrs, int op)
 /*
  * compiled_flat.cuh's statements over the loaded columns (see there): the
  * outer row's into ov[r] and onull[r] (or zeros), the inner row's staged
- * into shared memory (slot by slot, as the columns come) and read back.
+ * into shared memory (slot by slot, as the columns come: svalues32 for
+ * those gj_program_narrow keeps in 32 bits, whose values are ints within
+ * int32, svalues for the others) and read back.
  */
 static bool
 flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
-				   uint32_t inner_nullable, char *buf, size_t len, size_t *at)
+				   uint32_t inner_nullable, uint32_t narrow_outer, uint32_t narrow_inner,
+				   char *buf, size_t len, size_t *at)
 {
 	int			slot = 0,
+				slot32 = 0,
 				null_slot = 0;
 	bool		ok;
 
@@ -453,9 +499,11 @@ flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
 	{
 		if (!((outer >> c) & 1u))
 			continue;
-		ok = gj_text_append(buf, len, at, "ov[r][%d] = GJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c, c);
+		ok = gj_text_append(buf, len, at, "ov[r][%d] = %sGJF_VALUES(GJF_OFF_OUTER, %d)[row]; ", c,
+							((narrow_outer >> c) & 1u) ? "(int32_t) " : "", c);
 		if (ok && ((outer_nullable >> c) & 1u))
-			ok = gj_text_append(buf, len, at, "onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
+			ok = gj_text_append(buf, len, at,
+								"onull[r][%d] = GJF_ISNULL(GJF_OFF_OUTER, %d)[row]; ", c, c);
 		else
 			ok = ok && gj_text_append(buf, len, at, "onull[r][%d] = 0; ", c);
 	}
@@ -468,19 +516,29 @@ flat_column_macros(uint32_t outer, uint32_t outer_nullable, uint32_t inner,
 	{
 		if (!((inner >> c) & 1u))
 			continue;
-		ok = gj_text_append(buf, len, at, "svalues[%d][t] = GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ",
-					slot++, c);
+		if ((narrow_inner >> c) & 1u)
+			ok = gj_text_append(buf, len, at, "svalues32[%d][t] = (int32_t) "
+								"GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ", slot32++, c);
+		else
+			ok = gj_text_append(buf, len, at, "svalues[%d][t] = "
+								"GJF_VALUES(GJF_OFF_INNER, %d)[ib + t]; ", slot++, c);
 		if (ok && ((inner_nullable >> c) & 1u))
-			ok = gj_text_append(buf, len, at, "snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
-						null_slot++, c);
+			ok = gj_text_append(buf, len, at,
+								"snull[%d][t] = GJF_ISNULL(GJF_OFF_INNER, %d)[ib + t]; ",
+								null_slot++, c);
 	}
-	slot = null_slot = 0;
+	slot = slot32 = null_slot = 0;
 	ok = ok && gj_text_append(buf, len, at, "} while (0)\n#define GJF_READ_INNER(t) do { ");
 	for (int c = 0; ok && c < GJ_MAX_KEY_COLS; c++)
 	{
 		if (!((inner >> c) & 1u))
 			continue;
-		ok = gj_text_append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c, slot++, c);
+		if ((narrow_inner >> c) & 1u)
+			ok = gj_text_append(buf, len, at, "iv[%d] = svalues32[%d][t]; inull[%d] = ", c,
+								slot32++, c);
+		else
+			ok = gj_text_append(buf, len, at, "iv[%d] = svalues[%d][t]; inull[%d] = ", c,
+								slot++, c);
 		if (ok && ((inner_nullable >> c) & 1u))
 			ok = gj_text_append(buf, len, at, "snull[%d][t]; ", null_slot++);
 		else
@@ -496,20 +554,29 @@ gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t out
 {
 	uint32_t	outer = flat_loaded(instrs, ninstrs, GJOP_LOAD_OUTER);
 	uint32_t	inner = flat_loaded(instrs, ninstrs, GJOP_LOAD_INNER);
-	int			ninner = __builtin_popcount(inner);
-	int			nnulls = __builtin_popcount(inner & inner_nullable);
-	size_t		row_bytes = 8 * ninner + nnulls;
+	GjNarrowing nw;
+	int			ninner64,
+				ninner32,
+				nnulls;
+	size_t		row_bytes;
 	int			chunk = GJC_CHUNK;
 	size_t		at = 0;
+
+	if (!gj_flat_supported(instrs, ninstrs))
+		return false;
+	gj_program_narrow(instrs, ninstrs, &nw);
+	ninner64 = __builtin_popcount(inner & ~nw.inner_cols);
+	ninner32 = __builtin_popcount(inner & nw.inner_cols);
+	nnulls = __builtin_popcount(inner & inner_nullable);
+	row_bytes = 8 * ninner64 + 4 * ninner32 + nnulls;
 
 	while (chunk > 256 && row_bytes * chunk > GJ_FLAT_STAGED_BYTES)
 		chunk /= 2;
 	outer_nullable &= outer;
 	inner_nullable &= inner;
-	if (!gj_flat_supported(instrs, ninstrs))
-		return false;
 	return gj_text_append(buf, len, &at, "%s", prelude) &&
-		flat_column_macros(outer, outer_nullable, inner, inner_nullable, buf, len, &at) &&
+		flat_column_macros(outer, outer_nullable, inner, inner_nullable,
+						   outer & nw.outer_cols, inner & nw.inner_cols, buf, len, &at) &&
 		gj_flat_source(instrs, ninstrs, outer_nullable, inner_nullable, true, "gjf_eval",
 					   buf, len, &at) &&
 		gj_text_append(buf, len, &at,
@@ -536,10 +603,13 @@ gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t out
 		gj_text_append(buf, len, &at,
 			   "#define GJF_OUTER_COLS 0x%xu\n#define GJF_INNER_COLS 0x%xu\n"
 			   "#define GJF_OUTER_NULLABLE 0x%xu\n#define GJF_INNER_NULLABLE 0x%xu\n"
-			   "#define GJF_NINNER %d\n#define GJF_NINNER_NULLS %d\n"
+			   "#define GJF_NINNER %d\n#define GJF_NINNER32 %d\n#define GJF_NINNER_NULLS %d\n"
+			   "#define GJF_LEN %d\n#define GJF_LEN32 %d\n#define GJF_LEN_NULLS %d\n"
 			   "#define GJF_ROWS %d\n#define GJF_CHUNK %d\n#define GJF_KIND %d\n"
 			   "#include \"kernels/cuda/compiled_flat.cuh\"\n",
-			   outer, inner, outer_nullable, inner_nullable, ninner > 0 ? ninner : 1,
-			   nnulls > 0 ? nnulls : 1, rows, chunk, kind);
+			   outer, inner, outer_nullable, inner_nullable, ninner64 > 0 ? ninner64 : 1,
+			   ninner32 > 0 ? ninner32 : 1, nnulls > 0 ? nnulls : 1,
+			   ninner64 > 0 ? chunk : 1, ninner32 > 0 ? chunk : 1, nnulls > 0 ? chunk : 1,
+			   rows, chunk, kind);
 }
 
