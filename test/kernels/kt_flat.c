@@ -32,7 +32,7 @@
 #define FLAT_RANDOM		240		/* random programs */
 #define FLAT_MAX		(96 + FLAT_RANDOM + 8)
 #define FLAT_ROWS		40		/* rows of each side: 1,600 pairs a program */
-#define KF_MAXROWS		640		/* rows of a side, at most */
+#define KF_MAXROWS		2400	/* rows of a side, at most */
 
 typedef int (*FlatFn) (const int64_t *, const uint8_t *, const int64_t *, const uint8_t *);
 
@@ -205,9 +205,12 @@ rp_program(Program *p, int k)
 		memset(p, 0, sizeof(Program));
 		if (k % 3 == 0)
 		{
-			emit(p, GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
-			emit(p, GJOP_LOAD_INNER, GJT_INT4, 0, 0);
-			emit(p, GJOP_LT + (int) (rng() % 4), GJ_CLASS_INT, 0, 0);
+			/* any compare, one in two written inner first (the lead commutes it) */
+			bool		inner_first = rng() % 2;
+
+			emit(p, inner_first ? GJOP_LOAD_INNER : GJOP_LOAD_OUTER, GJT_INT4, 0, 0);
+			emit(p, inner_first ? GJOP_LOAD_OUTER : GJOP_LOAD_INNER, GJT_INT4, 0, 0);
+			emit(p, GJOP_EQ + (int) (rng() % 6), GJ_CLASS_INT, 0, 0);
 			if (k % 2 == 0)
 			{
 				emit(p, GJOP_LOAD_OUTER, GJT_FLOAT8, 2, 0);
@@ -269,8 +272,8 @@ flat_value(int type)
  */
 static void
 flat_side(const Program *p, int op, bool nullable, int nrows,
-		  int64_t values[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
-		  uint8_t isnull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2])
+		  int64_t values[GJ_MAX_KEY_COLS][KF_MAXROWS],
+		  uint8_t isnull[GJ_MAX_KEY_COLS][KF_MAXROWS])
 {
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
@@ -359,6 +362,31 @@ flat_hand_programs(Program *progs)
 	emit(p, GJOP_NEG, GJT_FLOAT8, 0, 0);
 	emit(p, GJOP_LT, GJ_CLASS_FLOAT, 0, 0);
 
+	/*
+	 * Six inner columns, and o.c6 < i.c6 AND ...: a flat kernel stages
+	 * 512 inner rows a chunk (6 x 9 bytes a row with NULLs, 8 without)
+	 */
+	p = &progs[n++];
+	memset(p, 0, sizeof(Program));
+	p->name = "i.c6 > o.c6 AND i.c1 + i.c4 + i.c5 + i.c7 > o.c1 OR i.c2 = i.c3 (6 inner columns)";
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 6, 0);
+	emit(p, GJOP_LOAD_OUTER, GJT_INT8, 6, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 1, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 4, 0);
+	emit(p, GJOP_ADD, GJT_INT8, 0, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 5, 0);
+	emit(p, GJOP_ADD, GJT_INT8, 0, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_INT8, 7, 0);
+	emit(p, GJOP_ADD, GJT_INT8, 0, 0);
+	emit(p, GJOP_LOAD_OUTER, GJT_INT8, 1, 0);
+	emit(p, GJOP_GT, GJ_CLASS_INT, 0, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_FLOAT8, 2, 0);
+	emit(p, GJOP_LOAD_INNER, GJT_FLOAT8, 3, 0);
+	emit(p, GJOP_EQ, GJ_CLASS_FLOAT, 0, 0);
+	emit(p, GJOP_OR, GJT_BOOL, 0, 0);
+	emit(p, GJOP_AND, GJT_BOOL, 0, 0);
+
 	/* NOT (int2(o.c0 * i.c0) = 0): a narrowed int4 product */
 	p = &progs[n++];
 	memset(p, 0, sizeof(Program));
@@ -416,8 +444,10 @@ flat_supported_check(void)
  * NULLs, are a unit of their own (a namespace, their entry points
  * renamed), launched over a grid as the cuda backend launches them
  * (cuda_program_count.cu, cuda_nestloop.cu, cuda_agg.cu): outer rows
- * [KF_O_BEGIN, KF_O_BEGIN + KF_NROWS) of a side, an inner tile of
- * KF_NINNER rows in slices of GJC_CHUNK (the last one partial).  What they
+ * [KF_O_BEGIN, KF_O_BEGIN + KF_NROWS) of a side whose device columns start
+ * at row KF_OUTER_BASE, an inner tile of KF_NINNER rows in slices of
+ * KF_SLICE rows (several chunks a slice, the last slice and chunk
+ * partial).  What they
  * leave (counts per row, totals, host pairs; pairs per slice, then the
  * pairs at their offsets; verdict words) must be what the interpreter
  * gives.  The device's own helpers (__mul64hi and the bit casts) are the
@@ -427,9 +457,11 @@ flat_supported_check(void)
 
 #define KF_PROGRAMS		24		/* programs run as kernels */
 #define KF_OUTER		640		/* rows of the outer side */
+#define KF_OUTER_BASE	7
 #define KF_O_BEGIN		20
 #define KF_NROWS		600		/* two blocks of 2 x 256 rows, the second partial */
-#define KF_NINNER		1100	/* two slices, the second of 76 rows */
+#define KF_SLICE		(2 * GJC_CHUNK)
+#define KF_NINNER		2300	/* two slices, the second of 252 rows */
 #define KF_ROWS			2		/* outer rows a thread, as cuda_compile.cu's */
 
 static const int kf_kinds[3] = {1, 2, 4};	/* count, pairs, verdicts (GJC_KIND) */
@@ -487,6 +519,13 @@ typedef bool (*KfLaunch) (void (*kernel) (const void *), const void *args, unsig
 						  unsigned gy);
 typedef void (*KfKernel) (const void *);
 
+/*
+ * The columns that may be NULL in variant v of a program's sides: none, or
+ * every outer column and every other inner one.
+ */
+#define KF_OUTER_NULLABLE(v)	((v) ? 0xffu : 0)
+#define KF_INNER_NULLABLE(v)	((v) ? 0xa5u : 0)
+
 /* Write a unit: program k's kernels of a kind, nullable or not. */
 static bool
 kf_write_unit(FILE *f, const Program *p, int k, int kind, int v, char *buf, size_t len)
@@ -502,8 +541,8 @@ kf_write_unit(FILE *f, const Program *p, int k, int kind, int v, char *buf, size
 	}
 	else if (kind == 4)
 		names[0] = "gjc_bits_kernel";
-	if (!gj_flat_kernel_source(kind, p->instrs, p->ninstrs, v ? 0xffu : 0, v ? 0xffu : 0,
-							   prelude, KF_ROWS, buf, len))
+	if (!gj_flat_kernel_source(kind, p->instrs, p->ninstrs, KF_OUTER_NULLABLE(v),
+							   KF_INNER_NULLABLE(v), prelude, KF_ROWS, buf, len))
 		return false;
 	fprintf(f, "namespace kf_%d_%d_%d {\n", k, kind, v);
 	for (int e = 0; e < 2 && names[e] != NULL; e++)
@@ -532,12 +571,12 @@ kf_write_unit(FILE *f, const Program *p, int k, int kind, int v, char *buf, size
 static void
 kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t bad[3])
 {
-	static int64_t ov[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
-				iv[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
-	static uint8_t onull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
-				inull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
+	static int64_t ov[GJ_MAX_KEY_COLS][KF_MAXROWS],
+				iv[GJ_MAX_KEY_COLS][KF_MAXROWS];
+	static uint8_t onull[GJ_MAX_KEY_COLS][KF_MAXROWS],
+				inull[GJ_MAX_KEY_COLS][KF_MAXROWS];
 	static uint8_t want[KF_NROWS][KF_NINNER];
-	int64_t		nslices = (KF_NINNER + GJC_CHUNK - 1) / GJC_CHUNK;
+	int64_t		nslices = (KF_NINNER + KF_SLICE - 1) / KF_SLICE;
 	int64_t		nwords = (KF_NINNER + 31) / 32 * KF_NROWS;
 	unsigned	gx = (KF_NROWS + GJC_BLOCK * KF_ROWS - 1) / (GJC_BLOCK * KF_ROWS);
 	GjLeadingCompares lead;
@@ -552,20 +591,36 @@ kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t 
 	a.outer.ncols = a.inner.ncols = GJ_MAX_KEY_COLS;
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 	{
+		bool		onullable = (KF_OUTER_NULLABLE(v) >> c) & 1u;
+		bool		inullable = (KF_INNER_NULLABLE(v) >> c) & 1u;
+
+		/* a column with no NULLs has no flags: none of its values is NULL */
+		for (int r = 0; r < KF_MAXROWS; r++)
+		{
+			onull[c][r] &= onullable;
+			inull[c][r] &= inullable;
+		}
 		a.outer.values[c] = ov[c];
 		a.inner.values[c] = iv[c];
-		a.outer.isnull[c] = v ? onull[c] : NULL;
-		a.inner.isnull[c] = v ? inull[c] : NULL;
+		a.outer.isnull[c] = onullable ? onull[c] : NULL;
+		a.inner.isnull[c] = inullable ? inull[c] : NULL;
 	}
 	for (int j = 0; j < KF_NROWS; j++)
 		for (int i = 0; i < KF_NINNER; i++)
 			want[j][i] = (uint8_t) flat_reference(p, &lead, &a.outer, KF_O_BEGIN + j,
 												  &a.inner, i);
-	a.outer_base = 0;
+
+	/* the device's outer columns start at row KF_OUTER_BASE */
+	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
+	{
+		a.outer.values[c] = ov[c] + KF_OUTER_BASE;
+		a.outer.isnull[c] = a.outer.isnull[c] != NULL ? onull[c] + KF_OUTER_BASE : NULL;
+	}
+	a.outer_base = KF_OUTER_BASE;
 	a.o_begin = KF_O_BEGIN;
 	a.nrows = KF_NROWS;
 	a.ninner = KF_NINNER;
-	a.slice_len = GJC_CHUNK;
+	a.slice_len = KF_SLICE;
 	a.nslices = nslices;
 	a.outer_first = 1000;
 	a.inner_first = 5000;
@@ -582,7 +637,8 @@ kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t 
 		memset(counts, 0, sizeof(unsigned long long) * KF_NROWS);
 		snprintf(name, sizeof(name), "kf_run_%d_1_%d_0", k, v);
 		kernel = (KfKernel) dlsym(handle, name);
-		a.counts = counts;
+		/* with NULLs, the totals alone (a.counts NULL), as a count(*) asks */
+		a.counts = v ? NULL : counts;
 		a.total = &total;
 		a.host = &host;
 		if (kernel == NULL || !launch(kernel, &a, gx, (unsigned) nslices))
@@ -597,7 +653,7 @@ kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t 
 				want_host += want[j][i] == GJ_RESULT_RECHECK;
 			}
 			want_total += row;
-			wrong_rows += counts[j] != row;
+			wrong_rows += v == 0 && counts[j] != row;
 		}
 		if ((wrong_rows > 0 || total != want_total || host != want_host) && bad[0]++ < 3)
 			printf("# %s%s, count kernel: %lld rows wrong, total %llu (want %llu), "
@@ -632,7 +688,7 @@ kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t 
 			{
 				unsigned long long n = 0;
 
-				for (int64_t i = sl * GJC_CHUNK; i < KF_NINNER && i < (sl + 1) * GJC_CHUNK; i++)
+				for (int64_t i = sl * KF_SLICE; i < KF_NINNER && i < (sl + 1) * KF_SLICE; i++)
 					n += want[j][i] != GJ_RESULT_FALSE;
 				wrong += scratch[j * nslices + sl] != n;
 				/* the launch turns the counts into offsets */
@@ -717,7 +773,7 @@ kf_check(void *handle, KfLaunch launch, const Program *p, int k, int v, int64_t 
 
 /* The flat kernels of KF_PROGRAMS of progs, run on the host (see above). */
 static void
-run_flat_kernel_tests(const Program *progs, int n, const char *dir)
+run_flat_kernel_tests(const Program *progs, int n, int hand_first, int nhand, const char *dir)
 {
 	const char *cxx = getenv("CXX") != NULL && getenv("CXX")[0] != '\0' ? getenv("CXX") : "c++";
 	size_t		len = 1 << 17;
@@ -733,8 +789,10 @@ run_flat_kernel_tests(const Program *progs, int n, const char *dir)
 	bool		ok;
 	FILE	   *f;
 
+	/* the hand-written programs, then others spread over the list */
 	for (int q = 0; q < KF_PROGRAMS; q++)
-		pick[q] = (int) ((int64_t) q * n / KF_PROGRAMS);
+		pick[q] = q < nhand ? hand_first + q :
+			(int) ((int64_t) (q - nhand) * n / (KF_PROGRAMS - nhand));
 	snprintf(path, sizeof(path), "%s/kf.cpp", dir);
 	snprintf(lib, sizeof(lib), "%s/kf.so", dir);
 	f = fopen(path, "w");
@@ -749,7 +807,7 @@ run_flat_kernel_tests(const Program *progs, int n, const char *dir)
 		fclose(f);
 	}
 	snprintf(command, sizeof(command),
-			 "%s -std=c++17 -O1 -w -shared -fPIC -pthread -I%s -o %s %s > %s/cxx.log 2>&1",
+			 "%s -std=c++17 -O1 -w -ffp-contract=off -shared -fPIC -pthread -I%s -o %s %s > %s/cxx.log 2>&1",
 			 cxx, KT_SRC_DIR, lib, path, dir);
 	if (ok && system(command) == 0 && (handle = dlopen(lib, RTLD_NOW)) != NULL)
 		launch = (KfLaunch) dlsym(handle, "gjf_launch");
@@ -812,6 +870,8 @@ run_flat_tests(void)
 	bool		built = false;
 	int64_t		pairs[2] = {0, 0},
 				bad[2] = {0, 0};
+	int			hand_first,
+				nhand;
 	int			skipped = 0;
 
 	report(flat_supported_check(), "gj_flat_supported: float4 arithmetic, dates and a program "
@@ -825,7 +885,9 @@ run_flat_tests(void)
 		else
 			skipped++;
 	}
-	n += flat_hand_programs(&progs[n]);
+	hand_first = n;
+	nhand = flat_hand_programs(&progs[n]);
+	n += nhand;
 	for (int k = 0; k < FLAT_RANDOM; k++)
 		rp_program(&progs[n++], k);
 
@@ -849,8 +911,9 @@ run_flat_tests(void)
 				size_t		at = 0;
 
 				snprintf(name, sizeof(name), "gjf_eval_%d_%d", k, v);
-				ok = gj_flat_source(progs[k].instrs, progs[k].ninstrs, v ? 0xffu : 0,
-									v ? 0xffu : 0, k == 0 && v == 0, name, buf, len, &at);
+				ok = gj_flat_source(progs[k].instrs, progs[k].ninstrs, KF_OUTER_NULLABLE(v),
+									KF_INNER_NULLABLE(v), k == 0 && v == 0, name, buf, len,
+									&at);
 				if (ok)
 					fputs(buf, f);
 				else
@@ -864,7 +927,7 @@ run_flat_tests(void)
 		fprintf(f, "};\n");
 		fclose(f);
 		snprintf(command, sizeof(command),
-				 "%s -O1 -w -shared -fPIC -o %s %s > %s/cc.log 2>&1", cc, lib, path, dir);
+				 "%s -O1 -w -ffp-contract=off -shared -fPIC -o %s %s > %s/cc.log 2>&1", cc, lib, path, dir);
 		if (ok && system(command) == 0 && (handle = dlopen(lib, RTLD_NOW)) != NULL)
 			table = (FlatFn *) dlsym(handle, "gjf_table");
 		built = table != NULL;
@@ -892,10 +955,10 @@ run_flat_tests(void)
 		gj_program_leading_compares(progs[k].instrs, progs[k].ninstrs, &lead);
 		for (int v = 0; v < 2; v++)
 		{
-			static int64_t ov[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
-						iv[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
-			static uint8_t onull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2],
-						inull[GJ_MAX_KEY_COLS][KF_MAXROWS * 2];
+			static int64_t ov[GJ_MAX_KEY_COLS][KF_MAXROWS],
+						iv[GJ_MAX_KEY_COLS][KF_MAXROWS];
+			static uint8_t onull[GJ_MAX_KEY_COLS][KF_MAXROWS],
+						inull[GJ_MAX_KEY_COLS][KF_MAXROWS];
 			GjKeyColumns outer,
 						inner;
 
@@ -906,10 +969,18 @@ run_flat_tests(void)
 			outer.ncols = inner.ncols = GJ_MAX_KEY_COLS;
 			for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
 			{
+				bool		onullable = (KF_OUTER_NULLABLE(v) >> c) & 1u;
+				bool		inullable = (KF_INNER_NULLABLE(v) >> c) & 1u;
+
+				for (int r = 0; r < FLAT_ROWS; r++)
+				{
+					onull[c][r] &= onullable;
+					inull[c][r] &= inullable;
+				}
 				outer.values[c] = ov[c];
 				inner.values[c] = iv[c];
-				outer.isnull[c] = v ? onull[c] : NULL;
-				inner.isnull[c] = v ? inull[c] : NULL;
+				outer.isnull[c] = onullable ? onull[c] : NULL;
+				inner.isnull[c] = inullable ? inull[c] : NULL;
 			}
 			for (int o = 0; o < FLAT_ROWS; o++)
 			{
@@ -926,8 +997,8 @@ run_flat_tests(void)
 					{
 						orow[c] = ov[c][o];
 						irow[c] = iv[c][i];
-						on[c] = v ? onull[c][o] : 0;
-						in[c] = v ? inull[c][i] : 0;
+						on[c] = onull[c][o];
+						in[c] = inull[c][i];
 					}
 					got = table[2 * k + v] (orow, on, irow, in);
 					pairs[v]++;
@@ -949,7 +1020,7 @@ run_flat_tests(void)
 	}
 	if (skipped > 0)
 		printf("# %d of kernel_test nvrtc's programs are not written out flat\n", skipped);
-	run_flat_kernel_tests(progs, n, dir);
+	run_flat_kernel_tests(progs, n, hand_first, nhand, dir);
 	goto cleanup;
 
 done:

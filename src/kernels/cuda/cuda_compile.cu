@@ -493,16 +493,22 @@ quick_is_flat(bool flat, int kind, const GjInstr *instrs, int ninstrs)
 
 /*
  * The source of a kind's kernels for a program: the full one, or with quick
- * the quick one, flat where it is (with flat).
+ * the quick one, flat where it is (with flat) and its source fits, and in
+ * *rows the outer rows a thread of the kernel it is the source of.
  */
 static bool
 kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
 			  uint32_t inner_nullable, bool quick, bool hoist, bool flat, char *buf,
-			  size_t len)
+			  size_t len, int *rows)
 {
-	if (quick && quick_is_flat(flat, kind, instrs, ninstrs))
-		return gj_flat_kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
-									 nvrtc_prelude, GJ_FLAT_ROWS, buf, len);
+	if (quick && quick_is_flat(flat, kind, instrs, ninstrs) &&
+		gj_flat_kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
+							  nvrtc_prelude, GJ_FLAT_ROWS, buf, len))
+	{
+		*rows = GJ_FLAT_ROWS;
+		return true;
+	}
+	*rows = quick ? quick_rows(instrs, ninstrs) : gj_compiled_rows_per_thread(instrs, ninstrs);
 	return gj_cuda_compiled_source(kind, instrs, ninstrs, outer_nullable, inner_nullable,
 								   quick, hoist, buf, len);
 }
@@ -601,7 +607,9 @@ entry_matches(const CacheEntry *e, int kind, int device, const GjInstr *instrs, 
 	return e->kind == kind && e->device == device && e->ninstrs == ninstrs &&
 		e->outer_nullable == outer_nullable && e->inner_nullable == inner_nullable &&
 		e->rows == gj_compiled_rows_per_thread(instrs, ninstrs) &&
-		e->quick_only == quick_only && e->hoisting == hoisting && e->flat == flat_quick &&
+		e->quick_only == quick_only && e->hoisting == hoisting &&
+		quick_is_flat(e->flat, kind, instrs, ninstrs) ==
+		quick_is_flat(flat_quick, kind, instrs, ninstrs) &&
 		memcmp(e->instrs, instrs, sizeof(GjInstr) * ninstrs) == 0;
 }
 
@@ -724,6 +732,7 @@ typedef struct PartJob
 	bool		ok;
 	bool		stored;
 	int			why;
+	int			rows;			/* outer rows a thread of its kernel */
 	char		failure[2048];	/* last_failure of the thread that built it */
 } PartJob;
 
@@ -755,7 +764,7 @@ part_build(PartJob *j)
 				 "#define GJC_PAIRS_PART %d\n#define GJF_PAIRS_PART %d\n", j->part, j->part)) ||
 		!kernel_source(e->kind, e->instrs, e->ninstrs, e->outer_nullable, e->inner_nullable,
 					   j->quick, e->hoisting, e->flat, source + at,
-					   GJ_COMPILE_SOURCE_BYTES - at))
+					   GJ_COMPILE_SOURCE_BYTES - at, &j->rows))
 	{
 		free(source);
 		return;
@@ -866,9 +875,7 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 		(void) cudaGetLastError();
 		return false;
 	}
-	m->rows = !quick ? gj_compiled_rows_per_thread(e->instrs, e->ninstrs) :
-		quick_is_flat(e->flat, e->kind, e->instrs, e->ninstrs) ? GJ_FLAT_ROWS :
-		quick_rows(e->instrs, e->ninstrs);
+	m->rows = jobs[0].rows;
 	m->build_ms = now_ms() - t0;
 	return true;
 }
@@ -1294,6 +1301,7 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 	for (int p = 0; p < nparts; p++)
 	{
 		size_t		at = 0;
+		int			rows;
 
 		parts[p].arch = arch;
 		parts[p].ptx = NULL;
@@ -1304,7 +1312,7 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 					"#define GJC_PAIRS_PART %d\n#define GJF_PAIRS_PART %d\n", p, p)) &&
 			kernel_source(kind, instrs, ninstrs, outer_nullable, inner_nullable, quick_only,
 						  hoisting, flat_quick, parts[p].source + at,
-						  GJ_COMPILE_SOURCE_BYTES - at);
+						  GJ_COMPILE_SOURCE_BYTES - at, &rows);
 	}
 	if (!ok)
 		snprintf(message, message_len, "the source does not fit %d bytes",
@@ -1374,8 +1382,10 @@ gj_cuda_test_nvrtc_path(void)
 extern "C" bool
 gj_cuda_test_compiled_source(const GjInstr *instrs, int ninstrs, char *buf, size_t len)
 {
+	int			rows;
+
 	return kernel_source(GJ_COMPILED_COUNT, instrs, ninstrs, 0, 0, quick_only, hoisting,
-						 flat_quick, buf, len);
+						 flat_quick, buf, len, &rows);
 }
 
 /*

@@ -472,7 +472,7 @@ flat_loaded(const GjInstr *instrs, int ninstrs, int op)
 	uint32_t	mask = 0;
 
 	for (int pc = 0; pc < ninstrs; pc++)
-		if (instrs[pc].op == op)
+		if (instrs[pc].op == op && instrs[pc].arg >= 0 && instrs[pc].arg < GJ_MAX_KEY_COLS)
 			mask |= 1u << instrs[pc].arg;
 	return mask;
 }
