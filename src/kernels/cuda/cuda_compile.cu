@@ -268,20 +268,6 @@ static const char nvrtc_prelude[] =
 	"#define UINT64_MAX 18446744073709551615ULL\n"
 	"#ifndef NULL\n#define NULL 0\n#endif\n";
 
-/* The columns of one side the instructions load. */
-static uint32_t
-loaded_columns(const GjInstr *instrs, int ninstrs, int op)
-{
-	uint32_t	mask = 0;
-
-	for (int pc = 0; pc < ninstrs; pc++)
-	{
-		if (instrs[pc].op == op && instrs[pc].arg >= 0 && instrs[pc].arg < GJ_MAX_KEY_COLS)
-			mask |= 1u << instrs[pc].arg;
-	}
-	return mask;
-}
-
 /*
  * Outer rows a thread of gjc_count_kernel holds in registers: about
  * GJC_ROW_WORDS 32-bit registers of them, each row taking one a column
@@ -338,7 +324,7 @@ gj_compiled_rows_per_thread(const GjInstr *instrs, int ninstrs)
 {
 	GjNarrowing nw;
 	GjLeadingCompares lead;
-	uint32_t	outer = loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
+	uint32_t	outer = gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
 	int			words = 2;
 	int			rows;
 
@@ -393,7 +379,7 @@ static size_t
 staged_bytes(const GjInstr *instrs, int ninstrs, const GjNarrowing *nw,
 			 uint32_t inner_nullable, const GjHoisting *hs)
 {
-	uint32_t	loaded = loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
+	uint32_t	loaded = gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
 	size_t		row = 0;
 
 	for (int c = 0; c < GJ_MAX_KEY_COLS; c++)
@@ -474,8 +460,8 @@ gj_cuda_compiled_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t o
 			   "#define GJC_OUTER_NULLABLE 0x%xu\n#define GJC_INNER_NULLABLE 0x%xu\n"
 			   "#define GJC_ROWS %d\n#define GJC_KIND %d\n%s"
 			   "#include \"kernels/cuda/compiled_count.cuh\"\n",
-			   loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER),
-			   loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER),
+			   gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER),
+			   gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER),
 			   nw.outer_cols, nw.inner_cols, outer_nullable, inner_nullable,
 			   quick ? quick_rows(instrs, ninstrs) : gj_compiled_rows_per_thread(instrs, ninstrs),
 			   kind, quick ? "#define GJC_PROVE 0\n#define GJC_PAIR_UNROLL 1\n" : "");
@@ -718,6 +704,23 @@ start_thread(pthread_t *thread, void *(*fn) (void *), void *arg, bool detached)
 	return started;
 }
 
+/*
+ * fn(first), and fn(second) where second is not NULL, on a thread of its
+ * own at the same time (one after the other where none starts).
+ */
+static void
+run_pair(void *(*fn) (void *), void *first, void *second)
+{
+	pthread_t	thread;
+	bool		threaded = second != NULL && start_thread(&thread, fn, second, false);
+
+	fn(first);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else if (second != NULL)
+		fn(second);
+}
+
 /* One part of a module to build (module_build), and what came of it. */
 typedef struct PartJob
 {
@@ -828,8 +831,6 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 {
 	int			nparts = e->kind == GJ_COMPILED_PAIRS ? 2 : 1;
 	PartJob		jobs[2];
-	pthread_t	thread;
-	bool		threaded = false;
 	double		t0 = now_ms();
 	bool		ok = true;
 
@@ -846,13 +847,7 @@ module_build(const CacheEntry *e, bool quick, int arch, bool use_store, bool sto
 		jobs[p].nparts = nparts;
 		jobs[p].m = m;
 	}
-	if (nparts > 1)
-		threaded = start_thread(&thread, part_thread, &jobs[1], false);
-	part_build(&jobs[0]);
-	if (threaded)
-		pthread_join(thread, NULL);
-	else if (nparts > 1)
-		part_build(&jobs[1]);
+	run_pair(part_thread, &jobs[0], nparts > 1 ? &jobs[1] : NULL);
 
 	*why = GJ_INTERPRETED_COMPILE_FAILED;
 	m->stored = true;
@@ -1039,8 +1034,8 @@ gj_cuda_compiled_kernel(int kind, int device, int arch, const GjInstr *instrs, i
 		return NULL;
 	}
 	/* a NULL flag the kernel never reads makes no other kernel */
-	outer_nullable &= loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
-	inner_nullable &= loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
+	outer_nullable &= gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
+	inner_nullable &= gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
 	pthread_mutex_lock(&cache_lock);
 	if (cache == NULL)
 		cache = (CacheEntry *) calloc(GJ_COMPILE_CACHE_ENTRIES, sizeof(CacheEntry));
@@ -1284,8 +1279,6 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 {
 	int			nparts = kind == GJ_COMPILED_PAIRS && !test_pairs_whole ? 2 : 1;
 	TestCompile parts[2];
-	pthread_t	thread;
-	bool		threaded = false;
 	char	   *ptx = NULL;
 	bool		ok = true;
 	double		t0;
@@ -1320,13 +1313,7 @@ gj_cuda_test_compile_program(int kind, const GjInstr *instrs, int ninstrs,
 	else
 	{
 		t0 = now_ms();
-		if (nparts > 1)
-			threaded = start_thread(&thread, test_compile_thread, &parts[1], false);
-		test_compile_thread(&parts[0]);
-		if (threaded)
-			pthread_join(thread, NULL);
-		else if (nparts > 1)
-			test_compile_thread(&parts[1]);
+		run_pair(test_compile_thread, &parts[0], nparts > 1 ? &parts[1] : NULL);
 		*ms = now_ms() - t0;
 		for (int p = 0; p < nparts; p++)
 			if (parts[p].ptx == NULL && message[0] == '\0')

@@ -465,15 +465,16 @@ gj_flat_source(const GjInstr *instrs, int ninstrs, uint32_t outer_nullable,
  * ---------------------------------------------------------------------
  */
 
-/* The columns of one side the instructions load. */
-static uint32_t
-flat_loaded(const GjInstr *instrs, int ninstrs, int op)
+uint32_t
+gj_program_loaded_columns(const GjInstr *instrs, int ninstrs, int op)
 {
 	uint32_t	mask = 0;
 
 	for (int pc = 0; pc < ninstrs; pc++)
+	{
 		if (instrs[pc].op == op && instrs[pc].arg >= 0 && instrs[pc].arg < GJ_MAX_KEY_COLS)
 			mask |= 1u << instrs[pc].arg;
+	}
 	return mask;
 }
 
@@ -552,8 +553,8 @@ gj_flat_kernel_source(int kind, const GjInstr *instrs, int ninstrs, uint32_t out
 					  uint32_t inner_nullable, const char *prelude, int rows, char *buf,
 					  size_t len)
 {
-	uint32_t	outer = flat_loaded(instrs, ninstrs, GJOP_LOAD_OUTER);
-	uint32_t	inner = flat_loaded(instrs, ninstrs, GJOP_LOAD_INNER);
+	uint32_t	outer = gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_OUTER);
+	uint32_t	inner = gj_program_loaded_columns(instrs, ninstrs, GJOP_LOAD_INNER);
 	GjNarrowing nw;
 	int			ninner64,
 				ninner32,

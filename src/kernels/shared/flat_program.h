@@ -47,6 +47,12 @@ extern bool gj_text_append(char *buf, size_t len, size_t *at, const char *fmt,..
 extern bool gj_flat_supported(const GjInstr *instrs, int ninstrs);
 
 /*
+ * The columns of one side a program loads (op GJOP_LOAD_OUTER or
+ * GJOP_LOAD_INNER): bit c for column c.  Here and in cuda_compile.cu.
+ */
+extern uint32_t gj_program_loaded_columns(const GjInstr *instrs, int ninstrs, int op);
+
+/*
  * Append to buf (len bytes, *at used) the helpers the function needs (once
  * a source, with helpers) and the function
  *
