@@ -1014,7 +1014,7 @@ run_flat_tests(void)
 		char		what[96];
 
 		snprintf(what, sizeof(what), "%d programs, %lld pairs%s", n, (long long) pairs[v],
-				 v ? ", NULLs in every column" : "");
+				 v ? ", NULLs in every outer column and every other inner one" : "");
 		report(built && bad[v] == 0, "flat programs give the interpreter's answer for every "
 			   "pair (%s)%s", what, "");
 	}
